@@ -1,0 +1,88 @@
+"""mrtr: an MCP client for multi-round-trip requests (protocol 2026-07-28), and both eras.
+
+The public API lives here. Names load on first use, so `import mrtr` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from mrtr.errors import (
+    ClientStateError,
+    DeadlineExceededError,
+    InputLimitExceededError,
+    InputRequiredError,
+    InputRequiredNotAllowedError,
+    InputRequiredRoundsExceededError,
+    InvalidInputResponseError,
+    MCPError,
+    MessageTooLargeError,
+    MRTRError,
+    ProtocolError,
+    RequestStateRejectedError,
+    RequestTimeoutError,
+    TransportError,
+)
+
+if TYPE_CHECKING:
+    from mrtr._driver import (
+        DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+        InputLimits,
+        RoundEvent,
+        run_input_required_driver,
+    )
+    from mrtr.client import Client, ClientRequestContext
+    from mrtr.session import ClientSession
+    from mrtr.transports import StdioServerParameters
+
+__version__ = "0.1.0.dev0"
+
+_LAZY = {
+    "Client": "mrtr.client",
+    "ClientRequestContext": "mrtr.client",
+    "ClientSession": "mrtr.session",
+    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS": "mrtr._driver",
+    "InputLimits": "mrtr._driver",
+    "RoundEvent": "mrtr._driver",
+    "StdioServerParameters": "mrtr.transports",
+    "run_input_required_driver": "mrtr._driver",
+}
+
+__all__ = [
+    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+    "Client",
+    "ClientRequestContext",
+    "ClientSession",
+    "ClientStateError",
+    "DeadlineExceededError",
+    "InputLimitExceededError",
+    "InputLimits",
+    "InputRequiredError",
+    "InputRequiredNotAllowedError",
+    "InputRequiredRoundsExceededError",
+    "InvalidInputResponseError",
+    "MCPError",
+    "MRTRError",
+    "MessageTooLargeError",
+    "ProtocolError",
+    "RequestStateRejectedError",
+    "RequestTimeoutError",
+    "RoundEvent",
+    "StdioServerParameters",
+    "TransportError",
+    "run_input_required_driver",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mrtr' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,227 @@
+"""One exception tree for the whole library.
+
+```
+MRTRError
+├── MCPError                          the server answered with a JSON-RPC error
+│   └── RequestStateRejectedError     -32602 "Invalid or expired requestState": start over
+├── InputRequiredError                the multi-round-trip loop could not finish
+│   ├── InputRequiredRoundsExceededError   carries .max_rounds and .last
+│   ├── InputRequiredNotAllowedError       an InputRequiredResult reached a caller that did
+│   │                                      not opt in (pass allow_input_required=True)
+│   ├── InputLimitExceededError            a hostile round broke a limit (.limit, .value)
+│   ├── InvalidInputResponseError          a callback answered with the wrong kind (.key)
+│   └── DeadlineExceededError              the whole exchange ran past its time budget
+├── RequestTimeoutError               one request got no answer in time
+├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
+├── TransportError                    the connection failed or closed
+│   └── MessageTooLargeError          one message was over the size cap
+└── ClientStateError                  the client was used in the wrong state (not opened, closed)
+```
+
+Every error carries the context a person debugging needs as attributes. A callback's own
+exception is never wrapped: it reaches the caller as itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mrtr.types import ErrorData, InputRequiredResult
+
+__all__ = [
+    "ClientStateError",
+    "DeadlineExceededError",
+    "InputLimitExceededError",
+    "InputRequiredError",
+    "InputRequiredNotAllowedError",
+    "InputRequiredRoundsExceededError",
+    "InvalidInputResponseError",
+    "MCPError",
+    "MRTRError",
+    "MessageTooLargeError",
+    "ProtocolError",
+    "RequestStateRejectedError",
+    "RequestTimeoutError",
+    "TransportError",
+]
+
+INVALID_REQUEST_STATE_MESSAGE = "Invalid or expired requestState"
+
+
+class MRTRError(Exception):
+    """The root of every error mrtr raises on its own behalf."""
+
+
+class MCPError(MRTRError):
+    """The server answered a request with a JSON-RPC error.
+
+    Attributes:
+        code: the JSON-RPC error code.
+        message: the error message as the server wrote it.
+        data: the error's ``data`` member, if any.
+        method: the JSON-RPC method of the request that failed, when known.
+    """
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, method: str | None = None
+    ) -> None:
+        super().__init__(f"{message} (code {code})" + (f" [{method}]" if method else ""))
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+    @classmethod
+    def from_error_data(cls, error: ErrorData, *, method: str | None = None) -> MCPError:
+        """Build the most specific error for a JSON-RPC error object."""
+        if error.code == -32602 and error.message == INVALID_REQUEST_STATE_MESSAGE:
+            return RequestStateRejectedError(error.code, error.message, error.data, method=method)
+        return cls(error.code, error.message, error.data, method=method)
+
+    @property
+    def error(self) -> ErrorData:
+        """The error as a wire model, for code written against the official SDK."""
+        from mrtr.types import ErrorData
+
+        return ErrorData(code=self.code, message=self.message, data=self.data)
+
+
+class RequestStateRejectedError(MCPError):
+    """The server refused the echoed requestState (tampered, expired or foreign).
+
+    The flow cannot continue: start the call over without inputResponses or requestState.
+    """
+
+
+class InputRequiredError(MRTRError):
+    """A multi-round-trip exchange could not finish."""
+
+
+class InputRequiredRoundsExceededError(InputRequiredError):
+    """The server kept answering InputRequiredResult past the round cap.
+
+    Attributes:
+        max_rounds: the cap that was reached (retries, not legs).
+        last: the last InputRequiredResult, so a caller can continue by hand.
+    """
+
+    def __init__(self, max_rounds: int, last: InputRequiredResult | None = None) -> None:
+        super().__init__(
+            f"the server still asked for input after {max_rounds} retries; raise "
+            "input_required_max_rounds or continue by hand from .last"
+        )
+        self.max_rounds = max_rounds
+        self.last = last
+
+
+class InputRequiredNotAllowedError(InputRequiredError):
+    """An InputRequiredResult reached a caller that did not opt in to receive one.
+
+    Attributes:
+        result: the InputRequiredResult that arrived.
+        method: the JSON-RPC method that returned it.
+    """
+
+    def __init__(self, result: InputRequiredResult, *, method: str) -> None:
+        super().__init__(
+            f"the server answered {method} with InputRequiredResult; pass "
+            "allow_input_required=True to receive it, or use Client, which answers it for you"
+        )
+        self.result = result
+        self.method = method
+
+
+class InputLimitExceededError(InputRequiredError):
+    """A round from the server broke one of the client's limits.
+
+    Attributes:
+        limit: the name of the limit (the Client keyword that sets it).
+        value: what the server sent (a count or a size).
+        maximum: the limit in force.
+    """
+
+    def __init__(self, limit: str, value: int, maximum: int) -> None:
+        super().__init__(f"{limit} exceeded: the server sent {value}, the limit is {maximum}")
+        self.limit = limit
+        self.value = value
+        self.maximum = maximum
+
+
+class InvalidInputResponseError(InputRequiredError):
+    """A callback's answer does not fit the kind of request it answers; nothing was sent.
+
+    Attributes:
+        key: the input-request key the answer was for.
+        method: the method of the input request (``elicitation/create``, ...).
+    """
+
+    def __init__(self, message: str, *, key: str | None, method: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.method = method
+
+
+class DeadlineExceededError(InputRequiredError):
+    """The whole exchange, all rounds and callbacks together, ran past its time budget.
+
+    Attributes:
+        timeout: the budget in seconds.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"the call did not finish within its {timeout:g} s deadline")
+        self.timeout = timeout
+
+
+class RequestTimeoutError(MRTRError):
+    """One request got no response within its read timeout.
+
+    Attributes:
+        method: the JSON-RPC method.
+        request_id: the JSON-RPC id of the request.
+        timeout: the timeout in seconds.
+    """
+
+    def __init__(self, method: str, request_id: int | str, timeout: float) -> None:
+        super().__init__(f"no response to {method} (id {request_id}) within {timeout:g} s")
+        self.method = method
+        self.request_id = request_id
+        self.timeout = timeout
+
+
+class ProtocolError(MRTRError):
+    """The peer sent something the protocol does not allow.
+
+    Attributes:
+        method: the JSON-RPC method concerned, when known.
+    """
+
+    def __init__(self, message: str, *, method: str | None = None) -> None:
+        super().__init__(message)
+        self.method = method
+
+
+class TransportError(MRTRError):
+    """The connection to the server failed or closed."""
+
+
+class MessageTooLargeError(TransportError):
+    """A message from the peer was larger than the configured cap.
+
+    Attributes:
+        size: how many bytes had arrived when the cap was hit (a lower bound).
+        limit: the cap in bytes.
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"a message from the server was over the {limit}-byte cap (at least {size} bytes); "
+            "raise max_message_size if this server is trusted"
+        )
+        self.size = size
+        self.limit = limit
+
+
+class ClientStateError(MRTRError):
+    """The client or session was used in a state that does not allow it."""
