@@ -1,15 +1,41 @@
 """The base of every wire model: camelCase on the wire, snake_case in Python.
 
 Models are frozen (build a new one with `model_copy(update=...)`), keep unknown fields
-(forward compatibility) and omit `None` fields when sent.
+(forward compatibility) and omit `None` fields when sent. Validators are built on first
+use (`defer_build`), so importing the package stays cheap.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "Cursor",
+    "EmptyResult",
+    "Meta",
+    "NotificationParams",
+    "PaginatedRequestParams",
+    "ProgressToken",
+    "RequestId",
+    "RequestParams",
+    "Result",
+    "WireModel",
+]
+
+RequestId: TypeAlias = str | int
+"""A JSON-RPC request id: a string or an integer, never null."""
+
+ProgressToken: TypeAlias = str | int
+"""The token that ties progress notifications to one request."""
+
+Cursor: TypeAlias = str
+"""An opaque pagination cursor."""
+
+Meta: TypeAlias = dict[str, Any]
+"""A `_meta` object: reserved keys under `io.modelcontextprotocol/`, anything else allowed."""
 
 
 class WireModel(BaseModel):
@@ -26,3 +52,36 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON object to send: wire names, `None` fields left out."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class RequestParams(WireModel):
+    """The params of a request; `_meta` carries the modern envelope (version, capabilities)."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+
+
+class PaginatedRequestParams(RequestParams):
+    """The params of a list request: an optional cursor from the previous page."""
+
+    cursor: Cursor | None = None
+
+
+class NotificationParams(WireModel):
+    """The params of a notification."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+
+
+class Result(WireModel):
+    """A server result.
+
+    `result_type` is `None` when the server left it out (legacy servers), which means
+    `"complete"`; an `InputRequiredResult` says `"input_required"`.
+    """
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    result_type: str | None = None
+
+
+class EmptyResult(Result):
+    """A result that carries nothing (`ping`, `logging/setLevel`, ...)."""

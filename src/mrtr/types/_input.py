@@ -1,0 +1,226 @@
+"""What a server asks of the client: elicitation, sampling, roots, and `InputRequiredResult`.
+
+In the legacy era these arrive as server-to-client JSON-RPC requests; in the modern era
+they arrive inside an `InputRequiredResult` and their answers go back in `inputResponses`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Discriminator, Field, Tag
+
+from mrtr.types._base import Meta, RequestParams, Result, WireModel
+from mrtr.types._content import Role, SamplingMessageContentBlock
+from mrtr.types._tools import Tool, ToolChoice
+
+__all__ = [
+    "CreateMessageRequest",
+    "CreateMessageRequestParams",
+    "CreateMessageResult",
+    "ElicitRequest",
+    "ElicitRequestFormParams",
+    "ElicitRequestParams",
+    "ElicitRequestURLParams",
+    "ElicitResult",
+    "InputRequest",
+    "InputRequests",
+    "InputRequiredResult",
+    "InputResponse",
+    "InputResponses",
+    "ListRootsRequest",
+    "ListRootsResult",
+    "ModelHint",
+    "ModelPreferences",
+    "Root",
+    "SamplingMessage",
+]
+
+
+# --- elicitation/create ---------------------------------------------------------------
+
+
+class ElicitRequestFormParams(RequestParams):
+    """Ask the user to fill a form; `requested_schema` is a flat JSON Schema, kept verbatim.
+
+    `mode` is `None` when the server left it out, which means form.
+    """
+
+    mode: Literal["form"] | None = None
+    message: str
+    requested_schema: dict[str, Any]
+
+
+class ElicitRequestURLParams(RequestParams):
+    """Send the user to a URL out of band. Never fetched or opened by the library."""
+
+    mode: Literal["url"] = "url"
+    message: str
+    url: str
+    elicitation_id: str | None = None  # legacy (2025-11-25) only
+
+
+def _elicit_mode(value: Any) -> str | None:
+    if isinstance(value, dict):
+        mode = value.get("mode", "form")
+        return "form" if mode is None else mode if isinstance(mode, str) else None
+    if isinstance(value, ElicitRequestURLParams):
+        return "url"
+    return "form" if isinstance(value, ElicitRequestFormParams) else None
+
+
+ElicitRequestParams: TypeAlias = Annotated[
+    Annotated[ElicitRequestFormParams, Tag("form")] | Annotated[ElicitRequestURLParams, Tag("url")],
+    Discriminator(_elicit_mode),
+]
+"""Form or URL elicitation params; a missing `mode` is form."""
+
+
+class ElicitRequest(WireModel):
+    """`elicitation/create`: ask the user something."""
+
+    method: Literal["elicitation/create"] = "elicitation/create"
+    params: ElicitRequestParams
+
+
+ElicitContentValue: TypeAlias = str | int | float | bool | list[str]
+
+
+class ElicitResult(WireModel):
+    """The user's answer to an elicitation. `decline` and `cancel` are ordinary answers."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, ElicitContentValue] | None = None
+
+
+# --- sampling/createMessage -----------------------------------------------------------
+
+
+class ModelHint(WireModel):
+    """A hint for model selection (a name or a substring of one)."""
+
+    name: str | None = None
+
+
+class ModelPreferences(WireModel):
+    """The server's preferences for the model the client picks."""
+
+    hints: list[ModelHint] | None = None
+    cost_priority: float | None = None
+    speed_priority: float | None = None
+    intelligence_priority: float | None = None
+
+
+SamplingContent: TypeAlias = SamplingMessageContentBlock | list[SamplingMessageContentBlock]
+
+
+class SamplingMessage(WireModel):
+    """One message of a sampling conversation."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    role: Role
+    content: SamplingContent
+
+
+class CreateMessageRequestParams(RequestParams):
+    """Ask the client's model for a completion."""
+
+    messages: list[SamplingMessage]
+    max_tokens: int
+    model_preferences: ModelPreferences | None = None
+    system_prompt: str | None = None
+    include_context: Literal["none", "thisServer", "allServers"] | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    tools: list[Tool] | None = None
+    tool_choice: ToolChoice | None = None
+
+
+class CreateMessageRequest(WireModel):
+    """`sampling/createMessage`: ask the client's model."""
+
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    params: CreateMessageRequestParams
+
+
+class CreateMessageResult(WireModel):
+    """The model's answer to a sampling request."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    role: Role
+    content: SamplingContent
+    model: str
+    stop_reason: str | None = None
+
+
+# --- roots/list -----------------------------------------------------------------------
+
+
+class ListRootsRequest(WireModel):
+    """`roots/list`: ask which directories or files the client exposes."""
+
+    method: Literal["roots/list"] = "roots/list"
+    params: RequestParams | None = None
+
+
+class Root(WireModel):
+    """A root the client exposes (a `file://` URI)."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    uri: str
+    name: str | None = None
+
+
+class ListRootsResult(WireModel):
+    """The client's roots."""
+
+    meta: Meta | None = Field(default=None, alias="_meta")
+    roots: list[Root]
+
+
+# --- multi-round-trip -----------------------------------------------------------------
+
+InputRequest: TypeAlias = Annotated[
+    ElicitRequest | CreateMessageRequest | ListRootsRequest, Field(discriminator="method")
+]
+"""One thing the server needs before it can finish, discriminated by `method`."""
+
+
+def _response_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if "action" in value:
+            return "elicit"
+        if "roots" in value:
+            return "roots"
+        return "sampling" if "model" in value or "role" in value else None
+    if isinstance(value, ElicitResult):
+        return "elicit"
+    if isinstance(value, ListRootsResult):
+        return "roots"
+    return "sampling" if isinstance(value, CreateMessageResult) else None
+
+
+InputResponse: TypeAlias = Annotated[
+    Annotated[ElicitResult, Tag("elicit")]
+    | Annotated[CreateMessageResult, Tag("sampling")]
+    | Annotated[ListRootsResult, Tag("roots")],
+    Discriminator(_response_kind),
+]
+"""The client's answer to one input request, sent bare (no JSON-RPC envelope)."""
+
+InputRequests: TypeAlias = dict[str, InputRequest]
+InputResponses: TypeAlias = dict[str, InputResponse]
+
+
+class InputRequiredResult(Result):
+    """The server needs input before it can finish; retry with the answers and the state.
+
+    At least one of `input_requests` and `request_state` is present (`parse_result`
+    enforces it). `request_state` is opaque: echo it byte for byte.
+    """
+
+    result_type: Literal["input_required"] = "input_required"
+    input_requests: InputRequests | None = None
+    request_state: str | None = None
