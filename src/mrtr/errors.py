@@ -14,8 +14,10 @@ MRTRError
 ├── RequestTimeoutError               one request got no answer in time
 ├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
 ├── TransportError                    the connection failed or closed
-│   └── MessageTooLargeError          one message was over the size cap
-└── ClientStateError                  the client was used in the wrong state (not opened, closed)
+│   ├── MessageTooLargeError          one message was over the size cap
+│   └── ProcessExitedError            the stdio server process exited (carries .returncode)
+├── ClientStateError                  the client was used in the wrong state (not opened, closed)
+└── InvalidRequestState               (server) a sealed requestState failed verification
 ```
 
 Every error carries the context a person debugging needs as attributes. A callback's own
@@ -37,9 +39,11 @@ __all__ = [
     "InputRequiredNotAllowedError",
     "InputRequiredRoundsExceededError",
     "InvalidInputResponseError",
+    "InvalidRequestState",
     "MCPError",
     "MRTRError",
     "MessageTooLargeError",
+    "ProcessExitedError",
     "ProtocolError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
@@ -223,5 +227,35 @@ class MessageTooLargeError(TransportError):
         self.limit = limit
 
 
+class ProcessExitedError(TransportError):
+    """The stdio server process exited (or closed its output), ending the connection.
+
+    Attributes:
+        command: the command that started the server.
+        returncode: its exit code (negative: killed by that signal), or ``None`` if it
+            closed its standard output but had not exited yet.
+    """
+
+    def __init__(self, command: str, returncode: int | None) -> None:
+        if returncode is None:
+            what = "closed its standard output"
+        elif returncode < 0:
+            what = f"was killed by signal {-returncode}"
+        else:
+            what = f"exited with code {returncode}"
+        super().__init__(f"the MCP server {command!r} {what}; see its stderr for why")
+        self.command = command
+        self.returncode = returncode
+
+
 class ClientStateError(MRTRError):
     """The client or session was used in a state that does not allow it."""
+
+
+class InvalidRequestState(MRTRError):
+    """Server side: a sealed ``requestState`` token failed verification.
+
+    Raised by request-state codecs (``mrtr.server``) for a token they did not mint
+    unmodified. The message is a reason for the server log only; the client always gets
+    the same frozen -32602 answer.
+    """

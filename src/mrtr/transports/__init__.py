@@ -1,0 +1,36 @@
+"""Transports: move JSON-RPC messages between the client (or server) and its peer.
+
+The HTTP transport lives in `mrtr.transports.http` and is imported from there explicitly,
+so that httpx is only imported when it is used.
+"""
+
+from __future__ import annotations
+
+from mrtr.transports._base import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    JSONObject,
+    RequestFailed,
+    RequestId,
+    Transport,
+)
+from mrtr.transports._memory import MemoryTransport, create_memory_transport_pair
+from mrtr.transports._stdio import (
+    StderrSink,
+    StdioServerParameters,
+    StdioTransport,
+    default_environment,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "JSONObject",
+    "MemoryTransport",
+    "RequestFailed",
+    "RequestId",
+    "StderrSink",
+    "StdioServerParameters",
+    "StdioTransport",
+    "Transport",
+    "create_memory_transport_pair",
+    "default_environment",
+]

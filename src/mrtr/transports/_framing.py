@@ -1,0 +1,52 @@
+"""JSON encoding and decoding shared by the stream transports (in-memory and stdio).
+
+One message is one JSON object serialized compactly as UTF-8, with no raw newline in it
+(JSON escapes newlines inside strings), so it can be framed by a single newline.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from mrtr.transports._base import JSONObject
+
+__all__ = ["decode_message", "encode_message"]
+
+_PREVIEW = 200
+
+
+def encode_message(message: JSONObject) -> bytes:
+    """Serialize one message to compact UTF-8 JSON (no trailing newline).
+
+    Raises:
+        TypeError: the message is not a dict, or holds a value JSON cannot represent.
+        ValueError: the message holds NaN or an infinity (not valid JSON).
+    """
+    if not isinstance(message, dict):
+        raise TypeError(f"a JSON-RPC message must be a dict, not {type(message).__name__}")
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8")
+
+
+def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
+    """Parse one framed message; log and return ``None`` for anything that is not an object.
+
+    A line that cannot be parsed cannot be correlated with a request, so dropping it (and
+    saying so in the log) is the only thing a transport can do with it.
+    """
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        logger.warning(
+            "dropping an unparseable message from the peer (%s): %r", exc, data[:_PREVIEW]
+        )
+        return None
+    if not isinstance(value, dict):
+        logger.warning(
+            "dropping a JSON %s from the peer (a message must be an object): %r",
+            type(value).__name__,
+            data[:_PREVIEW],
+        )
+        return None
+    return value

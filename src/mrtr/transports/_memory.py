@@ -1,0 +1,180 @@
+"""An in-memory transport pair that still frames every message as JSON text.
+
+Tests and in-process servers use it: each `send` serializes the message to compact UTF-8
+JSON and the other end parses it again, so the size cap, the JSON framing and the
+drop-what-does-not-parse rule run exactly as they do over stdio.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mrtr.errors import MessageTooLargeError, TransportError
+from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
+from mrtr.transports._framing import decode_message, encode_message
+
+__all__ = ["DEFAULT_MAX_BUFFERED_MESSAGES", "MemoryTransport", "create_memory_transport_pair"]
+
+_logger = logging.getLogger("mrtr.transports.memory")
+
+# Each direction buffers up to this many messages, then `send` waits for the peer to read.
+# Why bounded: a runaway producer (a test peer in a loop, a server streaming progress)
+# must meet back-pressure instead of growing memory without limit.
+# Why not zero (a rendezvous, as a bare anyio stream pair would default to): a
+# request/response exchange has moments where both ends send at once (the client sends a
+# request while the server sends a notification, or both answer each other's pings from
+# their reader loops). With no buffer both sends wait for a receive that never comes and
+# the exchange deadlocks. With a buffer, a deadlock needs both directions to hold this
+# many unread messages while neither end reads, far beyond what any exchange has in
+# flight, while the memory held stays bounded (count x max_message_size).
+DEFAULT_MAX_BUFFERED_MESSAGES = 1024
+
+
+def create_memory_transport_pair(
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_buffered_messages: int = DEFAULT_MAX_BUFFERED_MESSAGES,
+) -> tuple[MemoryTransport, MemoryTransport]:
+    """Create two connected transports: what one end sends, the other receives.
+
+    The ends are connected as soon as they are created; `async with` on each of them
+    only guarantees it is closed at the end.
+
+    Args:
+        max_message_size: the cap in bytes on one message, checked by the receiving end.
+        max_buffered_messages: how many messages each direction holds before `send`
+            waits for the peer to read (see the module comment on why it is bounded).
+
+    Returns:
+        The two ends, conventionally ``(client_end, server_end)``.
+
+    Raises:
+        ValueError: a limit is not positive.
+    """
+    if max_message_size < 1 or max_buffered_messages < 1:
+        raise ValueError("max_message_size and max_buffered_messages must be positive")
+    a_to_b_send, a_to_b_receive = anyio.create_memory_object_stream[bytes](max_buffered_messages)
+    b_to_a_send, b_to_a_receive = anyio.create_memory_object_stream[bytes](max_buffered_messages)
+    first = MemoryTransport(a_to_b_send, b_to_a_receive, max_message_size=max_message_size)
+    second = MemoryTransport(b_to_a_send, a_to_b_receive, max_message_size=max_message_size)
+    return first, second
+
+
+class MemoryTransport(Transport):
+    """One end of an in-memory connection; build a pair with `create_memory_transport_pair`.
+
+    The constructor is internal: it takes the two anyio streams the pair factory wires up.
+    """
+
+    def __init__(
+        self,
+        send_stream: MemoryObjectSendStream[bytes],
+        receive_stream: MemoryObjectReceiveStream[bytes],
+        *,
+        max_message_size: int,
+    ) -> None:
+        self._send_stream = send_stream
+        self._receive_stream = receive_stream
+        self._max_message_size = max_message_size
+        self._closed_reason: str | None = None
+
+    @property
+    def max_message_size(self) -> int:
+        """The cap in bytes on one incoming message."""
+        return self._max_message_size
+
+    @property
+    def closed(self) -> bool:
+        """Whether this end is closed (by `aclose` or after an oversized message)."""
+        return self._closed_reason is not None
+
+    async def open(self) -> None:
+        """Check the end is usable: the pair is connected from the start.
+
+        Raises:
+            TransportError: this end was already closed.
+        """
+        self._check_open()
+
+    async def send(self, message: JSONObject) -> None:
+        """Serialize one message to JSON and hand it to the peer.
+
+        Waits while the peer has `max_buffered_messages` unread messages.
+
+        Raises:
+            TransportError: this end is closed, or the peer closed its end.
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity.
+        """
+        self._check_open()
+        await self.send_raw(encode_message(message))
+
+    async def send_raw(self, data: bytes | str) -> None:
+        """Hand the peer one frame of raw text, bypassing serialization.
+
+        For tests of how the receiving side copes with bad input (invalid JSON, a
+        non-object, an oversized message): the peer applies its size cap and parsing.
+
+        Raises:
+            TransportError: this end is closed, or the peer closed its end.
+        """
+        self._check_open()
+        frame = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        try:
+            await self._send_stream.send(frame)
+        except anyio.BrokenResourceError:
+            raise TransportError("the peer closed the in-memory connection") from None
+        except anyio.ClosedResourceError:
+            raise TransportError(self._closed_message()) from None
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        """Return the next message from the peer.
+
+        Messages the peer sent before closing are still delivered; a frame that does not
+        parse as a JSON object is logged (logger ``mrtr.transports.memory``) and skipped.
+
+        Raises:
+            MessageTooLargeError: the next message is over `max_message_size`; this end
+                is closed as a result.
+            TransportError: the peer closed its end and everything it sent was read, or
+                this end is closed.
+        """
+        while True:
+            self._check_open()
+            try:
+                frame = await self._receive_stream.receive()
+            except anyio.EndOfStream:
+                raise TransportError("the peer closed the in-memory connection") from None
+            except anyio.ClosedResourceError:
+                raise TransportError(self._closed_message()) from None
+            if len(frame) > self._max_message_size:
+                error = MessageTooLargeError(len(frame), self._max_message_size)
+                self._close(f"the connection was closed after an oversized message: {error}")
+                raise error
+            message = decode_message(frame, logger=_logger)
+            if message is not None:
+                return message
+
+    async def aclose(self) -> None:
+        """Close this end; the peer's `receive` then fails once it has read what was sent.
+
+        Safe to call more than once. A `receive` waiting on this end fails with
+        `TransportError`.
+        """
+        self._close("the in-memory transport is closed")
+
+    def _close(self, reason: str) -> None:
+        if self._closed_reason is None:
+            self._closed_reason = reason
+        self._send_stream.close()
+        self._receive_stream.close()
+
+    def _closed_message(self) -> str:
+        return self._closed_reason or "the in-memory transport is closed"
+
+    def _check_open(self) -> None:
+        if self._closed_reason is not None:
+            raise TransportError(self._closed_reason)

@@ -1,0 +1,475 @@
+"""The stdio transport: run the server as a subprocess and speak newline-delimited JSON.
+
+Each message is one line of compact UTF-8 JSON on the server's stdin (ours to write) and
+stdout (ours to read); the server's stderr is free text passed on line by line to the
+client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
+fails the connection as soon as the cap is passed, without buffering the rest of it.
+
+No background task outlives a call: stdout is read by `receive` itself (which also gives
+the server back-pressure), and stderr is pumped while `receive` waits for stdout and
+while `aclose` waits for the process to exit. A session always has a task waiting in
+`receive`, so stderr flows; nothing here ties `open` and `aclose` to one task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, TypeAlias
+
+import anyio
+import anyio.abc
+
+from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
+from mrtr.transports._framing import decode_message, encode_message
+
+__all__ = [
+    "DEFAULT_SHUTDOWN_TIMEOUT",
+    "StderrSink",
+    "StdioServerParameters",
+    "StdioTransport",
+    "default_environment",
+]
+
+_logger = logging.getLogger("mrtr.transports.stdio")
+
+DEFAULT_SHUTDOWN_TIMEOUT = 2.0
+"""Seconds to wait at each shutdown step (stdin closed, then terminate, then kill)."""
+
+_CHUNK = 65536
+# A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
+_MAX_STDERR_LINE = 65536
+
+# Variables a server inherits from the client's environment when it does not say
+# otherwise. Not the whole environment: an MCP server is often third-party code, and the
+# client's environment holds API keys and tokens it has no business seeing. These are
+# the ones programs need to find executables, their home and temp directories, the user
+# and the terminal (the same set the official SDK passes), plus the locale variables so
+# non-Python servers agree with us on UTF-8. Pass `env` to add anything else.
+_INHERITED_POSIX = (
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+)
+_INHERITED_WINDOWS = (
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+)
+
+
+def default_environment() -> dict[str, str]:
+    """The environment a stdio server gets before `StdioServerParameters.env` is merged in.
+
+    A safe subset of the client's own environment (see the comment on the variable
+    lists): the search path, home, user, shell, terminal, temp directory and locale.
+    Values that start with ``()`` (exported shell functions) are left out.
+    """
+    names = _INHERITED_WINDOWS if sys.platform == "win32" else _INHERITED_POSIX
+    environment: dict[str, str] = {}
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None and not value.startswith("()"):
+            environment[name] = value
+    return environment
+
+
+@dataclass(frozen=True)
+class StdioServerParameters:
+    """How to start a stdio MCP server.
+
+    Attributes:
+        command: the executable (looked up on the ``PATH`` the server gets).
+        args: its arguments.
+        env: variables merged over `default_environment()`; ``None`` adds nothing.
+        cwd: the working directory; ``None`` is the client's.
+
+    Raises:
+        TypeError: `args` is a single string (it would be split into characters).
+    """
+
+    command: str
+    args: Sequence[str] = field(default_factory=list)
+    env: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.args, str):
+            raise TypeError("args must be a list of arguments, not one string")
+
+    def environment(self) -> dict[str, str]:
+        """The full environment the server process gets."""
+        return {**default_environment(), **(self.env or {})}
+
+
+StderrSink: TypeAlias = "Callable[[str], object] | IO[str]"
+"""Where the server's stderr goes: a callable taking one line, or a text file."""
+
+
+class _State(enum.Enum):
+    UNOPENED = "unopened"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class StdioTransport(Transport):
+    """Runs an MCP server as a subprocess and exchanges newline-delimited JSON with it.
+
+    Use it as ``async with StdioTransport(params) as transport:``; the process starts on
+    entry and is shut down on exit (stdin closed, then terminate, then kill: `aclose`
+    never hangs). One task at a time should call `receive`; `send` may be called from
+    any task.
+    """
+
+    def __init__(
+        self,
+        params: StdioServerParameters,
+        *,
+        stderr: StderrSink | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+    ) -> None:
+        """Prepare the transport; nothing starts until `open` (or ``async with``).
+
+        Args:
+            params: what to run.
+            stderr: where the server's stderr lines go: a callable taking each line
+                (without its line ending) or a text file; ``None`` is the client's
+                ``sys.stderr`` (looked up at each write, so redirections apply).
+            max_message_size: the cap in bytes on one line from the server.
+            shutdown_timeout: seconds to wait at each shutdown step.
+
+        Raises:
+            ValueError: a limit is not positive.
+        """
+        if max_message_size < 1 or shutdown_timeout <= 0:
+            raise ValueError("max_message_size and shutdown_timeout must be positive")
+        self.params = params
+        self._stderr_sink = stderr
+        self._max_message_size = max_message_size
+        self._shutdown_timeout = shutdown_timeout
+        self._state = _State.UNOPENED
+        self._process: anyio.abc.Process | None = None
+        self._failure: TransportError | None = None
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._stdout_eof = False
+        self._stderr_buffer = bytearray()
+        self._stderr_done = False
+        self._send_lock = anyio.Lock()
+        self._receive_lock = anyio.Lock()
+        self._stderr_lock = anyio.Lock()
+
+    @property
+    def max_message_size(self) -> int:
+        """The cap in bytes on one incoming line."""
+        return self._max_message_size
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, once started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit code once it has exited (negative: killed by that signal)."""
+        return self._process.returncode if self._process is not None else None
+
+    async def open(self) -> None:
+        """Start the server process.
+
+        Raises:
+            TransportError: the command could not be started (not found, not
+                executable, bad working directory), or the transport was opened before.
+        """
+        if self._state is not _State.UNOPENED:
+            raise TransportError("a StdioTransport can be opened only once")
+        command = [self.params.command, *self.params.args]
+        try:
+            self._process = await anyio.open_process(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.params.environment(),
+                cwd=self.params.cwd,
+            )
+        except OSError as exc:
+            self._state = _State.CLOSED
+            raise TransportError(
+                f"could not start the MCP server {self.params.command!r}: {exc}"
+            ) from exc
+        self._state = _State.OPEN
+
+    async def send(self, message: JSONObject) -> None:
+        """Write one message as a line on the server's stdin.
+
+        Raises:
+            TransportError: the transport is not open, or the server stopped reading
+                (`ProcessExitedError` when it is known to have exited).
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity.
+        """
+        data = encode_message(message) + b"\n"
+        process = self._require_open()
+        if process.stdin is None:  # pragma: no cover - open() always asks for a pipe
+            raise TransportError("the server process has no stdin pipe")
+        async with self._send_lock:
+            try:
+                await process.stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                if process.returncode is not None:
+                    raise ProcessExitedError(self.params.command, process.returncode) from exc
+                raise TransportError(
+                    f"could not write to the MCP server {self.params.command!r}: {exc!r}"
+                ) from exc
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        """Return the next message the server wrote on stdout.
+
+        Lines that are not a JSON object are logged (logger ``mrtr.transports.stdio``)
+        and skipped. When the server exits, the complete lines it wrote first are still
+        returned, then the exit is reported.
+
+        Raises:
+            MessageTooLargeError: a line is over `max_message_size`; the connection is
+                over (later calls raise `TransportError`).
+            ProcessExitedError: the server exited or closed its stdout (``returncode``
+                says how).
+            TransportError: the transport is not open.
+        """
+        async with self._receive_lock:
+            while True:
+                self._require_open()
+                line = await self._next_line()
+                if not line.strip():
+                    continue  # a blank line carries nothing; not worth a warning
+                message = decode_message(line, logger=_logger)
+                if message is not None:
+                    return message
+
+    async def aclose(self) -> None:
+        """Stop the server: close its stdin, wait, terminate, wait, kill.
+
+        Each wait lasts at most `shutdown_timeout`; the server's last stderr lines are
+        passed on meanwhile. Runs shielded from cancellation so the process is never
+        left behind. Safe to call more than once.
+        """
+        if self._state is _State.CLOSED:
+            return
+        self._state = _State.CLOSED
+        process = self._process
+        if process is None:
+            return
+        with anyio.CancelScope(shield=True):
+            await self._shutdown(process)
+
+    # -- reading -------------------------------------------------------------------
+
+    def _require_open(self) -> anyio.abc.Process:
+        if self._state is _State.UNOPENED:
+            raise TransportError("the StdioTransport is not open: use `async with`")
+        if self._state is _State.CLOSED:
+            raise TransportError(f"the connection to {self.params.command!r} is closed")
+        if self._failure is not None:
+            raise self._failure
+        assert self._process is not None
+        return self._process
+
+    async def _next_line(self) -> bytes:
+        while True:
+            line = self._take_line()
+            if line is not None:
+                return line
+            if self._stdout_eof or not await self._read_stdout():
+                return await self._at_eof()
+
+    def _take_line(self) -> bytes | None:
+        index = self._buffer.find(b"\n", self._scanned)
+        if index < 0:
+            self._scanned = len(self._buffer)
+            if len(self._buffer) > self._max_message_size:
+                self._fail_too_large(len(self._buffer))
+            return None
+        line = bytes(self._buffer[:index])
+        del self._buffer[: index + 1]
+        self._scanned = 0
+        if len(line) > self._max_message_size:
+            self._fail_too_large(len(line))
+        return line
+
+    def _fail_too_large(self, size: int) -> None:
+        error = MessageTooLargeError(size, self._max_message_size)
+        self._failure = TransportError(
+            f"the connection to {self.params.command!r} ended after an oversized message: {error}"
+        )
+        # Drop what was buffered; `aclose` reads and discards the rest of the line, so a
+        # server blocked writing it can still see its stdin close and exit.
+        self._buffer.clear()
+        self._scanned = 0
+        raise error
+
+    async def _read_stdout(self) -> bool:
+        """Append one chunk of stdout to the buffer, pumping stderr meanwhile.
+
+        Returns False at end of file (or when `aclose` closed the stream).
+        """
+        assert self._process is not None and self._process.stdout is not None
+        stdout = self._process.stdout
+        chunk = b""
+        async with anyio.create_task_group() as tg:
+            if not self._stderr_done:
+                tg.start_soon(self._pump_stderr)
+            try:
+                chunk = await stdout.receive(_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._stdout_eof = True
+            tg.cancel_scope.cancel()
+        self._buffer += chunk
+        return not self._stdout_eof
+
+    async def _at_eof(self) -> bytes:
+        """Return a last unterminated line, or report why the stream ended."""
+        if self._state is _State.CLOSED:
+            raise TransportError(f"the connection to {self.params.command!r} is closed")
+        if self._buffer:
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            self._scanned = 0
+            return line
+        returncode = await self._wait_for_exit()
+        self._failure = ProcessExitedError(self.params.command, returncode)
+        raise self._failure
+
+    async def _wait_for_exit(self) -> int | None:
+        """Wait for the process to exit and its stderr to end, passing stderr on."""
+        assert self._process is not None
+        process = self._process
+        with anyio.move_on_after(self._shutdown_timeout):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._pump_stderr)
+                await process.wait()
+        return process.returncode
+
+    # -- stderr --------------------------------------------------------------------
+
+    async def _pump_stderr(self) -> None:
+        """Pass the server's stderr on line by line until it ends (or this is cancelled)."""
+        assert self._process is not None and self._process.stderr is not None
+        stderr = self._process.stderr
+        async with self._stderr_lock:
+            while not self._stderr_done:
+                try:
+                    chunk = await stderr.receive(_CHUNK)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    self._stderr_done = True
+                    if self._stderr_buffer:
+                        self._emit_stderr(bytes(self._stderr_buffer))
+                        self._stderr_buffer.clear()
+                    return
+                self._stderr_buffer += chunk
+                self._emit_complete_stderr_lines()
+
+    def _emit_complete_stderr_lines(self) -> None:
+        buffer = self._stderr_buffer
+        while True:
+            index = buffer.find(b"\n")
+            if index < 0:
+                if len(buffer) >= _MAX_STDERR_LINE:
+                    self._emit_stderr(bytes(buffer[:_MAX_STDERR_LINE]))
+                    del buffer[:_MAX_STDERR_LINE]
+                    continue
+                return
+            self._emit_stderr(bytes(buffer[:index]))
+            del buffer[: index + 1]
+
+    def _emit_stderr(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", errors="replace").rstrip("\r")
+        sink = self._stderr_sink if self._stderr_sink is not None else sys.stderr
+        if sink is None:  # pragma: no cover - no console (pythonw): nowhere to write
+            return
+        try:
+            if callable(sink):
+                sink(line)
+            else:
+                sink.write(line + "\n")
+                sink.flush()
+        except Exception:
+            # The sink is the caller's code or file; if it breaks, the server's log is
+            # lost but the connection must not be: say so in the log and carry on.
+            _logger.exception("the stderr sink failed; dropping a line of server stderr")
+
+    # -- shutdown ------------------------------------------------------------------
+
+    async def _shutdown(self, process: anyio.abc.Process) -> None:
+        if process.stdin is not None:
+            # Not under the send lock: a send blocked on a server that stopped reading
+            # would hold it forever; closing the stream fails that send instead.
+            await _close_quietly(process.stdin)
+        if process.returncode is None:
+            await self._wait_draining(process)
+        if process.returncode is None:
+            _signal(process.terminate)
+            await self._wait_for_exit()
+        if process.returncode is None:
+            _signal(process.kill)
+            await self._wait_for_exit()
+        with anyio.move_on_after(self._shutdown_timeout):
+            await process.aclose()
+
+    async def _wait_draining(self, process: anyio.abc.Process) -> None:
+        """Wait for the server to exit on its own, discarding stdout it still writes."""
+        with anyio.move_on_after(self._shutdown_timeout):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._discard_stdout)
+                await self._wait_for_exit()
+                tg.cancel_scope.cancel()
+
+    async def _discard_stdout(self) -> None:
+        # A receive in progress owns stdout and keeps reading it; otherwise read and drop
+        # what the server still writes, so it is not blocked on a full pipe while exiting.
+        if self._receive_lock.locked() or self._stdout_eof:
+            return
+        assert self._process is not None and self._process.stdout is not None
+        async with self._receive_lock:
+            while True:
+                try:
+                    await self._process.stdout.receive(_CHUNK)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return
+
+
+async def _close_quietly(stream: anyio.abc.ByteSendStream) -> None:
+    # The server may already have closed its end of stdin (or exited): nothing to close.
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        await stream.aclose()
+
+
+def _signal(send: Callable[[], None]) -> None:
+    # It may have exited between our check and the signal: what we wanted anyway.
+    with contextlib.suppress(ProcessLookupError):
+        send()
