@@ -29,10 +29,12 @@ from mrtr.errors import (
 if TYPE_CHECKING:
     from mrtr._driver import (
         DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+        CallIdentity,
         InputLimits,
         RoundEvent,
         run_input_required_driver,
     )
+    from mrtr._driver_flow import FlowState, InputRequiredFlow
     from mrtr.client import Client, ClientRequestContext
     from mrtr.session import ClientSession
     from mrtr.transports import StdioServerParameters
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 __version__ = "0.1.0.dev0"
 
 _LAZY = {
+    "CallIdentity": "mrtr._driver",
+    "FlowState": "mrtr._driver_flow",
+    "InputRequiredFlow": "mrtr._driver_flow",
     "Client": "mrtr.client",
     "ClientRequestContext": "mrtr.client",
     "ClientSession": "mrtr.session",
@@ -52,14 +57,17 @@ _LAZY = {
 
 __all__ = [
     "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+    "CallIdentity",
     "Client",
     "ClientRequestContext",
     "ClientSession",
     "ClientStateError",
     "DeadlineExceededError",
+    "FlowState",
     "InputLimitExceededError",
     "InputLimits",
     "InputRequiredError",
+    "InputRequiredFlow",
     "InputRequiredNotAllowedError",
     "InputRequiredRoundsExceededError",
     "InvalidInputResponseError",

@@ -1,0 +1,324 @@
+"""The multi-round-trip driver: the anyio shell around the sans-IO `InputRequiredFlow`.
+
+`run_input_required_driver` carries out the flow's actions: it dispatches a round's
+input requests concurrently in a task group, sleeps through state-only rounds, and calls
+``retry``. It adds what needs I/O or time: checking each answer once as it arrives,
+cancelling siblings on the first refusal or failure, timing the rounds, and reporting each
+round to an ``on_round`` hook and to the ``mrtr.driver`` logger at DEBUG.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+import anyio
+
+from mrtr._driver_flow import (
+    DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+    STATE_ONLY_BACKOFF_CAP_SECONDS,
+    STATE_ONLY_BACKOFF_INITIAL_SECONDS,
+    DispatchInputs,
+    Finish,
+    FlowAction,
+    FlowState,
+    InputLimits,
+    InputRequiredFlow,
+    Retry,
+    Wait,
+    utf8_size,
+)
+from mrtr.errors import MCPError
+from mrtr.types import ErrorData, InputRequiredResult, validate_input_response
+
+if TYPE_CHECKING:
+    from mrtr.types import InputRequest, InputResponse
+
+__all__ = [
+    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+    "STATE_ONLY_BACKOFF_CAP_SECONDS",
+    "STATE_ONLY_BACKOFF_INITIAL_SECONDS",
+    "CallIdentity",
+    "DispatchInputs",
+    "Finish",
+    "FlowAction",
+    "FlowState",
+    "InputLimits",
+    "InputRequiredFlow",
+    "Retry",
+    "RoundEvent",
+    "RoundOutcome",
+    "Wait",
+    "run_input_required_driver",
+]
+
+logger = logging.getLogger("mrtr.driver")
+
+ResultT = TypeVar("ResultT")
+
+RoundOutcome = Literal["input_required", "complete", "error"]
+
+Dispatch = Callable[[str, "InputRequest"], Awaitable["InputResponse | ErrorData | dict[str, Any]"]]
+RetryCallable = Callable[
+    ["dict[str, InputResponse] | None", "str | None"], Awaitable["ResultT | InputRequiredResult"]
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CallIdentity:
+    """Which call a multi-round exchange serves, for round events and logs.
+
+    Attributes:
+        method: the originating JSON-RPC method (``tools/call``, ``prompts/get``,
+            ``resources/read``).
+        name: the tool or prompt name, or the resource URI.
+        arguments: the call's arguments, if any.
+    """
+
+    method: str
+    name: str | None = None
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvent:
+    """One round of a multi-round exchange, as plain data for hooks and logs.
+
+    A round starts when an InputRequiredResult arrives and ends when the retry it causes
+    has an answer (or something fails).
+
+    Attributes:
+        call: the call the round serves, when the caller said.
+        round: the round number (1 for the first InputRequiredResult).
+        keys: the input-request keys, in the server's order.
+        kinds: the method of each request, in the same order (``elicitation/create``, ...).
+        request_state_size: the ``requestState`` size in UTF-8 bytes, ``None`` if absent.
+        callback_seconds: time spent answering the input requests (all of them together).
+        wait_seconds: the backoff asked for before a state-only retry (``0.0`` otherwise).
+        wire_seconds: time spent in ``retry`` (the request and its response).
+        outcome: ``"input_required"`` (the server asked again), ``"complete"`` (a
+            terminal result arrived) or ``"error"`` (the round failed).
+        error: the class name of the exception that ended the round, for ``"error"``.
+    """
+
+    call: CallIdentity | None
+    round: int
+    keys: tuple[str, ...]
+    kinds: tuple[str, ...]
+    request_state_size: int | None
+    callback_seconds: float
+    wait_seconds: float
+    wire_seconds: float
+    outcome: RoundOutcome
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Timing:
+    callbacks: float = 0.0
+    wait: float = 0.0
+    wire: float = 0.0
+
+
+def _accept(key: str, request: InputRequest, answer: object) -> InputResponse:
+    """Check one answer against its request, once; refusals become `MCPError`."""
+    if isinstance(answer, ErrorData):
+        raise MCPError.from_error_data(answer, method=request.method)
+    return validate_input_response(request.method, answer, key=key)
+
+
+async def _dispatch_all(
+    requests: Mapping[str, InputRequest], dispatch: Dispatch
+) -> dict[str, InputResponse]:
+    """Answer every request concurrently; the first failure cancels the rest and is raised.
+
+    Failures are caught inside each task and re-raised after the task group, so the caller
+    sees the callback's own exception (or the `MCPError` of the first `ErrorData`), never
+    an exception group.
+    """
+    if len(requests) == 1:  # the common case needs no task group
+        ((key, request),) = requests.items()
+        return {key: _accept(key, request, await dispatch(key, request))}
+
+    answers: dict[str, InputResponse] = {}
+    failures: list[BaseException] = []
+    cancelled = anyio.get_cancelled_exc_class()
+
+    async def answer_one(key: str, request: InputRequest) -> None:
+        try:
+            answers[key] = _accept(key, request, await dispatch(key, request))
+        except cancelled:
+            raise
+        except BaseException as exc:  # re-raised below, as itself
+            if not failures:
+                failures.append(exc)
+            tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        for key, request in requests.items():
+            tg.start_soon(answer_one, key, request)
+    if failures:
+        raise failures[0]
+    return {key: answers[key] for key in requests}  # keyed and ordered as asked
+
+
+def _log_round(event: RoundEvent) -> None:
+    logger.debug(
+        "round %d of %s: %d input request(s) %s, state %s bytes, %.3f s in callbacks, "
+        "%.3f s waiting, %.3f s on the wire -> %s%s",
+        event.round,
+        event.call.method if event.call is not None else "a call",
+        len(event.keys),
+        ",".join(event.kinds),
+        event.request_state_size,
+        event.callback_seconds,
+        event.wait_seconds,
+        event.wire_seconds,
+        event.outcome,
+        "" if event.error is None else " (" + event.error + ")",
+    )
+
+
+def _report(
+    on_round: Callable[[RoundEvent], object] | None,
+    call: CallIdentity | None,
+    number: int,
+    result: InputRequiredResult,
+    timing: _Timing,
+    outcome: RoundOutcome,
+    error: BaseException | None = None,
+) -> None:
+    requests = result.input_requests or {}
+    state = result.request_state
+    event = RoundEvent(
+        call=call,
+        round=number,
+        keys=tuple(requests),
+        kinds=tuple(request.method for request in requests.values()),
+        request_state_size=None if state is None else utf8_size(state),
+        callback_seconds=timing.callbacks,
+        wait_seconds=timing.wait,
+        wire_seconds=timing.wire,
+        outcome=outcome,
+        error=None if error is None else type(error).__name__,
+    )
+    if logger.isEnabledFor(logging.DEBUG):
+        _log_round(event)
+    if on_round is None:
+        return
+    try:
+        on_round(event)
+    except Exception:
+        # A hook observes; it must not abort a call whose earlier legs may already have
+        # had effects on the server. Say so loudly and carry on.
+        logger.warning("the on_round hook raised; the call goes on", exc_info=True)
+
+
+async def _run_round(
+    action: DispatchInputs | Wait,
+    flow: InputRequiredFlow,
+    *,
+    dispatch: Dispatch,
+    retry: RetryCallable[ResultT],
+    sleep: Callable[[float], Awaitable[object]],
+    timing: _Timing,
+) -> ResultT | InputRequiredResult:
+    start = time.perf_counter()
+    responses: dict[str, InputResponse] | None
+    if isinstance(action, DispatchInputs):
+        responses = await _dispatch_all(action.requests, dispatch)
+        sent = time.perf_counter()
+        timing.callbacks = sent - start
+        state = flow.receive_responses(responses).request_state
+    else:
+        timing.wait = action.seconds
+        await sleep(action.seconds)
+        sent = time.perf_counter()
+        responses = None
+        state = flow.wait_elapsed().request_state
+    answer = await retry(responses, state)
+    timing.wire = time.perf_counter() - sent
+    return answer
+
+
+async def run_input_required_driver(
+    first: ResultT | InputRequiredResult,
+    *,
+    dispatch: Dispatch,
+    retry: RetryCallable[ResultT],
+    max_rounds: int = DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+    limits: InputLimits | None = None,
+    on_round: Callable[[RoundEvent], object] | None = None,
+    call: CallIdentity | None = None,
+    sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
+) -> ResultT:
+    """Drive an `InputRequiredResult` to the terminal result.
+
+    Each round with input requests calls ``dispatch`` for every key concurrently, checks
+    each answer against its request (a plain dict is validated into the right model) and
+    retries with the answers keyed as asked. A round with only ``requestState`` waits
+    first: 50 ms, doubling to 250 ms; a round with requests resets the wait. The state is
+    echoed byte for byte and never inspected. A ``first`` that is already terminal is
+    returned as is.
+
+    Args:
+        first: the result of the original request.
+        dispatch: ``async (key, request) -> InputResponse | ErrorData`` answers one input
+            request; returning ``ErrorData`` refuses it.
+        retry: ``async (input_responses | None, request_state | None) -> result``
+            re-issues the original request (a fresh JSON-RPC id each time).
+        max_rounds: retries allowed; 10 means at most 11 requests in all.
+        limits: bounds against a hostile server; `InputLimits()` when ``None``.
+        on_round: called synchronously with a `RoundEvent` after each round (also a
+            failed one). Keep it quick; if it raises, the exception is logged at WARNING
+            on ``mrtr.driver`` and the call goes on.
+        call: the identity of the call, copied into each `RoundEvent`.
+        sleep: the backoff sleep; tests pass a fake clock.
+
+    Returns:
+        The first result that is not an `InputRequiredResult`.
+
+    Raises:
+        ValueError: ``max_rounds`` is not a non-negative int.
+        InputRequiredRoundsExceededError: the server asked again after ``max_rounds``
+            retries; ``.last`` holds its last `InputRequiredResult`.
+        InputLimitExceededError: a round broke a limit; nothing of it was dispatched
+            or echoed.
+        MCPError: a callback returned `ErrorData` (its code, message and data); the
+            other callbacks of the round were cancelled.
+        InvalidInputResponseError: a callback's answer does not fit its request; ``.key``
+            names it, and nothing was sent.
+        Exception: whatever ``dispatch`` raised, as itself (siblings cancelled), or
+            whatever ``retry`` raised.
+    """
+    flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits)
+    observe = on_round is not None or logger.isEnabledFor(logging.DEBUG)
+    current: ResultT | InputRequiredResult = first
+    while True:
+        try:
+            action = flow.receive_result(current)
+        except Exception as exc:  # only an InputRequiredResult can break the cap or a limit
+            if observe:
+                asked = cast(InputRequiredResult, current)
+                _report(on_round, call, flow.state.round + 1, asked, _Timing(), "error", exc)
+            raise
+        if isinstance(action, Finish):
+            return cast(ResultT, action.result)
+        asked = cast(InputRequiredResult, current)
+        timing = _Timing()
+        try:
+            current = await _run_round(
+                action, flow, dispatch=dispatch, retry=retry, sleep=sleep, timing=timing
+            )
+        except Exception as exc:
+            if observe:
+                _report(on_round, call, action.round, asked, timing, "error", exc)
+            raise
+        if observe:
+            outcome: RoundOutcome = (
+                "input_required" if isinstance(current, InputRequiredResult) else "complete"
+            )
+            _report(on_round, call, action.round, asked, timing, outcome)
