@@ -1,0 +1,264 @@
+"""Servers and raw-message helpers shared by the server tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mrtr.server import RequestStateSecurity, Server, ServerRequestContext
+from mrtr.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourceTemplatesResult,
+    ListRootsRequest,
+    ListRootsResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Prompt,
+    PromptMessage,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ResourceTemplate,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+    Tool,
+)
+
+MODERN = "2026-07-28"
+ALL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+
+ASK_REGION = ElicitRequest(
+    params=ElicitRequestFormParams(
+        message="Which region should the database live in?",
+        requested_schema={
+            "type": "object",
+            "properties": {"region": {"type": "string"}},
+            "required": ["region"],
+        },
+    )
+)
+
+
+def meta(caps: dict[str, Any] | None = None, version: str = MODERN, **extra: Any) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": ALL_CAPS if caps is None else caps,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        **extra,
+    }
+
+
+def request(
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    id: int | str = 1,
+    modern: bool = True,
+    caps: dict[str, Any] | None = None,
+    **meta_extra: Any,
+) -> dict[str, Any]:
+    p = dict(params or {})
+    if modern:
+        p["_meta"] = {**meta(caps), **meta_extra}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if p:
+        message["params"] = p
+    return message
+
+
+async def list_tools(
+    ctx: ServerRequestContext, params: PaginatedRequestParams | None
+) -> ListToolsResult:
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    return ListToolsResult(
+        tools=[
+            Tool(name="provision", description="Provision a database.", input_schema=schema),
+            Tool(
+                name="summarize",
+                description="Asks the client's model.",
+                input_schema={"type": "object"},
+            ),
+            Tool(name="list_roots", description="Asks for roots.", input_schema={"type": "object"}),
+            Tool(name="sign_in", description="URL elicitation.", input_schema={"type": "object"}),
+            Tool(name="wait", description="State-only round.", input_schema={"type": "object"}),
+            Tool(
+                name="chatty",
+                description="Sends progress and logs.",
+                input_schema={"type": "object"},
+            ),
+            Tool(name="crash", description="Raises.", input_schema={"type": "object"}),
+            Tool(
+                name="legacy_safe",
+                description="Asks only in the modern era.",
+                input_schema={"type": "object"},
+            ),
+        ]
+    )
+
+
+def _text(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+async def call_tool(
+    ctx: ServerRequestContext, params: CallToolRequestParams
+) -> CallToolResult | InputRequiredResult:
+    responses = ctx.input_responses or {}
+    name = params.name
+    if name == "provision":
+        answer = responses.get("region")
+        if not isinstance(answer, ElicitResult) or answer.content is None:
+            return InputRequiredResult(
+                input_requests={"region": ASK_REGION}, request_state="provision-v1"
+            )
+        assert ctx.request_state == "provision-v1", ctx.request_state
+        db = (params.arguments or {})["name"]
+        return _text(f"Provisioned {db!r} in {answer.content['region']}.")
+    if name == "summarize":
+        answer = responses.get("llm")
+        if not isinstance(answer, CreateMessageResult):
+            ask = CreateMessageRequest(
+                params=CreateMessageRequestParams(
+                    messages=[
+                        SamplingMessage(
+                            role="user", content=TextContent(type="text", text="Summarize")
+                        )
+                    ],
+                    max_tokens=50,
+                )
+            )
+            return InputRequiredResult(input_requests={"llm": ask})
+        content = answer.content
+        text = content.text if isinstance(content, TextContent) else "?"
+        return _text(f"model said: {text}")
+    if name == "list_roots":
+        answer = responses.get("roots")
+        if not isinstance(answer, ListRootsResult):
+            return InputRequiredResult(
+                input_requests={"roots": ListRootsRequest()}, request_state="r"
+            )
+        return _text("roots: " + ",".join(root.uri for root in answer.roots))
+    if name == "sign_in":
+        if "login" not in responses:
+            ask = ElicitRequest(
+                params=ElicitRequestURLParams(
+                    message="Sign in", url="https://example.com/login", elicitation_id="e1"
+                )
+            )
+            return InputRequiredResult(input_requests={"login": ask})
+        return _text("signed in")
+    if name == "wait":
+        step = int(ctx.request_state or "0")
+        if step < 2:
+            return InputRequiredResult(request_state=str(step + 1))
+        return _text(f"waited {step}")
+    if name == "chatty":
+        await ctx.send_progress(0.5, 1.0, "half")
+        await ctx.send_log("info", {"step": 1}, logger="chatty")
+        await ctx.send_log("debug", "fine detail")
+        await ctx.send_progress(1.0, 1.0)
+        return _text("done")
+    if name == "crash":
+        raise KeyError("secret internal detail")
+    if name == "legacy_safe":
+        if ctx.is_modern and "region" not in responses:
+            return InputRequiredResult(input_requests={"region": ASK_REGION})
+        return _text(f"legacy_safe on {ctx.protocol_version}")
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"unknown tool {name}")], is_error=True
+    )
+
+
+async def list_prompts(
+    ctx: ServerRequestContext, params: PaginatedRequestParams | None
+) -> ListPromptsResult:
+    return ListPromptsResult(prompts=[Prompt(name="briefing", description="Draft a briefing.")])
+
+
+ASK_AUDIENCE = ElicitRequest(
+    params=ElicitRequestFormParams(
+        message="Who is the briefing for?",
+        requested_schema={
+            "type": "object",
+            "properties": {"audience": {"type": "string"}},
+            "required": ["audience"],
+        },
+    )
+)
+
+
+async def get_prompt(
+    ctx: ServerRequestContext, params: GetPromptRequestParams
+) -> GetPromptResult | InputRequiredResult:
+    answer = (ctx.input_responses or {}).get("audience")
+    if not isinstance(answer, ElicitResult) or answer.content is None:
+        return InputRequiredResult(
+            input_requests={"audience": ASK_AUDIENCE}, request_state="briefing"
+        )
+    return GetPromptResult(
+        messages=[
+            PromptMessage(
+                role="user",
+                content=TextContent(
+                    type="text", text=f"Write a briefing for {answer.content['audience']}."
+                ),
+            )
+        ]
+    )
+
+
+async def list_templates(
+    ctx: ServerRequestContext, params: PaginatedRequestParams | None
+) -> ListResourceTemplatesResult:
+    return ListResourceTemplatesResult(
+        resource_templates=[ResourceTemplate(uri_template="secret://{name}", name="secret")]
+    )
+
+
+async def read_resource(
+    ctx: ServerRequestContext, params: ReadResourceRequestParams
+) -> ReadResourceResult | InputRequiredResult:
+    answer = (ctx.input_responses or {}).get("ok")
+    if not isinstance(answer, ElicitResult):
+        ask = ElicitRequest(
+            params=ElicitRequestFormParams(
+                message=f"Reveal {params.uri}?",
+                requested_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            )
+        )
+        return InputRequiredResult(input_requests={"ok": ask}, request_state=params.uri)
+    if answer.action != "accept":
+        return ReadResourceResult(
+            contents=[TextResourceContents(uri=params.uri, text="(declined)")]
+        )
+    return ReadResourceResult(
+        contents=[TextResourceContents(uri=params.uri, text=f"contents of {ctx.request_state}")]
+    )
+
+
+def make_server(
+    name: str = "Provisioner", *, security: RequestStateSecurity | Any = None
+) -> Server:
+    return Server(
+        name,
+        version="1.2.3",
+        instructions="Test server.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        request_state_security=security,
+    )

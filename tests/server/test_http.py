@@ -1,0 +1,300 @@
+"""The streamable HTTP ASGI app, driven in-process through httpx's ASGI transport."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from mrtr.server import Principal, RequestStateSecurity, Server
+
+from ._servers import make_server, request
+
+pytestmark = pytest.mark.anyio
+
+URL = "http://127.0.0.1/mcp"
+ACCEPT_BOTH = "application/json, text/event-stream"
+REGION = {"region": {"action": "accept", "content": {"region": "eu-west-1"}}}
+FROZEN = {"code": -32602, "message": "Invalid or expired requestState"}
+
+
+def headers_for(message: dict[str, Any], **extra: str) -> dict[str, str]:
+    headers = {"accept": ACCEPT_BOTH, "content-type": "application/json"}
+    params = message.get("params") or {}
+    meta = params.get("_meta") or {}
+    if "io.modelcontextprotocol/protocolVersion" in meta:
+        headers["mcp-protocol-version"] = meta["io.modelcontextprotocol/protocolVersion"]
+        headers["mcp-method"] = message["method"]
+        target = params.get("uri") if message["method"] == "resources/read" else params.get("name")
+        if target is not None:
+            headers["mcp-name"] = target
+    headers.update(extra)
+    return headers
+
+
+def client_for(server: Server, **kwargs: Any) -> httpx.AsyncClient:
+    app = server.streamable_http_app(**kwargs)
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app))  # type: ignore[arg-type]
+
+
+async def post(
+    client: httpx.AsyncClient, message: dict[str, Any], **headers: str
+) -> httpx.Response:
+    return await client.post(
+        URL, content=json.dumps(message), headers=headers_for(message, **headers)
+    )
+
+
+def call(name: str, arguments: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+    return request("tools/call", {"name": name, "arguments": arguments or {}, **params})
+
+
+async def test_modern_json_flow() -> None:
+    async with client_for(make_server()) as client:
+        listing = await post(client, request("tools/list"))
+        assert listing.status_code == 200
+        assert listing.headers["content-type"] == "application/json"
+        assert listing.json()["result"]["resultType"] == "complete"
+        first = (await post(client, call("provision", {"name": "db"}))).json()["result"]
+        done = await post(
+            client,
+            call(
+                "provision",
+                {"name": "db"},
+                inputResponses=REGION,
+                requestState=first["requestState"],
+            ),
+        )
+        assert done.json()["result"]["content"][0]["text"] == "Provisioned 'db' in eu-west-1."
+        assert "mcp-session-id" not in done.headers
+
+
+async def test_sse_only_when_accepted_and_notified() -> None:
+    chatty = request(
+        "tools/call",
+        {"name": "chatty"},
+        progressToken="p",
+        **{"io.modelcontextprotocol/logLevel": "info"},
+    )
+    async with client_for(make_server()) as client:
+        streamed = await post(client, chatty)
+        assert streamed.headers["content-type"] == "text/event-stream"
+        events = [
+            json.loads(line[len("data: ") :])
+            for line in streamed.text.splitlines()
+            if line.startswith("data: ")
+        ]
+        assert [e.get("method", "response") for e in events] == [
+            "notifications/progress",
+            "notifications/message",
+            "notifications/progress",
+            "response",
+        ]
+        assert events[-1]["result"]["content"][0]["text"] == "done"
+        plain = await post(client, chatty, accept="application/json")
+        assert plain.headers["content-type"] == "application/json"
+        assert plain.json()["result"]["content"][0]["text"] == "done"
+        quiet = await post(client, call("legacy_safe"))  # no notifications: JSON
+        assert quiet.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ({"mcp-protocol-version": "2025-11-25"}, "MCP-Protocol-Version"),
+        ({"mcp-method": "tools/list"}, "Mcp-Method"),
+        ({"mcp-name": "other"}, "Mcp-Name"),
+        ({"mcp-name": "=?base64?!!!?="}, "Mcp-Name"),
+    ],
+)
+async def test_header_mismatch(override: dict[str, str], fragment: str) -> None:
+    async with client_for(make_server()) as client:
+        response = await post(client, call("provision", {"name": "db"}), **override)
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == -32020 and fragment in error["message"]
+        assert response.json()["id"] == 1
+
+
+async def test_missing_headers_and_base64_names() -> None:
+    message = call("provision", {"name": "db"})
+    async with client_for(make_server()) as client:
+        for missing in ("mcp-protocol-version", "mcp-method", "mcp-name"):
+            headers = headers_for(message)
+            del headers[missing]
+            response = await client.post(URL, content=json.dumps(message), headers=headers)
+            assert response.status_code == 400
+            assert response.json()["error"]["code"] == -32020
+        encoded = "=?base64?" + base64.b64encode(b"provision").decode() + "?="
+        ok = await post(client, message, **{"mcp-name": encoded})
+        assert ok.status_code == 200 and ok.json()["result"]["resultType"] == "input_required"
+
+
+async def test_error_statuses() -> None:
+    async with client_for(make_server()) as client:
+        unsupported = request("tools/list")
+        unsupported["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
+        response = await post(client, unsupported)
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32022
+        response = await post(client, request("nope/nope"))
+        assert response.status_code == 404 and response.json()["error"]["code"] == -32601
+        response = await post(client, call("crash"))
+        assert response.status_code == 500
+        assert response.json()["error"] == {"code": -32603, "message": "Internal error"}
+        assert "Traceback" not in response.text
+        response = await post(client, call("provision", {"name": "db"}, requestState="forged"))
+        assert response.status_code == 400 and response.json()["error"] == FROZEN
+        response = await post(client, request("tools/call", {"name": "provision"}, caps={}))
+        assert response.status_code == 400 and response.json()["error"]["code"] == -32021
+
+
+async def test_bad_http_requests() -> None:
+    async with client_for(make_server(), max_message_size=1000) as client:
+        assert (await client.get(URL)).status_code == 405
+        assert (await client.delete(URL)).status_code == 405
+        assert (await client.put(URL, content=b"{}")).status_code == 405
+        wrong_path = await client.post("http://127.0.0.1/other", json={})
+        assert wrong_path.status_code == 404
+        assert wrong_path.json()["error"]["code"] == -32600
+        text = await client.post(URL, content=b"{}", headers={"content-type": "text/plain"})
+        assert text.status_code == 415
+        broken = await client.post(
+            URL, content=b"{nope", headers={"content-type": "application/json"}
+        )
+        assert broken.status_code == 400 and broken.json()["error"]["code"] == -32700
+        batch = await client.post(URL, content=b"[]", headers={"content-type": "application/json"})
+        assert batch.status_code == 400 and batch.json()["error"]["code"] == -32600
+        big = await client.post(
+            URL,
+            content=b'{"x":"' + b"y" * 2000 + b'"}',
+            headers={"content-type": "application/json"},
+        )
+        assert big.status_code == 413
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        assert (await post(client, note)).status_code == 202
+        no_version = await post(client, request("tools/list", modern=False))
+        assert no_version.status_code == 400 and no_version.json()["error"]["code"] == -32600
+
+
+async def test_origin_check() -> None:
+    async with client_for(make_server()) as client:
+        evil = await post(client, request("tools/list"), origin="https://evil.example")
+        assert evil.status_code == 403
+        local = await post(client, request("tools/list"), origin="http://localhost:3000")
+        assert local.status_code == 200
+        same = await post(client, request("tools/list"), origin="http://127.0.0.1")
+        assert same.status_code == 200
+
+
+async def test_legacy_sessions() -> None:
+    init = request(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+        modern=False,
+    )
+    async with client_for(make_server()) as client:
+        response = await post(client, init)
+        assert response.status_code == 200
+        assert response.json()["result"]["protocolVersion"] == "2025-11-25"
+        session = response.headers["mcp-session-id"]
+        h = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+        assert (
+            await post(client, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **h)
+        ).status_code == 202
+        tools = await post(client, request("tools/list", modern=False, id=2), **h)
+        assert tools.status_code == 200 and tools.json()["result"]["tools"]
+        legacy_call = request(
+            "tools/call", {"name": "provision", "arguments": {"name": "db"}}, modern=False
+        )
+        invalid = await post(client, legacy_call, **h)
+        assert invalid.status_code == 200
+        assert invalid.json()["error"] == {
+            "code": -32603,
+            "message": "Handler returned an invalid result",
+        }
+        wrong_version = await post(
+            client,
+            request("tools/list", modern=False),
+            **{**h, "mcp-protocol-version": "2025-06-18"},
+        )
+        assert wrong_version.status_code == 400
+        unknown = await post(
+            client, request("tools/list", modern=False), **{"mcp-session-id": "nope"}
+        )
+        assert unknown.status_code == 404
+        assert (await client.delete(URL, headers={"mcp-session-id": session})).status_code == 204
+        assert (await client.delete(URL, headers={"mcp-session-id": session})).status_code == 404
+        gone = await post(client, request("tools/list", modern=False), **h)
+        assert gone.status_code == 404
+
+
+async def test_bearer_tokens_bind_the_principal() -> None:
+    users = {
+        "tok-alice": Principal("app", issuer="https://idp", subject="alice"),
+        "tok-bob": Principal("app", issuer="https://idp", subject="bob"),
+    }
+
+    async def verify(token: str) -> Principal | None:
+        return users.get(token)
+
+    server = make_server(security=RequestStateSecurity(keys=[b"k" * 32]))
+    async with client_for(server, token_verifier=verify) as client:
+        missing = await post(client, request("tools/list"))
+        assert missing.status_code == 401
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        wrong = await post(client, request("tools/list"), authorization="Bearer nope")
+        assert wrong.status_code == 401 and "invalid_token" in wrong.headers["www-authenticate"]
+        first = await post(
+            client, call("provision", {"name": "db"}), authorization="Bearer tok-alice"
+        )
+        state = first.json()["result"]["requestState"]
+        retry = call("provision", {"name": "db"}, inputResponses=REGION, requestState=state)
+        as_bob = await post(client, retry, authorization="Bearer tok-bob")
+        assert as_bob.status_code == 400 and as_bob.json()["error"] == FROZEN
+        as_alice = await post(client, retry, authorization="Bearer tok-alice")
+        assert as_alice.status_code == 200 and "result" in as_alice.json()
+
+
+async def test_lifespan() -> None:
+    app = make_server().streamable_http_app()
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(10):
+        await app({"type": "lifespan"}, receive, send)  # type: ignore[arg-type]
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+
+@pytest.mark.parametrize("shared", [True, False])
+async def test_legs_alternate_between_instances(shared: bool) -> None:
+    """Two instances behind one client: shared keys complete a flow, ephemeral keys do not."""
+
+    def instance() -> Server:
+        security = RequestStateSecurity(keys=[b"s" * 32]) if shared else None
+        return make_server("fleet", security=security)
+
+    async with client_for(instance()) as one, client_for(instance()) as two:
+        state = (await post(one, request("tools/call", {"name": "wait"}))).json()["result"][
+            "requestState"
+        ]
+        second = await post(two, request("tools/call", {"name": "wait", "requestState": state}))
+        if not shared:
+            assert second.status_code == 400 and second.json()["error"] == FROZEN
+            return
+        state = second.json()["result"]["requestState"]
+        third = await post(one, request("tools/call", {"name": "wait", "requestState": state}))
+        assert third.json()["result"]["content"][0]["text"] == "waited 2"
