@@ -1,0 +1,183 @@
+"""Request metadata headers of the modern Streamable HTTP transport (protocol 2026-07-28).
+
+Pure functions, no I/O: encoding a value for a header (the Base64 sentinel for values
+that are not plain header-safe ASCII), validating the ``x-mcp-header`` annotations of a
+tool's ``inputSchema``, and extracting the ``Mcp-Param-*`` headers of a ``tools/call``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MCP_PARAM_PREFIX",
+    "InvalidToolDefinition",
+    "ParamHeader",
+    "encode_header_value",
+    "param_headers",
+    "tool_param_headers",
+]
+
+MCP_PARAM_PREFIX = "Mcp-Param-"
+_ANNOTATION = "x-mcp-header"
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_SAFE_VALUE = re.compile(r"^[\x20-\x7e]*$")
+_SENTINEL_PREFIX = "=?base64?"
+_SENTINEL_SUFFIX = "?="
+_PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})
+_MAX_SAFE_INTEGER = 2**53 - 1
+# Keywords whose values are instance data, not subschemas: never look for annotations there.
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+
+
+class InvalidToolDefinition(ValueError):
+    """A tool's ``x-mcp-header`` annotations break the spec's constraints."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamHeader:
+    """One annotated parameter: where its value sits in the arguments, and its header."""
+
+    path: tuple[str, ...]
+    name: str
+
+    @property
+    def header(self) -> str:
+        """The full header name, ``Mcp-Param-{name}``."""
+        return MCP_PARAM_PREFIX + self.name
+
+
+def encode_header_value(value: str) -> str:
+    """Return ``value`` as a header value, Base64-wrapped when it is not plainly safe.
+
+    A value is sent as-is only if it is visible ASCII or space, has no leading or
+    trailing whitespace, and does not itself look like the sentinel ``=?base64?...?=``.
+    """
+    plain = (
+        _SAFE_VALUE.match(value) is not None
+        and value == value.strip(" ")
+        and not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX))
+    )
+    if plain:
+        return value
+    encoded = base64.b64encode(value.encode("utf-8")).decode("ascii")
+    return f"{_SENTINEL_PREFIX}{encoded}{_SENTINEL_SUFFIX}"
+
+
+def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
+    """Validate one tool definition's ``x-mcp-header`` annotations and return them.
+
+    Raises:
+        InvalidToolDefinition: an annotation is not a token, is duplicated
+            (case-insensitively), sits on a non-primitive property, or is not statically
+            reachable from the schema root through ``properties`` alone.
+    """
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, Mapping):
+        return ()
+    found: list[ParamHeader] = []
+    _collect(schema, path=(), reachable=True, found=found)
+    seen: set[str] = set()
+    for item in found:
+        key = item.name.lower()
+        if key in seen:
+            raise InvalidToolDefinition(f"x-mcp-header {item.name!r} is not unique")
+        seen.add(key)
+    return tuple(found)
+
+
+def _collect(
+    schema: Mapping[str, Any],
+    *,
+    path: tuple[str, ...],
+    reachable: bool,
+    found: list[ParamHeader],
+) -> None:
+    for key, value in schema.items():
+        if key == _ANNOTATION:
+            found.append(_check_annotation(schema, value, path=path, reachable=reachable))
+        elif key == "properties" and isinstance(value, Mapping):
+            for prop, sub in value.items():
+                if isinstance(sub, Mapping):
+                    _collect(sub, path=(*path, str(prop)), reachable=reachable, found=found)
+        elif key not in _DATA_KEYWORDS:
+            _collect_any(value, found=found)
+
+
+def _collect_any(value: Any, *, found: list[ParamHeader]) -> None:
+    """Walk a value that is not a statically reachable property (items, anyOf, $defs...)."""
+    if isinstance(value, Mapping):
+        _collect(value, path=(), reachable=False, found=found)
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        for item in value:
+            _collect_any(item, found=found)
+
+
+def _check_annotation(
+    schema: Mapping[str, Any], name: Any, *, path: tuple[str, ...], reachable: bool
+) -> ParamHeader:
+    if not isinstance(name, str) or not name:
+        raise InvalidToolDefinition(f"x-mcp-header must be a non-empty string, not {name!r}")
+    if _TOKEN.match(name) is None:
+        raise InvalidToolDefinition(f"x-mcp-header {name!r} is not an HTTP field-name token")
+    if not reachable or not path:
+        raise InvalidToolDefinition(
+            f"x-mcp-header {name!r} is not on a property reachable from the schema root "
+            "through 'properties' alone"
+        )
+    if not _is_primitive(schema.get("type")):
+        raise InvalidToolDefinition(
+            f"x-mcp-header {name!r} is on a property of type {schema.get('type')!r}; "
+            "only string, integer and boolean are allowed"
+        )
+    return ParamHeader(path=path, name=name)
+
+
+def _is_primitive(declared: Any) -> bool:
+    if isinstance(declared, str):
+        return declared in _PRIMITIVE_TYPES
+    if isinstance(declared, list):
+        kinds = {kind for kind in declared if kind != "null"}
+        return len(kinds) == 1 and kinds <= _PRIMITIVE_TYPES
+    return False
+
+
+def param_headers(specs: Sequence[ParamHeader], arguments: Any) -> dict[str, str]:
+    """Return the ``Mcp-Param-*`` headers for one call's arguments.
+
+    A parameter that is absent or ``null`` gets no header; a value of a type the header
+    cannot carry (an object, a list, a fraction) gets none either, and the server's
+    validation will say so.
+    """
+    headers: dict[str, str] = {}
+    for spec in specs:
+        value = _lookup(arguments, spec.path)
+        text = _header_text(value)
+        if text is not None:
+            headers[spec.header] = encode_header_value(text)
+    return headers
+
+
+def _lookup(arguments: Any, path: tuple[str, ...]) -> Any:
+    value = arguments
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def _header_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if abs(value) <= _MAX_SAFE_INTEGER else None
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    return None

@@ -1,0 +1,75 @@
+"""The bounded SSE decoder: WHATWG parsing rules and the size cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from mrtr.errors import MessageTooLargeError
+from mrtr.transports._http_sse import BoundedSSEDecoder
+
+
+def feed_all(decoder: BoundedSSEDecoder, *chunks: bytes) -> list[tuple[str, str, str]]:
+    events = []
+    for chunk in chunks:
+        events += [(e.event, e.data, e.id) for e in decoder.feed(chunk)]
+    return events
+
+
+def test_fields_comments_and_multiline_data() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=1000)
+    events = feed_all(
+        decoder,
+        b": keep-alive\n",
+        b'event: message\nid: 1\ndata: {"a":\ndata:  1}\n\n',
+        b"data:x\nunknown: field\nretry: 250\n\n",
+    )
+    assert events == [("message", '{"a":\n 1}', "1"), ("message", "x", "1")]
+    assert decoder.last_event_id == "1" and decoder.retry_ms == 250
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b"data: a\r\n\r\ndata: b\r\n\r\n"],
+        [b"data: a\r", b"\n\r", b"\ndata: b\r\n", b"\r\n"],
+        [b"data: a\r\rdata: b\r\r"],
+        [b"da", b"ta: a\n", b"\n", b"data: b\n\n"],
+    ],
+)
+def test_line_endings_split_across_chunks(chunks: list[bytes]) -> None:
+    decoder = BoundedSSEDecoder(max_event_size=1000)
+    assert [data for _, data, _ in feed_all(decoder, *chunks)] == ["a", "b"]
+
+
+def test_priming_event_and_ignored_fields() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=1000)
+    events = feed_all(
+        decoder, b"id: prime\ndata:\n\n", b"id: bad\x00id\nretry: 1.5\n\n", b"event: x\n\n"
+    )
+    assert events == [("message", "", "prime")]
+    assert decoder.last_event_id == "prime" and decoder.retry_ms is None
+
+
+def test_unfinished_event_is_not_dispatched() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=1000)
+    assert feed_all(decoder, b"data: half\n") == []
+
+
+def test_an_endless_line_hits_the_cap() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=100)
+    decoder.feed(b"data: " + b"x" * 50)
+    with pytest.raises(MessageTooLargeError) as info:
+        decoder.feed(b"x" * 60)
+    assert info.value.limit == 100 and info.value.size > 100
+
+
+def test_many_data_lines_hit_the_cap() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=100)
+    with pytest.raises(MessageTooLargeError):
+        decoder.feed(b"data: 0123456789\n" * 20)
+
+
+def test_events_under_the_cap_reset_the_count() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=100)
+    for _ in range(50):
+        assert len(decoder.feed(b"data: " + b"x" * 80 + b"\n\n")) == 1
