@@ -61,6 +61,8 @@ def test_an_endless_line_hits_the_cap() -> None:
     with pytest.raises(MessageTooLargeError) as info:
         decoder.feed(b"x" * 60)
     assert info.value.limit == 100 and info.value.size > 100
+    assert info.value.knob == "max_sse_event_size"
+    assert "raise max_sse_event_size" in str(info.value)
 
 
 def test_many_data_lines_hit_the_cap() -> None:

@@ -216,15 +216,17 @@ class MessageTooLargeError(TransportError):
     Attributes:
         size: how many bytes had arrived when the cap was hit (a lower bound).
         limit: the cap in bytes.
+        knob: the keyword that sets this cap.
     """
 
-    def __init__(self, size: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, *, knob: str = "max_message_size") -> None:
         super().__init__(
             f"a message from the server was over the {limit}-byte cap (at least {size} bytes); "
-            "raise max_message_size if this server is trusted"
+            f"raise {knob} if this server is trusted"
         )
         self.size = size
         self.limit = limit
+        self.knob = knob
 
 
 class ProcessExitedError(TransportError):

@@ -71,7 +71,7 @@ class BoundedSSEDecoder:
         self._scan_from = len(self._buffer)
         held = self._data_size + len(self._buffer)
         if held > self._max:
-            raise MessageTooLargeError(held, self._max)
+            raise MessageTooLargeError(held, self._max, knob="max_sse_event_size")
         return events
 
     def _process_line(self, line: str) -> ServerSentEvent | None:
@@ -86,7 +86,7 @@ class BoundedSSEDecoder:
             self._data_size += len(value) + 1
             self._has_data = True
             if self._data_size > self._max:
-                raise MessageTooLargeError(self._data_size, self._max)
+                raise MessageTooLargeError(self._data_size, self._max, knob="max_sse_event_size")
         elif name == "event":
             self._event_type = value
         elif name == "id":
