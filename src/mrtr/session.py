@@ -1,0 +1,739 @@
+"""`ClientSession`: one MCP connection in either protocol era, with typed method wrappers.
+
+The session adds the era's envelope to every request (modern: ``params._meta`` with the
+protocol version, the client's capabilities and its info; legacy: nothing after the
+``initialize`` handshake), answers the server's requests on legacy connections through
+the same callbacks the multi-round-trip loop uses, and turns raw results into typed
+models with `mrtr.types.parse_result` (validated once, on arrival).
+
+Notification callbacks (progress, logging, the message handler) run in order on the
+reader task: keep them quick, and do not await a request on the same session from one
+(start a task instead). Server requests on the back-channel each run in their own task.
+
+Multi-round-trip calls are *manual* here: with ``allow_input_required=True`` the
+wrappers return the `InputRequiredResult` for the caller to answer and retry. `Client`
+runs that loop for you.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
+
+from pydantic import BaseModel, ValidationError
+
+from mrtr._session_context import (
+    ClientRequestContext,
+    ElicitationCallback,
+    ListRootsCallback,
+    LoggingCallback,
+    MessageHandler,
+    ProgressCallback,
+    SamplingCallback,
+)
+from mrtr._session_core import SessionCore, SessionState
+from mrtr.errors import InputRequiredNotAllowedError, InvalidInputResponseError, ProtocolError
+from mrtr.types import (
+    INPUT_REQUIRED_METHODS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LATEST_PROTOCOL_VERSION,
+    LEGACY_PROTOCOL_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    METHOD_NOT_FOUND,
+    MODERN_PROTOCOL_VERSIONS,
+    CallToolResult,
+    CompleteResult,
+    CreateMessageRequest,
+    DiscoverResult,
+    ElicitRequest,
+    ElicitRequestURLParams,
+    EmptyResult,
+    ErrorData,
+    GetPromptResult,
+    Implementation,
+    InitializeResult,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListRootsRequest,
+    ListToolsResult,
+    ReadResourceResult,
+    ServerCapabilities,
+    parse_result,
+    validate_input_response,
+)
+
+if TYPE_CHECKING:
+    from mrtr.transports import JSONObject, RequestId, Transport
+    from mrtr.types import InputRequest, InputResponse
+
+__all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
+
+_logger = logging.getLogger("mrtr.session")
+
+_NOT_SUPPORTED = {
+    "elicitation/create": "Elicitation not supported",
+    "sampling/createMessage": "Sampling not supported",
+    "roots/list": "List roots not supported",
+}
+_URL_MODE_NOT_SUPPORTED = "URL-mode elicitation not supported"
+_INPUT_REQUEST_MODELS: dict[str, type[BaseModel]] = {
+    "elicitation/create": ElicitRequest,
+    "sampling/createMessage": CreateMessageRequest,
+    "roots/list": ListRootsRequest,
+}
+
+Era = Literal["legacy", "modern"]
+
+
+def _default_client_info() -> Implementation:
+    from mrtr import __version__
+
+    return Implementation(name="mrtr", version=__version__)
+
+
+def _mrtr_params(
+    params: JSONObject,
+    input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None,
+    request_state: str | None,
+) -> JSONObject:
+    if input_responses is not None:
+        params["inputResponses"] = {
+            key: value.to_wire() if isinstance(value, BaseModel) else dict(value)
+            for key, value in input_responses.items()
+        }
+    if request_state is not None:
+        params["requestState"] = request_state
+    return params
+
+
+class ClientSession(SessionCore):
+    """One MCP connection: JSON-RPC correlation plus the era's envelope and typed methods.
+
+    Use it as ``async with ClientSession(transport, ...) as session:`` (the transport must
+    already be open), then settle the era with `initialize` (legacy) or `discover`
+    (modern) before other requests. `Client` does all of that for you.
+
+    Args:
+        transport: an open transport.
+        client_info: who the client is (default: ``mrtr`` and its version).
+        elicitation_callback: answers ``elicitation/create``; advertised only if given.
+        elicitation_url_mode: the elicitation callback also handles URL mode.
+        sampling_callback: answers ``sampling/createMessage``; advertised only if given.
+        sampling_tools: the sampling callback handles tool-enabled sampling.
+        list_roots_callback: answers ``roots/list``; advertised only if given.
+        logging_callback: receives the params of every ``notifications/message``.
+        log_level: the level asked of modern servers (``io.modelcontextprotocol/logLevel``);
+            defaults to ``"info"`` when a logging callback is given, none otherwise.
+        message_handler: receives every other notification as a dict.
+        read_timeout_seconds: default per-request timeout (``None``: none).
+        capabilities: advertise exactly these client capabilities instead of deriving
+            them from the callbacks: for the manual loop, where the answers to input
+            requests come from the caller rather than from callbacks.
+
+    Raises:
+        ValueError: ``read_timeout_seconds`` is not positive.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        client_info: Implementation | None = None,
+        elicitation_callback: ElicitationCallback | None = None,
+        elicitation_url_mode: bool = False,
+        sampling_callback: SamplingCallback | None = None,
+        sampling_tools: bool = False,
+        list_roots_callback: ListRootsCallback | None = None,
+        logging_callback: LoggingCallback | None = None,
+        log_level: str | None = None,
+        message_handler: MessageHandler | None = None,
+        read_timeout_seconds: float | None = None,
+        capabilities: Mapping[str, Any] | BaseModel | None = None,
+    ) -> None:
+        super().__init__(
+            transport,
+            read_timeout_seconds=read_timeout_seconds,
+            logging_callback=logging_callback,
+            message_handler=message_handler,
+        )
+        self._client_info = client_info or _default_client_info()
+        self._elicitation_callback = elicitation_callback
+        self._sampling_callback = sampling_callback
+        self._list_roots_callback = list_roots_callback
+        self._url_mode = elicitation_url_mode
+        self._log_level = log_level or ("info" if logging_callback is not None else None)
+        if capabilities is None:
+            self._capabilities = self._build_capabilities(elicitation_url_mode, sampling_tools)
+        elif isinstance(capabilities, BaseModel):
+            self._capabilities = capabilities.model_dump(by_alias=True, exclude_none=True)
+        else:
+            self._capabilities = dict(capabilities)
+        self._era: Era | None = None
+        self._protocol_version: str | None = None
+        self._envelope: JSONObject | None = None
+        self._bare_params: JSONObject | None = None
+        self._initialize_result: InitializeResult | None = None
+        self._discover_result: DiscoverResult | None = None
+
+    def _build_capabilities(self, url_mode: bool, sampling_tools: bool) -> JSONObject:
+        capabilities: JSONObject = {}
+        if self._elicitation_callback is not None:
+            capabilities["elicitation"] = {"form": {}, "url": {}} if url_mode else {"form": {}}
+        if self._sampling_callback is not None:
+            capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
+        if self._list_roots_callback is not None:
+            capabilities["roots"] = {}
+        return capabilities
+
+    # -- what was negotiated ---------------------------------------------------------
+
+    @property
+    def era(self) -> Era | None:
+        """``"legacy"`` or ``"modern"`` once settled, else ``None``."""
+        return self._era
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated protocol version, or ``None`` before negotiation."""
+        return self._protocol_version
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        """The capabilities this session advertises (derived from its callbacks)."""
+        return self._capabilities
+
+    @property
+    def client_info(self) -> Implementation:
+        """Who this client says it is."""
+        return self._client_info
+
+    @property
+    def initialize_result(self) -> InitializeResult | None:
+        """The server's answer to ``initialize`` (legacy), if any."""
+        return self._initialize_result
+
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        """The server's answer to ``server/discover`` (modern), if any."""
+        return self._discover_result
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """The server's self-description, when the server gave one."""
+        if self._initialize_result is not None:
+            return self._initialize_result.server_info
+        meta = self._discover_result.meta if self._discover_result is not None else None
+        info = meta.get(META_SERVER_INFO) if meta else None
+        if info is None:
+            return None
+        try:
+            return Implementation.model_validate(info)
+        except ValidationError:
+            _logger.warning("ignoring a malformed server info in server/discover: %r", info)
+            return None
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        """The server's capabilities, once negotiated."""
+        if self._initialize_result is not None:
+            return self._initialize_result.capabilities
+        if self._discover_result is not None:
+            return self._discover_result.capabilities
+        return None
+
+    # -- the envelope ----------------------------------------------------------------
+
+    def _make_envelope(self, version: str) -> JSONObject:
+        envelope: JSONObject = {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self._capabilities,
+            META_CLIENT_INFO: self._client_info.to_wire(),
+        }
+        if self._log_level is not None:
+            envelope[META_LOG_LEVEL] = self._log_level
+        return envelope
+
+    def _set_envelope(self, envelope: JSONObject | None) -> None:
+        self._envelope = envelope
+        self._bare_params = None if envelope is None else {"_meta": envelope}
+
+    def _request_params(
+        self, params: Mapping[str, Any] | None, progress_token: int | None
+    ) -> Mapping[str, Any] | None:
+        envelope = self._envelope
+        if envelope is None:
+            return super()._request_params(params, progress_token)
+        if params is None and progress_token is None:
+            return self._bare_params
+        user_meta = params.get("_meta") if params else None
+        if user_meta is None and progress_token is None:
+            meta: Mapping[str, Any] = envelope
+        else:
+            meta = {**(user_meta or {}), **envelope}
+            if progress_token is not None:
+                meta["progressToken"] = progress_token
+        return {**(params or {}), "_meta": meta}
+
+    def adopt(self, version: str, discover_result: DiscoverResult | None = None) -> None:
+        """Speak the modern era at `version` from now on (no handshake needed).
+
+        Raises:
+            ValueError: `version` is not a modern version this library speaks.
+        """
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            raise ValueError(f"{version!r} is not a modern protocol version")
+        self._set_envelope(self._make_envelope(version))
+        self._era = "modern"
+        self._protocol_version = version
+        self._discover_result = discover_result
+
+    # -- era negotiation ---------------------------------------------------------------
+
+    async def discover(
+        self, version: str = LATEST_PROTOCOL_VERSION, *, timeout: float | None = None
+    ) -> DiscoverResult:
+        """Ask a modern server what it supports (``server/discover``) at `version`.
+
+        If the server lists `version` among its supported versions, the session adopts
+        the modern era at that version; otherwise nothing changes.
+
+        Raises:
+            MCPError: the server refused (-32022 names the versions it speaks).
+            ProtocolError: the answer is not a valid DiscoverResult.
+            RequestTimeoutError, TransportError: no answer.
+        """
+        previous = self._envelope
+        self._set_envelope(self._make_envelope(version))
+        try:
+            raw = await self.send_request("server/discover", None, timeout=timeout)
+            result = parse_result("server/discover", raw)
+        except BaseException:
+            self._set_envelope(previous)
+            raise
+        if version in result.supported_versions:
+            self.adopt(version, result)
+        else:
+            self._set_envelope(previous)
+        return result
+
+    async def initialize(self, *, timeout: float | None = None) -> InitializeResult:
+        """Run the legacy handshake: ``initialize``, then ``notifications/initialized``.
+
+        Raises:
+            MCPError: the server refused.
+            ProtocolError: the server chose a protocol version this client does not speak.
+            RequestTimeoutError, TransportError: no answer.
+        """
+        self._set_envelope(None)
+        params = {
+            "protocolVersion": LEGACY_PROTOCOL_VERSIONS[0],
+            "capabilities": self._capabilities,
+            "clientInfo": self._client_info.to_wire(),
+        }
+        raw = await self.send_request("initialize", params, timeout=timeout)
+        result = parse_result("initialize", raw)
+        if result.protocol_version not in LEGACY_PROTOCOL_VERSIONS:
+            raise ProtocolError(
+                f"the server chose protocol version {result.protocol_version!r}, which this "
+                f"client does not speak (it speaks {', '.join(LEGACY_PROTOCOL_VERSIONS)})",
+                method="initialize",
+            )
+        self._initialize_result = result
+        self._era = "legacy"
+        self._protocol_version = result.protocol_version
+        await self.send_notification("notifications/initialized")
+        return result
+
+    # -- typed wrappers --------------------------------------------------------------
+
+    async def send_ping(self, *, read_timeout_seconds: float | None = None) -> EmptyResult:
+        """Ping the server (legacy era).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        raw = await self.send_request("ping", None, timeout=read_timeout_seconds)
+        return cast(EmptyResult, parse_result("ping", raw))
+
+    async def list_tools(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListToolsResult:
+        """List one page of tools (``tools/list``).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.send_request("tools/list", params, timeout=read_timeout_seconds)
+        return parse_result("tools/list", raw)
+
+    async def list_prompts(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListPromptsResult:
+        """List one page of prompts (``prompts/list``).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.send_request("prompts/list", params, timeout=read_timeout_seconds)
+        return parse_result("prompts/list", raw)
+
+    async def list_resources(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourcesResult:
+        """List one page of resources (``resources/list``).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.send_request("resources/list", params, timeout=read_timeout_seconds)
+        return parse_result("resources/list", raw)
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourceTemplatesResult:
+        """List one page of resource templates (``resources/templates/list``).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self.send_request(
+            "resources/templates/list", params, timeout=read_timeout_seconds
+        )
+        return parse_result("resources/templates/list", raw)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any] | BaseModel,
+        argument: Mapping[str, str],
+        *,
+        context_arguments: Mapping[str, str] | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of a prompt or resource-template argument.
+
+        Args:
+            ref: a `PromptReference` / `ResourceTemplateReference` (or its wire dict).
+            argument: ``{"name": ..., "value": ...}``, the argument being completed.
+            context_arguments: values of arguments already filled in.
+            read_timeout_seconds: this request's timeout.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        wire_ref = (
+            ref.model_dump(by_alias=True, exclude_none=True)
+            if isinstance(ref, BaseModel)
+            else dict(ref)
+        )
+        params: JSONObject = {"ref": wire_ref, "argument": dict(argument)}
+        if context_arguments is not None:
+            params["context"] = {"arguments": dict(context_arguments)}
+        raw = await self.send_request("completion/complete", params, timeout=read_timeout_seconds)
+        return parse_result("completion/complete", raw)
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> CallToolResult | InputRequiredResult: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """Call a tool once (one leg of a possibly multi-round exchange).
+
+        Args:
+            name: the tool name.
+            arguments: the tool arguments.
+            input_responses: answers to the previous round's input requests, by key.
+            request_state: the previous round's ``requestState``, echoed verbatim.
+            allow_input_required: return an `InputRequiredResult` instead of raising.
+            progress_callback: receives this leg's progress notifications.
+            read_timeout_seconds: this leg's timeout.
+
+        Returns:
+            The `CallToolResult`, or with ``allow_input_required=True`` possibly an
+            `InputRequiredResult` to answer and retry.
+
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in (pass ``allow_input_required=True``, or use `Client`).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params: JSONObject = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        result = await self._input_required_call(
+            "tools/call",
+            _mrtr_params(params, input_responses, request_state),
+            allow_input_required,
+            progress_callback,
+            read_timeout_seconds,
+        )
+        return cast("CallToolResult | InputRequiredResult", result)
+
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> GetPromptResult: ...
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> GetPromptResult | InputRequiredResult: ...
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """Get a prompt once (one leg); keywords as in `call_tool`.
+
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params: JSONObject = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
+        result = await self._input_required_call(
+            "prompts/get",
+            _mrtr_params(params, input_responses, request_state),
+            allow_input_required,
+            progress_callback,
+            read_timeout_seconds,
+        )
+        return cast("GetPromptResult | InputRequiredResult", result)
+
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> ReadResourceResult: ...
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> ReadResourceResult | InputRequiredResult: ...
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> ReadResourceResult | InputRequiredResult:
+        """Read a resource once (one leg); keywords as in `call_tool`.
+
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        result = await self._input_required_call(
+            "resources/read",
+            _mrtr_params({"uri": str(uri)}, input_responses, request_state),
+            allow_input_required,
+            progress_callback,
+            read_timeout_seconds,
+        )
+        return cast("ReadResourceResult | InputRequiredResult", result)
+
+    async def _input_required_call(
+        self,
+        method: Literal["tools/call", "prompts/get", "resources/read"],
+        params: JSONObject,
+        allow_input_required: bool,
+        progress_callback: ProgressCallback | None,
+        timeout: float | None,
+    ) -> Any:
+        raw = await self.send_request(
+            method, params, timeout=timeout, progress_callback=progress_callback
+        )
+        result = parse_result(method, raw)
+        if not allow_input_required and isinstance(result, InputRequiredResult):
+            raise InputRequiredNotAllowedError(result, method=method)
+        return result
+
+    # -- answering input requests ----------------------------------------------------
+
+    async def answer_input_request(
+        self, request: InputRequest, context: ClientRequestContext
+    ) -> InputResponse | ErrorData:
+        """Route one input request to its callback and check the answer.
+
+        The legacy back-channel answers with this; the modern loop uses
+        `call_input_callback` and lets the driver check each answer once.
+
+        Returns:
+            The checked answer, or `ErrorData` (the callback declined, or there is no
+            callback for this kind: ``"Elicitation not supported"`` and so on).
+
+        Raises:
+            InvalidInputResponseError: the callback answered with the wrong kind.
+            Exception: whatever the callback raised, unchanged.
+        """
+        answer = await self.call_input_callback(request, context)
+        if isinstance(answer, ErrorData):
+            return answer
+        return validate_input_response(request.method, answer, key=context.key)
+
+    async def call_input_callback(
+        self, request: InputRequest, context: ClientRequestContext
+    ) -> Any:
+        """Call the callback for one input request's kind; its answer is not checked.
+
+        Returns:
+            What the callback returned, or `ErrorData` with ``"Elicitation not
+            supported"`` (resp. sampling, list roots) when there is no such callback, or
+            ``"URL-mode elicitation not supported"`` for a URL-mode request when URL mode
+            was not enabled (it was not advertised either).
+
+        Raises:
+            Exception: whatever the callback raised, unchanged.
+        """
+        method = request.method
+        if isinstance(request, ElicitRequest):
+            if self._elicitation_callback is None:
+                return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
+            if isinstance(request.params, ElicitRequestURLParams) and not self._url_mode:
+                # Not advertised, so the callback was never promised to handle it.
+                return ErrorData(code=INVALID_REQUEST, message=_URL_MODE_NOT_SUPPORTED)
+            return await self._elicitation_callback(context, request.params)
+        if isinstance(request, CreateMessageRequest):
+            if self._sampling_callback is None:
+                return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
+            return await self._sampling_callback(context, request.params)
+        if self._list_roots_callback is None:
+            return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
+        return await self._list_roots_callback(context)
+
+    def _backchannel_context(self, request_id: RequestId) -> ClientRequestContext:
+        """What is known about a server request on the legacy back-channel.
+
+        The wire does not say which call a server request belongs to; when exactly one
+        call that may ask for input is in flight, it is that one.
+        """
+        calls = [p for p in self._pending.values() if p.method in INPUT_REQUIRED_METHODS]
+        method = name = arguments = None
+        if len(calls) == 1:
+            params = calls[0].params or {}
+            method = calls[0].method
+            name = params.get("name", params.get("uri"))
+            arguments = params.get("arguments")
+        return ClientRequestContext(
+            session=self,
+            method=method,
+            name=name,
+            arguments=arguments,
+            protocol_version=self._protocol_version,
+            request_id=request_id,
+        )
+
+    async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
+        if method == "ping":
+            await self._send_response(request_id, {})
+            return
+        model = _INPUT_REQUEST_MODELS.get(method)
+        if model is None:
+            await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        try:
+            request = model.model_validate({"method": method, "params": message.get("params")})
+        except ValidationError as exc:
+            await self._send_error(
+                request_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}"
+            )
+            return
+        await self._answer_backchannel(request_id, cast("InputRequest", request))
+
+    async def _answer_backchannel(self, request_id: RequestId, request: InputRequest) -> None:
+        context = self._backchannel_context(request_id)
+        try:
+            answer = await self.answer_input_request(request, context)
+        except InvalidInputResponseError as exc:
+            _logger.error("not sending a wrong answer to the server's %s: %s", request.method, exc)
+            await self._send_error(request_id, INTERNAL_ERROR, str(exc))
+            return
+        except Exception:
+            _logger.exception("the %s callback raised", request.method)
+            await self._send_error(request_id, INTERNAL_ERROR, "the client's callback failed")
+            return
+        if isinstance(answer, ErrorData):
+            await self._send_error(request_id, answer.code, answer.message, answer.data)
+        else:
+            await self._send_response(request_id, answer.to_wire())
