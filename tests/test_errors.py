@@ -8,7 +8,9 @@ from mrtr import errors
 
 def test_every_exported_exception_derives_from_the_root() -> None:
     exported = [getattr(mrtr, name) for name in mrtr.__all__]
-    exceptions = [obj for obj in exported if inspect.isclass(obj) and issubclass(obj, BaseException)]
+    exceptions = [
+        obj for obj in exported if inspect.isclass(obj) and issubclass(obj, BaseException)
+    ]
     assert exceptions, "the public API exports exceptions"
     for exc in exceptions:
         assert issubclass(exc, mrtr.MRTRError), exc
@@ -19,7 +21,9 @@ def test_errors_module_all_is_sorted_and_complete() -> None:
     defined = {
         name
         for name, obj in vars(errors).items()
-        if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == errors.__name__
+        if inspect.isclass(obj)
+        and issubclass(obj, BaseException)
+        and obj.__module__ == errors.__name__
     }
     assert defined == set(errors.__all__)
 

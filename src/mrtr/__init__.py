@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         run_input_required_driver,
     )
     from mrtr._driver_flow import FlowState, InputRequiredFlow
-    from mrtr.client import Client, ClientRequestContext
+    from mrtr.client import Client, ClientRequestContext, ClientState
     from mrtr.session import ClientSession
     from mrtr.transports import StdioServerParameters
 
@@ -47,6 +47,7 @@ _LAZY = {
     "InputRequiredFlow": "mrtr._driver_flow",
     "Client": "mrtr.client",
     "ClientRequestContext": "mrtr.client",
+    "ClientState": "mrtr.client",
     "ClientSession": "mrtr.session",
     "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS": "mrtr._driver",
     "InputLimits": "mrtr._driver",
@@ -61,6 +62,7 @@ __all__ = [
     "Client",
     "ClientRequestContext",
     "ClientSession",
+    "ClientState",
     "ClientStateError",
     "DeadlineExceededError",
     "FlowState",
