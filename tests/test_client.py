@@ -202,6 +202,38 @@ async def test_auto_falls_back_on_unsupported_version() -> None:
     assert methods == ["server/discover", "initialize", "notifications/initialized"]
 
 
+@pytest.mark.parametrize("mode", ["auto", MODERN])
+async def test_unsupported_version_naming_ours_is_retried_not_a_fallback(mode: str) -> None:
+    server = Server()
+    refusals = iter([True])
+
+    async def refuse_once(request: JSON) -> JSON:
+        if next(refusals, False):
+            raise PeerError(-32022, "Unsupported protocol version", {"supported": [MODERN]})
+        return discover_result([MODERN])
+
+    async def body(client: Client) -> None:
+        assert client.protocol_version == MODERN
+        assert client.session.era == "modern"
+
+    await run(server, {"server/discover": refuse_once}, body, mode=mode)
+    assert [m["method"] for m in server.peer.received] == ["server/discover"] * 2
+
+
+async def test_a_server_that_keeps_refusing_its_own_versions_fails_the_connect() -> None:
+    async def refuse(_: JSON) -> JSON:
+        raise PeerError(-32022, "Unsupported protocol version", {"supported": [MODERN]})
+
+    async def body(client: Client) -> None:
+        raise AssertionError("unreachable")
+
+    server = Server()
+    with pytest.raises(MCPError) as info:
+        await run(server, {"server/discover": refuse}, body)
+    assert info.value.code == -32022
+    assert [m["method"] for m in server.peer.received] == ["server/discover"] * 3
+
+
 async def test_auto_falls_back_on_method_not_found_and_bad_results() -> None:
     async def body(client: Client) -> None:
         assert client.protocol_version == LEGACY

@@ -53,7 +53,6 @@ from mrtr.errors import (
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerParameters, Transport
 from mrtr.types import (
-    LATEST_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
     CallToolResult,
@@ -101,6 +100,10 @@ ClientState = SessionState
 def _check_positive(name: str, value: float | None) -> None:
     if value is not None and not value > 0:
         raise ValueError(f"{name} must be positive, or None for no limit")
+
+
+_MAX_DISCOVER_ATTEMPTS = 3
+"""``server/discover`` probes before giving up on a server that keeps refusing versions."""
 
 
 def _supported_versions(data: Any) -> list[str]:
@@ -322,44 +325,52 @@ class Client:
     async def _negotiate(self, session: ClientSession) -> None:
         if self.mode == "legacy":
             await session.initialize()
-        elif self.mode == "auto":
-            await self._negotiate_auto(session)
-        else:
-            result = await session.discover(self.mode)
-            if session.era != "modern":
-                raise ProtocolError(
-                    f"the server does not support protocol {self.mode} (it supports "
-                    f"{', '.join(result.supported_versions) or 'nothing it named'})",
-                    method="server/discover",
-                )
+            return
+        versions = MODERN_PROTOCOL_VERSIONS if self.mode == "auto" else (self.mode,)
+        if await self._discover(session, versions):
+            return
+        if self.mode != "auto":
+            raise ProtocolError(
+                f"the server does not support protocol {self.mode}", method="server/discover"
+            )
+        await session.initialize()
 
-    async def _negotiate_auto(self, session: ClientSession) -> None:
-        """Probe ``server/discover``; fall back to ``initialize`` unless the server is modern.
+    async def _discover(self, session: ClientSession, versions: tuple[str, ...]) -> bool:
+        """Probe ``server/discover``; True once the session is modern.
 
-        Only an `MCPError` or an unusable result is a verdict; transport failures and
-        timeouts propagate.
+        A -32022 (`UnsupportedProtocolVersion`) is evidence of a modern server: retry at
+        the newest version in its ``data.supported`` that we speak, even one just tried (a
+        server may refuse a first request and accept the retry). Other errors and unusable
+        answers are no evidence (False: fall back); transport failures and timeouts
+        propagate, because a network failure is never an era verdict.
+
+        Raises:
+            MCPError: the server kept answering -32022 for versions it says it supports.
         """
-        version: str = LATEST_PROTOCOL_VERSION
-        tried: set[str] = set()
-        while version not in tried:
-            tried.add(version)
+        version = versions[0]
+        for attempt in range(_MAX_DISCOVER_ATTEMPTS):
             try:
                 result = await session.discover(version)
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
-                    break
+                    return False
                 supported = _supported_versions(exc.data)
+                mutual = [v for v in versions if v in supported]
+                if not mutual:
+                    return False
+                if attempt == _MAX_DISCOVER_ATTEMPTS - 1:
+                    raise
+                version = mutual[0]
+                continue
             except ProtocolError:
-                break  # an answer that does not parse is no evidence of a modern server
-            else:
-                if session.era == "modern":
-                    return
-                supported = result.supported_versions
-            mutual = [v for v in MODERN_PROTOCOL_VERSIONS if v in supported and v not in tried]
+                return False  # an answer that does not parse is no evidence of a modern server
+            if session.era == "modern":
+                return True
+            mutual = [v for v in versions if v in result.supported_versions and v != version]
             if not mutual:
-                break
+                return False
             version = mutual[0]
-        await session.initialize()
+        return False
 
     # -- listing ---------------------------------------------------------------------------
 
