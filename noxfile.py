@@ -1,11 +1,13 @@
-"""Sessions: tests (asyncio and trio), lint, typecheck. `nox` runs the default ones."""
+"""Sessions: tests (asyncio and trio), lint, typecheck, conformance. `nox` runs the default ones."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "typecheck", "tests"]
+nox.options.sessions = ["lint", "typecheck", "conformance", "tests"]
 nox.options.reuse_existing_virtualenvs = False
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
@@ -28,3 +30,34 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     session.install("-e", ".", *nox.project.dependency_groups(PYPROJECT, "typecheck"))
     session.run("mypy")
+
+
+CONFORMANCE_SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+CONFORMANCE_NODE = "node@24"  # the suite's CLI needs Node >= 22
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The official MCP conformance suite, client mode, both eras (see tests/conformance/)."""
+    session.install("-e", ".")
+    prefix = Path(session.cache_dir) / "conformance-npm"
+    prefix.mkdir(parents=True, exist_ok=True)
+    npm_args = ["--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
+    session.run("npm", "install", *npm_args, CONFORMANCE_NODE, CONFORMANCE_SUITE, external=True)
+    client = Path("tests/conformance/client.py").resolve()
+    session.run(
+        "python",
+        "tests/conformance/run.py",
+        "--suite-bin",
+        str(prefix / "node_modules" / ".bin"),
+        "--client",
+        f"{Path(session.bin) / 'python'} {client}",
+        *session.posargs,
+    )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks against the official SDK (not a default session): `nox -s bench -- --quick`."""
+    session.install("-e", ".[server]", "mcp==2.3.0")
+    session.run("python", "-m", "bench", *session.posargs)
