@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -57,11 +57,12 @@ class _Pending:
 
     def __init__(
         self,
+        event: anyio.Event,
         method: str,
         params: Mapping[str, Any] | None,
         progress_callback: ProgressCallback | None,
     ) -> None:
-        self.event = anyio.Event()
+        self.event = event
         self.method = method
         self.params = params
         self.progress_callback = progress_callback
@@ -112,6 +113,9 @@ class SessionCore:
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
         self._exit_stack: AsyncExitStack | None = None
+        # `anyio.Event()` looks up the running backend each time; one request per leg
+        # makes that measurable, so the backend's class is looked up once, on open.
+        self._new_event: Callable[[], anyio.Event] = anyio.Event
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -128,6 +132,7 @@ class SessionCore:
     async def __aenter__(self) -> Self:
         if self._state is not SessionState.UNOPENED:
             raise ClientStateError(f"a session can be opened once; this one is {self._state.value}")
+        self._new_event = type(anyio.Event())
         stack = AsyncExitStack()
         self._task_group = await stack.enter_async_context(anyio.create_task_group())
         self._exit_stack = stack
@@ -211,7 +216,7 @@ class SessionCore:
         sent_params = self._request_params(
             params, request_id if progress_callback is not None else None
         )
-        pending = _Pending(method, params, progress_callback)
+        pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
         message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if sent_params is not None:

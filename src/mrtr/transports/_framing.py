@@ -14,6 +14,8 @@ from mrtr.transports._base import JSONObject
 __all__ = ["decode_message", "encode_message"]
 
 _PREVIEW = 200
+# One encoder for every message: `json.dumps` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -25,8 +27,7 @@ def encode_message(message: JSONObject) -> bytes:
     """
     if not isinstance(message, dict):
         raise TypeError(f"a JSON-RPC message must be a dict, not {type(message).__name__}")
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8")
+    return _ENCODER.encode(message).encode("utf-8")
 
 
 def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:

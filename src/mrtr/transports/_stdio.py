@@ -5,14 +5,18 @@ stdout (ours to read); the server's stderr is free text passed on line by line t
 client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
 fails the connection as soon as the cap is passed, without buffering the rest of it.
 
-No background task outlives a call: stdout is read by `receive` itself (which also gives
-the server back-pressure), and stderr is pumped while `receive` waits for stdout and
-while `aclose` waits for the process to exit. A session always has a task waiting in
-`receive`, so stderr flows; nothing here ties `open` and `aclose` to one task.
+Stdout is read by `receive` itself (which also gives the server back-pressure). Stderr
+is pumped by one background task started in `open` and ended by `aclose`; it belongs to
+no task group (an asyncio task, or a trio system task), so nothing here ties `open` and
+`aclose` to one task, and a `receive` costs no task of its own. On POSIX the pipes are
+this transport's own (see `_pipes`: fewer trips through the event loop per message).
+Both keep the cost per message low: a task group per `receive` was most of a client's
+CPU per round.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import enum
 import logging
@@ -29,6 +33,13 @@ import anyio.abc
 from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._pipes import (
+    AsyncioPipeReader,
+    FdWriter,
+    PipeWriter,
+    StreamWriter,
+    start_detached,
+)
 
 __all__ = [
     "DEFAULT_SHUTDOWN_TIMEOUT",
@@ -44,6 +55,8 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 """Seconds to wait at each shutdown step (stdin closed, then terminate, then kill)."""
 
 _CHUNK = 65536
+# `anyio.wait_writable` takes pipes on POSIX only (sockets on Windows).
+_OWN_PIPES = sys.platform != "win32"
 # A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
 _MAX_STDERR_LINE = 65536
 
@@ -174,15 +187,18 @@ class StdioTransport(Transport):
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
         self._process: anyio.abc.Process | None = None
+        self._stdin: PipeWriter | None = None
+        self._stdout: anyio.abc.ByteReceiveStream | None = None
+        self._own_stdout: AsyncioPipeReader | None = None
         self._failure: TransportError | None = None
         self._buffer = bytearray()
         self._scanned = 0
         self._stdout_eof = False
         self._stderr_buffer = bytearray()
-        self._stderr_done = False
+        self._stderr_done: anyio.Event | None = None
+        self._stop_stderr_pump: Callable[[], object] | None = None
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
-        self._stderr_lock = anyio.Lock()
 
     @property
     def max_message_size(self) -> int:
@@ -208,22 +224,54 @@ class StdioTransport(Transport):
         """
         if self._state is not _State.UNOPENED:
             raise TransportError("a StdioTransport can be opened only once")
-        command = [self.params.command, *self.params.args]
         try:
-            self._process = await anyio.open_process(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=self.params.environment(),
-                cwd=self.params.cwd,
-            )
+            process = await self._start_process()
         except OSError as exc:
             self._state = _State.CLOSED
             raise TransportError(
                 f"could not start the MCP server {self.params.command!r}: {exc}"
             ) from exc
+        self._process = process
+        self._stderr_done = anyio.Event()
+        self._stop_stderr_pump = start_detached(self._pump_stderr)
         self._state = _State.OPEN
+
+    async def _start_process(self) -> anyio.abc.Process:
+        """Start the server; on POSIX with its stdin (and on asyncio stdout) on our pipes.
+
+        Raises:
+            OSError: the command could not be started.
+        """
+        command = [self.params.command, *self.params.args]
+        stdin_read, stdin_write = os.pipe() if _OWN_PIPES else (-1, -1)
+        reader, stdout_write = await _asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
+        try:
+            process = await anyio.open_process(
+                command,
+                stdin=stdin_read if _OWN_PIPES else subprocess.PIPE,
+                stdout=stdout_write if reader is not None else subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.params.environment(),
+                cwd=self.params.cwd,
+            )
+        except BaseException:
+            _close_fds(stdin_write)
+            if reader is not None:
+                await reader.aclose()
+            raise
+        finally:
+            _close_fds(stdin_read, stdout_write)  # the child holds its own copies now
+        if _OWN_PIPES:
+            self._stdin = FdWriter(stdin_write)
+        else:
+            assert process.stdin is not None
+            self._stdin = StreamWriter(process.stdin)
+        if reader is not None:
+            self._stdout = self._own_stdout = reader
+        else:
+            assert process.stdout is not None
+            self._stdout = process.stdout
+        return process
 
     async def send(self, message: JSONObject) -> None:
         """Write one message as a line on the server's stdin.
@@ -236,17 +284,18 @@ class StdioTransport(Transport):
         """
         data = encode_message(message) + b"\n"
         process = self._require_open()
-        if process.stdin is None:  # pragma: no cover - open() always asks for a pipe
-            raise TransportError("the server process has no stdin pipe")
-        async with self._send_lock:
-            try:
-                await process.stdin.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                if process.returncode is not None:
-                    raise ProcessExitedError(self.params.command, process.returncode) from exc
-                raise TransportError(
-                    f"could not write to the MCP server {self.params.command!r}: {exc!r}"
-                ) from exc
+        assert self._stdin is not None
+        await _acquire(self._send_lock)
+        try:
+            await self._stdin.write(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            if process.returncode is not None:
+                raise ProcessExitedError(self.params.command, process.returncode) from exc
+            raise TransportError(
+                f"could not write to the MCP server {self.params.command!r}: {exc!r}"
+            ) from exc
+        finally:
+            self._send_lock.release()
 
     async def receive(self) -> JSONObject | RequestFailed:
         """Return the next message the server wrote on stdout.
@@ -262,15 +311,18 @@ class StdioTransport(Transport):
                 says how).
             TransportError: the transport is not open.
         """
-        async with self._receive_lock:
+        await _acquire(self._receive_lock)
+        try:
             while True:
                 self._require_open()
                 line = await self._next_line()
-                if not line.strip():
+                if not line or line.isspace():
                     continue  # a blank line carries nothing; not worth a warning
                 message = decode_message(line, logger=_logger)
                 if message is not None:
                     return message
+        finally:
+            self._receive_lock.release()
 
     async def aclose(self) -> None:
         """Stop the server: close its stdin, wait, terminate, wait, kill.
@@ -334,23 +386,18 @@ class StdioTransport(Transport):
         raise error
 
     async def _read_stdout(self) -> bool:
-        """Append one chunk of stdout to the buffer, pumping stderr meanwhile.
+        """Append one chunk of stdout to the buffer (stderr is pumped by its own task).
 
         Returns False at end of file (or when `aclose` closed the stream).
         """
-        assert self._process is not None and self._process.stdout is not None
-        stdout = self._process.stdout
-        chunk = b""
-        async with anyio.create_task_group() as tg:
-            if not self._stderr_done:
-                tg.start_soon(self._pump_stderr)
-            try:
-                chunk = await stdout.receive(_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._stdout_eof = True
-            tg.cancel_scope.cancel()
+        assert self._stdout is not None
+        try:
+            chunk = await self._stdout.receive(_CHUNK)
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._stdout_eof = True
+            return False
         self._buffer += chunk
-        return not self._stdout_eof
+        return True
 
     async def _at_eof(self) -> bytes:
         """Return a last unterminated line, or report why the stream ended."""
@@ -366,33 +413,39 @@ class StdioTransport(Transport):
         raise self._failure
 
     async def _wait_for_exit(self) -> int | None:
-        """Wait for the process to exit and its stderr to end, passing stderr on."""
-        assert self._process is not None
+        """Wait (bounded) for the process to exit and the stderr pump to pass on the rest."""
+        assert self._process is not None and self._stderr_done is not None
         process = self._process
         with anyio.move_on_after(self._shutdown_timeout):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._pump_stderr)
-                await process.wait()
+            await process.wait()
+            await self._stderr_done.wait()
         return process.returncode
 
     # -- stderr --------------------------------------------------------------------
 
     async def _pump_stderr(self) -> None:
-        """Pass the server's stderr on line by line until it ends (or this is cancelled)."""
+        """Pass the server's stderr on line by line until it ends (or this is cancelled).
+
+        Runs as the transport's one background task, from `open` to `aclose`.
+        """
         assert self._process is not None and self._process.stderr is not None
+        assert self._stderr_done is not None
         stderr = self._process.stderr
-        async with self._stderr_lock:
-            while not self._stderr_done:
+        try:
+            while True:
                 try:
                     chunk = await stderr.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    self._stderr_done = True
-                    if self._stderr_buffer:
-                        self._emit_stderr(bytes(self._stderr_buffer))
-                        self._stderr_buffer.clear()
-                    return
+                    break
                 self._stderr_buffer += chunk
                 self._emit_complete_stderr_lines()
+            if self._stderr_buffer:
+                self._emit_stderr(bytes(self._stderr_buffer))
+                self._stderr_buffer.clear()
+        except Exception:  # no task group would see it: say so and stop pumping
+            _logger.exception("reading the server's stderr failed")
+        finally:
+            self._stderr_done.set()
 
     def _emit_complete_stderr_lines(self) -> None:
         buffer = self._stderr_buffer
@@ -426,10 +479,10 @@ class StdioTransport(Transport):
     # -- shutdown ------------------------------------------------------------------
 
     async def _shutdown(self, process: anyio.abc.Process) -> None:
-        if process.stdin is not None:
+        if self._stdin is not None:
             # Not under the send lock: a send blocked on a server that stopped reading
-            # would hold it forever; closing the stream fails that send instead.
-            await _close_quietly(process.stdin)
+            # would hold it forever; closing the pipe fails that send instead.
+            await self._stdin.aclose()
         if process.returncode is None:
             await self._wait_draining(process)
         if process.returncode is None:
@@ -440,6 +493,12 @@ class StdioTransport(Transport):
             await self._wait_for_exit()
         with anyio.move_on_after(self._shutdown_timeout):
             await process.aclose()
+        if self._own_stdout is not None:
+            await self._own_stdout.aclose()  # process.aclose closes only anyio's streams
+        if self._stop_stderr_pump is not None:
+            # Normally over already (stderr ended with the process, or aclose closed it);
+            # a grandchild holding the pipe open must not keep the task alive.
+            self._stop_stderr_pump()
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -452,21 +511,51 @@ class StdioTransport(Transport):
     async def _discard_stdout(self) -> None:
         # A receive in progress owns stdout and keeps reading it; otherwise read and drop
         # what the server still writes, so it is not blocked on a full pipe while exiting.
-        if self._receive_lock.locked() or self._stdout_eof:
+        if self._receive_lock.locked() or self._stdout_eof or self._stdout is None:
             return
-        assert self._process is not None and self._process.stdout is not None
         async with self._receive_lock:
             while True:
                 try:
-                    await self._process.stdout.receive(_CHUNK)
+                    await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
 
 
-async def _close_quietly(stream: anyio.abc.ByteSendStream) -> None:
-    # The server may already have closed its end of stdin (or exited): nothing to close.
-    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-        await stream.aclose()
+async def _acquire(lock: anyio.Lock) -> None:
+    """Take `lock`; uncontended (the usual case) without a trip through the event loop.
+
+    The operation the lock guards checks for cancellation itself, so skipping the
+    checkpoint of ``async with lock`` on the fast path loses nothing.
+    """
+    try:
+        lock.acquire_nowait()
+    except anyio.WouldBlock:
+        await lock.acquire()
+
+
+async def _asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
+    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
+
+    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
+    cannot read pipes: the server's stdout is then anyio's pipe.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return None, -1
+    read_fd, write_fd = os.pipe()
+    try:
+        reader = await AsyncioPipeReader.connect(read_fd)
+    except (NotImplementedError, OSError, ValueError):
+        _close_fds(write_fd)
+        return None, -1
+    return reader, write_fd
+
+
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _signal(send: Callable[[], None]) -> None:

@@ -1,0 +1,262 @@
+"""The stdio transport's pipe ends, and the one background task it runs.
+
+Why not anyio's process streams: on asyncio they sit on the subprocess transport, which
+hands every chunk of stdout over one trip through the event loop late, and the stdin
+stream ends every write with another trip even when the pipe took the data at once.
+Per round of a multi-round call those trips were a measurable share of the client's
+CPU. So, on POSIX, the transport owns the parent's ends of the pipes:
+
+- stdin: a non-blocking file descriptor written with `os.write`, waiting with
+  `anyio.wait_writable` only while the pipe is full (`FdWriter`, any backend);
+- stdout, on asyncio: read through the loop's own read-pipe transport, which calls back
+  at once (`AsyncioPipeReader`). (Reading with `os.read` between `anyio.wait_readable`
+  calls was measured too: registering the wait each time cost more than it saved.) On
+  trio, anyio's stream is already direct and is kept.
+
+On Windows, where those waits do not take pipes, anyio's streams are used behind the
+same small interfaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any, Protocol, cast
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+__all__ = [
+    "AsyncioPipeReader",
+    "FdWriter",
+    "PipeWriter",
+    "StreamWriter",
+    "start_detached",
+]
+
+
+_TaskFunction = Callable[[], Coroutine[Any, Any, None]]
+
+
+class PipeWriter(Protocol):
+    """The write end of a pipe: `write` sends all of the data (or raises)."""
+
+    async def write(self, data: bytes) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class FdWriter:
+    """A non-blocking pipe write end written with `os.write` between readiness waits.
+
+    A message is never cut: if the writer is cancelled while waiting for room, the
+    rest of the data stays queued and goes out first with the next `write`.
+    """
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd: int | None = fd
+        self._unsent = bytearray()
+
+    async def write(self, data: bytes) -> None:
+        """Write all of `data`, waiting while the pipe is full.
+
+        Raises:
+            anyio.ClosedResourceError: `aclose` closed the pipe.
+            OSError: the pipe is broken (``BrokenPipeError``: the reader is gone).
+        """
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._unsent:
+            self._unsent += data
+        else:
+            written = self._write_now(data)
+            if written == len(data):
+                return  # the usual case: the pipe took it all at once
+            self._unsent += data[written:]
+        while self._unsent:
+            await anyio.wait_writable(self._require_fd())
+            del self._unsent[: self._write_now(self._unsent)]
+
+    def _write_now(self, data: bytes | bytearray) -> int:
+        try:
+            return os.write(self._require_fd(), data)
+        except BlockingIOError:
+            return 0
+
+    def _require_fd(self) -> int:
+        if self._fd is None:
+            raise anyio.ClosedResourceError
+        return self._fd
+
+    async def aclose(self) -> None:
+        """Close the pipe (the reader sees end of file); safe to call twice."""
+        _close_fd(self._fd)
+        self._fd = None
+        self._unsent.clear()
+
+
+class StreamWriter:
+    """`PipeWriter` over an anyio byte stream (where `FdWriter` cannot be used)."""
+
+    def __init__(self, stream: anyio.abc.ByteSendStream) -> None:
+        self._stream = stream
+
+    async def write(self, data: bytes) -> None:
+        """Send all of `data`.
+
+        Raises:
+            anyio.BrokenResourceError, anyio.ClosedResourceError, OSError: the pipe is
+                closed or broken.
+        """
+        await self._stream.send(data)
+
+    async def aclose(self) -> None:
+        """Close the stream (the reader sees end of file), ignoring a broken pipe."""
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._stream.aclose()
+
+
+# The asyncio reader stops reading the pipe above this many unread bytes (the server
+# then blocks writing: back-pressure) and starts again once they are taken.
+_PAUSE_ABOVE = 256 * 1024
+
+
+class _PipeProtocol(asyncio.Protocol):
+    """Collects what an asyncio read-pipe transport reads; wakes the one waiting reader."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.eof = False
+        self.paused = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.ReadTransport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > _PAUSE_ABOVE and not self.paused and self.transport is not None:
+            self.transport.pause_reading()
+            self.paused = True
+        self.wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self.wake()
+        return False  # let the transport close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.wake()
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
+    """The read end of a pipe on asyncio, read through the loop's own pipe transport.
+
+    anyio's process stdout on asyncio sits on the subprocess transport, which hands each
+    chunk over one trip through the event loop late; a plain read-pipe transport calls
+    back at once. Use `connect` to build one.
+    """
+
+    def __init__(self, protocol: _PipeProtocol) -> None:
+        self._protocol = protocol
+
+    @classmethod
+    async def connect(cls, fd: int) -> AsyncioPipeReader:
+        """Read pipe `fd` on the running loop; the reader owns it (closed even on failure).
+
+        Raises:
+            NotImplementedError, OSError, ValueError: the loop cannot read this pipe.
+        """
+        loop = asyncio.get_running_loop()
+        protocol = _PipeProtocol()
+        pipe = os.fdopen(fd, "rb", buffering=0)
+        try:
+            await loop.connect_read_pipe(lambda: protocol, pipe)
+        except BaseException:
+            pipe.close()
+            raise
+        return cls(protocol)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        """Return the next chunk of at most `max_bytes` bytes (no checkpoint if one is there).
+
+        Raises:
+            anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
+        """
+        protocol = self._protocol
+        while not protocol.chunks:
+            if protocol.eof:
+                raise anyio.EndOfStream
+            protocol.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await protocol.waiter
+            finally:
+                protocol.waiter = None
+        chunk = protocol.chunks.popleft()
+        if len(chunk) > max_bytes:
+            protocol.chunks.appendleft(chunk[max_bytes:])
+            chunk = chunk[:max_bytes]
+        protocol.buffered -= len(chunk)
+        if protocol.paused and protocol.buffered <= _PAUSE_ABOVE:
+            protocol.paused = False
+            if protocol.transport is not None:
+                protocol.transport.resume_reading()
+        return chunk
+
+    async def aclose(self) -> None:
+        """Close the pipe; a waiting `receive` ends with `anyio.EndOfStream`."""
+        protocol = self._protocol
+        protocol.eof = True
+        protocol.chunks.clear()
+        if protocol.transport is not None:
+            protocol.transport.close()
+        protocol.wake()
+
+
+def _close_fd(fd: int | None) -> None:
+    if fd is None:
+        return
+    anyio.notify_closing(fd)  # wakes a task waiting on it with ClosedResourceError
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def start_detached(function: _TaskFunction) -> Callable[[], object]:
+    """Run ``function()`` in a task that no task group owns; return what cancels it.
+
+    anyio only starts tasks inside task groups, which must be exited by the task that
+    entered them; the transport's stderr pump must outlive `open` instead, so it is
+    started the way each backend allows: an asyncio task, or a trio system task. The
+    function must not raise (the pump logs its own failures).
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: anyio's other backend is trio
+        return _start_trio_system_task(function)
+    return loop.create_task(function()).cancel  # the bound method keeps the task alive
+
+
+def _start_trio_system_task(function: _TaskFunction) -> Callable[[], object]:
+    import trio
+
+    scope = trio.CancelScope()
+
+    async def run() -> None:
+        with scope:
+            await function()
+
+    trio.lowlevel.spawn_system_task(run)
+    return scope.cancel
