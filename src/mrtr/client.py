@@ -44,6 +44,7 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
+from mrtr._session_requests import _call_params
 from mrtr.errors import (
     ClientStateError,
     DeadlineExceededError,
@@ -76,6 +77,8 @@ from mrtr.types import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from mrtr._session_requests import _InputMethod
+    from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
 __all__ = ["Client", "ClientRequestContext", "ClientState"]
@@ -90,7 +93,6 @@ MAX_PAGES = 1000
 """The ``iter_*`` walks stop with `ProtocolError` past this many pages (a runaway cursor)."""
 
 _InputResponses = Mapping[str, "InputResponse | Mapping[str, Any]"]
-_Leg = Callable[["_InputResponses | None", "str | None"], Awaitable[Any]]
 
 
 ClientState = SessionState
@@ -504,28 +506,9 @@ class Client:
             ClientStateError: the client is not open.
             Exception: whatever a callback raised, as itself.
         """
-        session = self.session
-
-        async def leg(responses: _InputResponses | None, state: str | None) -> Any:
-            return await session.call_tool(
-                name,
-                arguments,
-                input_responses=responses,
-                request_state=state,
-                allow_input_required=True,
-                progress_callback=progress_callback,
-                read_timeout_seconds=read_timeout_seconds,
-            )
-
-        identity = (session, "tools/call", name, arguments)
+        call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
         result: CallToolResult = await self._run(
-            identity,
-            leg,
-            input_responses,
-            request_state,
-            timeout,
-            input_required_max_rounds,
-            on_round,
+            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
         )
         return result
 
@@ -551,28 +534,9 @@ class Client:
             InputLimitExceededError, InvalidInputResponseError, RequestTimeoutError,
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
-        session = self.session
-
-        async def leg(responses: _InputResponses | None, state: str | None) -> Any:
-            return await session.get_prompt(
-                name,
-                arguments,
-                input_responses=responses,
-                request_state=state,
-                allow_input_required=True,
-                progress_callback=progress_callback,
-                read_timeout_seconds=read_timeout_seconds,
-            )
-
-        identity = (session, "prompts/get", name, arguments)
+        call = self._call("prompts/get", name, arguments, progress_callback, read_timeout_seconds)
         result: GetPromptResult = await self._run(
-            identity,
-            leg,
-            input_responses,
-            request_state,
-            timeout,
-            input_required_max_rounds,
-            on_round,
+            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
         )
         return result
 
@@ -597,35 +561,38 @@ class Client:
             InputLimitExceededError, InvalidInputResponseError, RequestTimeoutError,
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
-        session = self.session
-        uri = str(uri)
-
-        async def leg(responses: _InputResponses | None, state: str | None) -> Any:
-            return await session.read_resource(
-                uri,
-                input_responses=responses,
-                request_state=state,
-                allow_input_required=True,
-                progress_callback=progress_callback,
-                read_timeout_seconds=read_timeout_seconds,
-            )
-
-        identity = (session, "resources/read", uri, None)
+        call = self._call("resources/read", str(uri), None, progress_callback, read_timeout_seconds)
         result: ReadResourceResult = await self._run(
-            identity,
-            leg,
-            input_responses,
-            request_state,
-            timeout,
-            input_required_max_rounds,
-            on_round,
+            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
         )
         return result
 
+    def _call(
+        self,
+        method: _InputMethod,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        progress_callback: ProgressCallback | None,
+        read_timeout_seconds: float | None,
+    ) -> _Call:
+        """Describe one call: its params are built here, once, and sent on every leg.
+
+        Raises:
+            ClientStateError: the client is not open.
+        """
+        return _Call(
+            self.session,
+            method,
+            name,
+            arguments,
+            _call_params(method, name, arguments),
+            progress_callback,
+            read_timeout_seconds,
+        )
+
     async def _run(
         self,
-        identity: tuple[ClientSession, str, str, Mapping[str, Any] | None],
-        leg: _Leg,
+        call: _Call,
         input_responses: _InputResponses | None,
         request_state: str | None,
         deadline: float | None,
@@ -635,30 +602,26 @@ class Client:
         """Run one call to its terminal result within its deadline."""
         budget = self.call_timeout if deadline is None else deadline
         if budget is None:
-            return await self._drive(
-                identity, leg, input_responses, request_state, max_rounds, on_round
-            )
+            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
         _check_positive("timeout", budget)
         with anyio.move_on_after(budget) as scope:
-            return await self._drive(
-                identity, leg, input_responses, request_state, max_rounds, on_round
-            )
+            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
         assert scope.cancelled_caught
         raise DeadlineExceededError(budget)
 
     async def _drive(
         self,
-        identity: tuple[ClientSession, str, str, Mapping[str, Any] | None],
-        leg: _Leg,
+        call: _Call,
         input_responses: _InputResponses | None,
         request_state: str | None,
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
     ) -> Any:
+        leg = call.leg
         first = await leg(input_responses, request_state)
         if not isinstance(first, InputRequiredResult):
             return first  # the common case: no round, no driver
-        session, method, name, arguments = identity
+        session, method, name, arguments = call.session, call.method, call.name, call.arguments
         version = session.protocol_version
         round_number = 1
 
@@ -687,6 +650,31 @@ class Client:
             limits=self.input_limits,
             on_round=self.on_round if on_round is None else on_round,
             call=CallIdentity(method=method, name=name, arguments=arguments),
+        )
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    """One multi-round call: what each leg sends, and what the callbacks are told of it."""
+
+    session: ClientSession
+    method: _InputMethod
+    name: str
+    arguments: Mapping[str, Any] | None
+    params: JSONObject
+    progress_callback: ProgressCallback | None
+    read_timeout_seconds: float | None
+
+    async def leg(self, input_responses: _InputResponses | None, request_state: str | None) -> Any:
+        """Send one leg: the call's params plus this round's answers and state."""
+        return await self.session._request_with_input(
+            self.method,
+            self.params,
+            input_responses=input_responses,
+            request_state=request_state,
+            allow_input_required=True,
+            progress_callback=self.progress_callback,
+            read_timeout_seconds=self.read_timeout_seconds,
         )
 
 

@@ -4,7 +4,8 @@ The session adds the era's envelope to every request (modern: ``params._meta`` w
 protocol version, the client's capabilities and its info; legacy: nothing after the
 ``initialize`` handshake), answers the server's requests on legacy connections through
 the same callbacks the multi-round-trip loop uses, and turns raw results into typed
-models with `mrtr.types.parse_result` (validated once, on arrival).
+models with `mrtr.types.parse_result` (validated once, on arrival). The typed wrappers
+themselves live in `mrtr._session_requests`, which this class builds on.
 
 Notification callbacks (progress, logging, the message handler) run in order on the
 reader task: keep them quick, and do not await a request on the same session from one
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,11 +30,11 @@ from mrtr._session_context import (
     ListRootsCallback,
     LoggingCallback,
     MessageHandler,
-    ProgressCallback,
     SamplingCallback,
 )
-from mrtr._session_core import SessionCore, SessionState
-from mrtr.errors import InputRequiredNotAllowedError, InvalidInputResponseError, ProtocolError
+from mrtr._session_core import SessionState
+from mrtr._session_requests import TypedRequests
+from mrtr.errors import InvalidInputResponseError, ProtocolError
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -48,24 +49,14 @@ from mrtr.types import (
     META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
-    CallToolResult,
-    CompleteResult,
     CreateMessageRequest,
     DiscoverResult,
     ElicitRequest,
     ElicitRequestURLParams,
-    EmptyResult,
     ErrorData,
-    GetPromptResult,
     Implementation,
     InitializeResult,
-    InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
     ListRootsRequest,
-    ListToolsResult,
-    ReadResourceResult,
     ServerCapabilities,
     parse_result,
     validate_input_response,
@@ -100,22 +91,7 @@ def _default_client_info() -> Implementation:
     return Implementation(name="mrtr", version=__version__)
 
 
-def _mrtr_params(
-    params: JSONObject,
-    input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None,
-    request_state: str | None,
-) -> JSONObject:
-    if input_responses is not None:
-        params["inputResponses"] = {
-            key: value.to_wire() if isinstance(value, BaseModel) else dict(value)
-            for key, value in input_responses.items()
-        }
-    if request_state is not None:
-        params["requestState"] = request_state
-    return params
-
-
-class ClientSession(SessionCore):
+class ClientSession(TypedRequests):
     """One MCP connection: JSON-RPC correlation plus the era's envelope and typed methods.
 
     Use it as ``async with ClientSession(transport, ...) as session:`` (the transport must
@@ -351,282 +327,6 @@ class ClientSession(SessionCore):
         self._era = "legacy"
         self._protocol_version = result.protocol_version
         await self.send_notification("notifications/initialized")
-        return result
-
-    # -- typed wrappers --------------------------------------------------------------
-
-    async def send_ping(self, *, read_timeout_seconds: float | None = None) -> EmptyResult:
-        """Ping the server (legacy era).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        raw = await self.send_request("ping", None, timeout=read_timeout_seconds)
-        return cast(EmptyResult, parse_result("ping", raw))
-
-    async def list_tools(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListToolsResult:
-        """List one page of tools (``tools/list``).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.send_request("tools/list", params, timeout=read_timeout_seconds)
-        return parse_result("tools/list", raw)
-
-    async def list_prompts(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListPromptsResult:
-        """List one page of prompts (``prompts/list``).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.send_request("prompts/list", params, timeout=read_timeout_seconds)
-        return parse_result("prompts/list", raw)
-
-    async def list_resources(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListResourcesResult:
-        """List one page of resources (``resources/list``).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.send_request("resources/list", params, timeout=read_timeout_seconds)
-        return parse_result("resources/list", raw)
-
-    async def list_resource_templates(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListResourceTemplatesResult:
-        """List one page of resource templates (``resources/templates/list``).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params = {"cursor": cursor} if cursor is not None else None
-        raw = await self.send_request(
-            "resources/templates/list", params, timeout=read_timeout_seconds
-        )
-        return parse_result("resources/templates/list", raw)
-
-    async def complete(
-        self,
-        ref: Mapping[str, Any] | BaseModel,
-        argument: Mapping[str, str],
-        *,
-        context_arguments: Mapping[str, str] | None = None,
-        read_timeout_seconds: float | None = None,
-    ) -> CompleteResult:
-        """Ask for completions of a prompt or resource-template argument.
-
-        Args:
-            ref: a `PromptReference` / `ResourceTemplateReference` (or its wire dict).
-            argument: ``{"name": ..., "value": ...}``, the argument being completed.
-            context_arguments: values of arguments already filled in.
-            read_timeout_seconds: this request's timeout.
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        wire_ref = (
-            ref.model_dump(by_alias=True, exclude_none=True)
-            if isinstance(ref, BaseModel)
-            else dict(ref)
-        )
-        params: JSONObject = {"ref": wire_ref, "argument": dict(argument)}
-        if context_arguments is not None:
-            params["context"] = {"arguments": dict(context_arguments)}
-        raw = await self.send_request("completion/complete", params, timeout=read_timeout_seconds)
-        return parse_result("completion/complete", raw)
-
-    @overload
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = ...,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[False] = ...,
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> CallToolResult: ...
-    @overload
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = ...,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[True],
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> CallToolResult | InputRequiredResult: ...
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-        allow_input_required: bool = False,
-        progress_callback: ProgressCallback | None = None,
-        read_timeout_seconds: float | None = None,
-    ) -> CallToolResult | InputRequiredResult:
-        """Call a tool once (one leg of a possibly multi-round exchange).
-
-        Args:
-            name: the tool name.
-            arguments: the tool arguments.
-            input_responses: answers to the previous round's input requests, by key.
-            request_state: the previous round's ``requestState``, echoed verbatim.
-            allow_input_required: return an `InputRequiredResult` instead of raising.
-            progress_callback: receives this leg's progress notifications.
-            read_timeout_seconds: this leg's timeout.
-
-        Returns:
-            The `CallToolResult`, or with ``allow_input_required=True`` possibly an
-            `InputRequiredResult` to answer and retry.
-
-        Raises:
-            InputRequiredNotAllowedError: the server needs input and the caller did not
-                opt in (pass ``allow_input_required=True``, or use `Client`).
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params: JSONObject = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
-        result = await self._input_required_call(
-            "tools/call",
-            _mrtr_params(params, input_responses, request_state),
-            allow_input_required,
-            progress_callback,
-            read_timeout_seconds,
-        )
-        return cast("CallToolResult | InputRequiredResult", result)
-
-    @overload
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = ...,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[False] = ...,
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> GetPromptResult: ...
-    @overload
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = ...,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[True],
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> GetPromptResult | InputRequiredResult: ...
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-        allow_input_required: bool = False,
-        progress_callback: ProgressCallback | None = None,
-        read_timeout_seconds: float | None = None,
-    ) -> GetPromptResult | InputRequiredResult:
-        """Get a prompt once (one leg); keywords as in `call_tool`.
-
-        Raises:
-            InputRequiredNotAllowedError: the server needs input and the caller did not
-                opt in.
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        params: JSONObject = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments if type(arguments) is dict else dict(arguments)
-        result = await self._input_required_call(
-            "prompts/get",
-            _mrtr_params(params, input_responses, request_state),
-            allow_input_required,
-            progress_callback,
-            read_timeout_seconds,
-        )
-        return cast("GetPromptResult | InputRequiredResult", result)
-
-    @overload
-    async def read_resource(
-        self,
-        uri: str,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[False] = ...,
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> ReadResourceResult: ...
-    @overload
-    async def read_resource(
-        self,
-        uri: str,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
-        request_state: str | None = ...,
-        allow_input_required: Literal[True],
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
-    ) -> ReadResourceResult | InputRequiredResult: ...
-    async def read_resource(
-        self,
-        uri: str,
-        *,
-        input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-        allow_input_required: bool = False,
-        progress_callback: ProgressCallback | None = None,
-        read_timeout_seconds: float | None = None,
-    ) -> ReadResourceResult | InputRequiredResult:
-        """Read a resource once (one leg); keywords as in `call_tool`.
-
-        Raises:
-            InputRequiredNotAllowedError: the server needs input and the caller did not
-                opt in.
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        result = await self._input_required_call(
-            "resources/read",
-            _mrtr_params({"uri": str(uri)}, input_responses, request_state),
-            allow_input_required,
-            progress_callback,
-            read_timeout_seconds,
-        )
-        return cast("ReadResourceResult | InputRequiredResult", result)
-
-    async def _input_required_call(
-        self,
-        method: Literal["tools/call", "prompts/get", "resources/read"],
-        params: JSONObject,
-        allow_input_required: bool,
-        progress_callback: ProgressCallback | None,
-        timeout: float | None,
-    ) -> Any:
-        raw = await self.send_request(
-            method, params, timeout=timeout, progress_callback=progress_callback
-        )
-        result = parse_result(method, raw)
-        if not allow_input_required and isinstance(result, InputRequiredResult):
-            raise InputRequiredNotAllowedError(result, method=method)
         return result
 
     # -- answering input requests ----------------------------------------------------
