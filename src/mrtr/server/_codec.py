@@ -40,6 +40,7 @@ MIN_KEY_SIZE = 32
 """The shortest secret the built-in codec accepts, in bytes."""
 
 _PREFIX = "m1."
+_PREFIX_BYTES = _PREFIX.encode("ascii")
 _KID_LABEL = b"mrtr/request-state/kid"
 _ENC_LABEL = b"mrtr/request-state/aes-256-gcm"
 _KID_SIZE = 4
@@ -150,7 +151,7 @@ class AESGCMCodec:
         """Encrypt ``payload`` under ``keys[0]``."""
         kid = self._sealing_kid
         nonce = os.urandom(_NONCE_SIZE)
-        sealed = self._ring()[kid].encrypt(nonce, payload, _PREFIX.encode() + kid)
+        sealed = self._ring()[kid].encrypt(nonce, payload, _PREFIX_BYTES + kid)
         return _PREFIX + b64url(kid + nonce + sealed)
 
     def unseal(self, token: str) -> bytes:
@@ -175,6 +176,6 @@ class AESGCMCodec:
         if aead is None:
             raise InvalidRequestState("sealed under an unknown key")
         try:
-            return aead.decrypt(nonce, raw[_KID_SIZE + _NONCE_SIZE :], _PREFIX.encode() + kid)
+            return aead.decrypt(nonce, raw[_KID_SIZE + _NONCE_SIZE :], _PREFIX_BYTES + kid)
         except InvalidTag:
             raise InvalidRequestState("authentication tag mismatch (tampered)") from None

@@ -25,6 +25,19 @@ LOG_LEVELS: tuple[str, ...] = (
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
+_MODERN_VERSIONS: frozenset[str] | None = None
+
+
+def _modern_versions() -> frozenset[str]:
+    # looked up once, lazily: importing mrtr.types here at module level is avoided so
+    # that this module stays cheap to import
+    global _MODERN_VERSIONS
+    if _MODERN_VERSIONS is None:
+        from mrtr.types import MODERN_PROTOCOL_VERSIONS
+
+        _MODERN_VERSIONS = frozenset(MODERN_PROTOCOL_VERSIONS)
+    return _MODERN_VERSIONS
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -75,9 +88,7 @@ class ServerRequestContext:
     @property
     def is_modern(self) -> bool:
         """Whether this request may be answered with an ``InputRequiredResult``."""
-        from mrtr.types import MODERN_PROTOCOL_VERSIONS
-
-        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        return self.protocol_version in _modern_versions()
 
     async def send_progress(
         self, progress: float, total: float | None = None, message: str | None = None

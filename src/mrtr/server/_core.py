@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -54,6 +54,7 @@ from mrtr.types import (
     InitializeRequestParams,
     InputRequests,
     InputRequiredResult,
+    InputResponses,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -119,6 +120,38 @@ class _Envelope:
     capabilities: ClientCapabilities | None
     client_info: Implementation | None
     log_level: str | None
+
+
+@dataclass(slots=True)
+class _ContextBase:
+    """The per-request facts known before params are parsed (one context built from it)."""
+
+    method: str
+    request_id: str | int
+    principal: Principal | None
+    emit: Emit
+    progress_token: str | int | None
+
+    def context(
+        self,
+        envelope: _Envelope,
+        *,
+        input_responses: InputResponses | None = None,
+        request_state: str | None = None,
+    ) -> ServerRequestContext:
+        return ServerRequestContext(
+            method=self.method,
+            request_id=self.request_id,
+            protocol_version=envelope.protocol_version,
+            input_responses=input_responses,
+            request_state=request_state,
+            principal=self.principal,
+            client_capabilities=envelope.capabilities,
+            client_info=envelope.client_info,
+            _emit=self.emit,
+            _progress_token=self.progress_token,
+            _log_level=envelope.log_level,
+        )
 
 
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
@@ -188,6 +221,7 @@ class ServerConnection:
         self._legacy_capabilities: ClientCapabilities | None = None
         self._legacy_client_info: Implementation | None = None
         self._legacy_log_level: str = "debug"
+        self._last_envelope: tuple[tuple[Any, ...], _Envelope] | None = None
 
     @property
     def protocol_version(self) -> str | None:
@@ -259,6 +293,23 @@ class ServerConnection:
         )
 
     def _modern_envelope(self, meta: dict[str, Any]) -> _Envelope:
+        # A client sends the same envelope on every request of a connection: comparing
+        # the raw JSON with the last one that passed is much cheaper than validating it
+        # again (the models are frozen, so sharing them between requests is safe).
+        key = (
+            meta.get(META_PROTOCOL_VERSION),
+            meta.get(META_LOG_LEVEL),
+            meta.get(META_CLIENT_CAPABILITIES),
+            meta.get(META_CLIENT_INFO),
+        )
+        last = self._last_envelope
+        if last is not None and last[0] == key and self.era == "modern":
+            return last[1]
+        envelope = self._validate_envelope(meta)
+        self._last_envelope = (key, envelope)
+        return envelope
+
+    def _validate_envelope(self, meta: dict[str, Any]) -> _Envelope:
         version = meta.get(META_PROTOCOL_VERSION)
         if self.era == "legacy":
             raise HandlerError(
@@ -355,27 +406,25 @@ class ServerConnection:
             raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        ctx = ServerRequestContext(
-            method=method,
-            request_id=request_id,
-            protocol_version=envelope.protocol_version,
-            principal=principal,
-            client_capabilities=envelope.capabilities,
-            client_info=envelope.client_info,
-            _emit=emit,
-            _progress_token=token if isinstance(token, (str, int)) else None,
-            _log_level=envelope.log_level,
+        base = _ContextBase(
+            method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
         )
-        binding = RequestBinding.of(method, params)
-        if method in INPUT_REQUIRED_METHODS and params.get("requestState") is not None:
-            plaintext = await self._open_state(ctx, binding, params["requestState"])
-            params = {**params, "requestState": plaintext}
+        policy = self._server.request_state_policy
+        # the binding is only needed to open or seal a token: an unsealed server skips it
+        binding = None if policy is None else RequestBinding.of(method, params)
+        sealed = params.get("requestState")
+        if sealed is not None and method in INPUT_REQUIRED_METHODS:
+            if not isinstance(sealed, str):
+                raise _frozen_rejection(method, "requestState is not a string")
+            if binding is not None:
+                plaintext = await self._open_state(base.context(envelope), binding, sealed)
+                params = {**params, "requestState": plaintext}
         try:
             parsed = route.params_model.model_validate(params)
         except ValidationError as exc:
             raise _invalid_params(method, exc) from None
-        ctx = replace(
-            ctx,
+        ctx = base.context(
+            envelope,
             input_responses=getattr(parsed, "input_responses", None),
             request_state=getattr(parsed, "request_state", None),
         )
@@ -385,11 +434,9 @@ class ServerConnection:
         return self._finish(route, ctx, binding, result)
 
     async def _open_state(
-        self, ctx: ServerRequestContext, binding: RequestBinding, token: Any
+        self, ctx: ServerRequestContext, binding: RequestBinding, token: str
     ) -> str:
         policy = self._server.request_state_policy
-        if not isinstance(token, str):
-            raise _frozen_rejection(ctx.method, "requestState is not a string")
         if policy is None:
             return token
         try:
@@ -412,7 +459,11 @@ class ServerConnection:
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
 
     def _finish(
-        self, route: _Route, ctx: ServerRequestContext, binding: RequestBinding, result: Any
+        self,
+        route: _Route,
+        ctx: ServerRequestContext,
+        binding: RequestBinding | None,
+        result: Any,
     ) -> JSONObject:
         if isinstance(result, InputRequiredResult):
             return self._finish_input_required(ctx, binding, result)
@@ -437,7 +488,10 @@ class ServerConnection:
         return wire
 
     def _finish_input_required(
-        self, ctx: ServerRequestContext, binding: RequestBinding, result: InputRequiredResult
+        self,
+        ctx: ServerRequestContext,
+        binding: RequestBinding | None,
+        result: InputRequiredResult,
     ) -> JSONObject:
         if ctx.method not in INPUT_REQUIRED_METHODS or not ctx.is_modern:
             _logger.error(
@@ -463,9 +517,9 @@ class ServerConnection:
             wire["requestState"] = self._seal(ctx, binding, result.request_state)
         return wire
 
-    def _seal(self, ctx: ServerRequestContext, binding: RequestBinding, state: str) -> str:
+    def _seal(self, ctx: ServerRequestContext, binding: RequestBinding | None, state: str) -> str:
         policy: RequestStateSecurity | None = self._server.request_state_policy
-        if policy is None:
+        if policy is None or binding is None:
             return state
         try:
             principal = policy.principal_for(ctx)

@@ -59,12 +59,16 @@ _NONCE_SIZE = 16
 PrincipalBinder = Callable[["ServerRequestContext"], "str | None"]
 
 
+# built once: `json.dumps` with options builds a new encoder on every call
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
 def canonical_json(value: Any) -> str:
     """Compact JSON with sorted keys and ASCII escapes: one text per value.
 
     ASCII output keeps encoding total (a lone surrogate escapes instead of raising).
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return _CANONICAL.encode(value)
 
 
 def authenticated_principal(ctx: ServerRequestContext) -> str | None:

@@ -1,15 +1,19 @@
 """Stream shells around the core: in-process (memory pair) and stdio.
 
-One loop serves both: read a message, answer notifications and ``initialize`` inline
-(so the era is settled before the next message is read), run every other request in
-its own task (so a slow handler does not block the connection), and cancel a request's
-task on ``notifications/cancelled`` (no response is sent for it then).
+Both share `_StreamServer`: notifications and ``initialize`` are answered inline (so the
+era is settled before the next message is taken), every other request goes to a pool
+of worker tasks (so a slow handler does not block the connection), and
+``notifications/cancelled`` cancels the worker serving that request (no response is
+sent for it then). Over stdio a reader loop feeds it; in process the client's `send`
+hands it each message directly, still parsed from JSON text.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -20,7 +24,8 @@ import anyio.to_thread
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import HandlerError, JSONObject, error_response
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import decode_message, encode_message, encode_text, utf8_size
+from mrtr.transports._memory import MemoryTransport
 from mrtr.types import INVALID_REQUEST, PARSE_ERROR
 
 if TYPE_CHECKING:
@@ -38,43 +43,80 @@ async def serve_messages(server: Server, receive: Receive, send: Send) -> None:
     """Serve one connection until ``receive`` raises `TransportError` (end of input).
 
     Requests still running when the input ends are allowed to finish; the caller
-    cancels the surrounding scope to stop them.
+    cancels the surrounding scope to stop them. Several request tasks may call ``send``
+    at once: it must deliver each message whole (the memory transport queues one frame
+    per call; the stdio shell serializes its writes itself).
     """
-    await _StreamServer(server, send).run(receive)
-
-
-class _StreamServer:
-    """The per-connection state of `serve_messages`."""
-
-    def __init__(self, server: Server, send: Send) -> None:
-        self._connection = server.connection()
-        self._send = send
-        self._lock = anyio.Lock()
-        self._inflight: dict[Any, anyio.CancelScope] = {}
-
-    async def run(self, receive: Receive) -> None:
-        async with anyio.create_task_group() as tg:
+    async with anyio.create_task_group() as tg:
+        stream = _StreamServer(server, send, tg)
+        try:
             while True:
                 try:
                     message = await receive()
                 except TransportError:
-                    break
-                if isinstance(message, RequestFailed):
-                    continue
-                if isinstance(message, HandlerError):
-                    await self.send(error_response(None, message))
-                    continue
-                method = message.get("method")
-                if method == "notifications/cancelled":
-                    self._cancel(message.get("params"))
-                elif "id" in message and isinstance(method, str) and method != "initialize":
-                    tg.start_soon(self._run_request, message)
-                else:
-                    await self._answer(message)
+                    return
+                await stream.dispatch(message)
+        finally:
+            stream.end_of_input()
 
-    async def send(self, message: JSONObject) -> None:
-        async with self._lock:
-            await self._send(message)
+
+# How many request workers may wait for work at once; more exit when they run out of it.
+# Why a pool at all: starting a task per request (anyio's task bookkeeping plus a cancel
+# scope) was the largest share of the server's cost per round trip in memory; a worker
+# that is idle, or has just answered a request, takes the next one for much less.
+# Why this many: a burst of concurrent multi-round calls sends its next round once the
+# previous one is answered; with fewer idle workers than calls in flight, most of each
+# round would start new tasks again. An idle worker is a suspended task (a few KiB), so
+# the ceiling on what a connection keeps after a burst is a few MiB.
+_MAX_IDLE_WORKERS = 1024
+
+
+class _StreamServer:
+    """The per-connection state of a stream server.
+
+    Requests run on a pool of worker tasks in the connection's task group: a queued
+    request wakes an idle worker or, when none is idle, starts a new one, so a slow
+    handler never delays another request. Each worker runs in its own cancel scope;
+    ``notifications/cancelled`` cancels the worker serving that request, which then
+    exits (another takes its place on demand).
+    """
+
+    def __init__(self, server: Server, send: Send, task_group: anyio.abc.TaskGroup) -> None:
+        self._connection = server.connection()
+        self.send = send
+        self._task_group = task_group
+        self._inflight: dict[Any, anyio.CancelScope] = {}
+        self._queue: deque[JSONObject] = deque()
+        self._idle: list[anyio.Event] = []
+        self._input_ended = False
+        # `anyio.Event()` looks up the running backend each time; look it up once
+        self._new_event: Callable[[], anyio.Event] = type(anyio.Event())
+
+    async def dispatch(self, message: JSONObject | RequestFailed | HandlerError) -> None:
+        """Take one incoming message: queue a request, answer anything else inline."""
+        if isinstance(message, RequestFailed):
+            return
+        if isinstance(message, HandlerError):
+            await self.send(error_response(None, message))
+            return
+        method = message.get("method")
+        if method == "notifications/cancelled":
+            self._cancel(message.get("params"))
+        elif "id" in message and isinstance(method, str) and method != "initialize":
+            self._queue.append(message)
+            if self._idle:
+                self._idle.pop().set()
+            else:
+                self._task_group.start_soon(self._work)
+        else:
+            await self._answer(message)
+
+    def end_of_input(self) -> None:
+        """No more messages: workers finish what is queued, then exit."""
+        self._input_ended = True
+        idle, self._idle = self._idle, []
+        for event in idle:
+            event.set()
 
     def _cancel(self, params: Any) -> None:
         scope = self._inflight.get(params.get("requestId")) if isinstance(params, dict) else None
@@ -89,31 +131,49 @@ class _StreamServer:
             except TransportError:
                 _logger.debug("could not send the response to %r", message.get("id"))
 
-    async def _run_request(self, message: JSONObject) -> None:
+    async def _work(self) -> None:
+        """Answer queued requests until there is none and waiting is not worth it."""
         with anyio.CancelScope() as scope:
-            key = message.get("id")
-            self._inflight[key] = scope
-            try:
-                await self._answer(message)
-            finally:
-                if self._inflight.get(key) is scope:
-                    del self._inflight[key]
+            while not scope.cancel_called:
+                if self._queue:
+                    await self._run_request(self._queue.popleft(), scope)
+                elif self._input_ended or len(self._idle) >= _MAX_IDLE_WORKERS:
+                    return
+                else:
+                    event = self._new_event()
+                    self._idle.append(event)
+                    await event.wait()
+
+    async def _run_request(self, message: JSONObject, scope: anyio.CancelScope) -> None:
+        key = message.get("id")
+        self._inflight[key] = scope
+        try:
+            await self._answer(message)
+        finally:
+            if self._inflight.get(key) is scope:
+                del self._inflight[key]
 
 
 class InProcessTransport(Transport):
     """A client transport to a server in this process (`Server.client_transport`).
 
-    `open` creates an in-memory pair and serves its far end in a background task
-    group; `aclose` closes the pair and stops that task group. Open and close it from
-    the same task (``async with`` does).
+    Every message is framed as JSON both ways, with the size cap checked on arrival.
+    What the client sends is handed to the server directly (no reader task in between:
+    a request is queued for a worker, anything else is answered in the caller's task);
+    what the server sends goes through an in-memory channel the client reads.
+    `open` starts a task group for the server's workers; `aclose` closes the channel
+    and stops that task group. Open and close it from the same task (``async with``
+    does).
     """
 
     def __init__(self, server: Server, *, max_message_size: int) -> None:
         self._server = server
         self._max_message_size = max_message_size
-        self._client_end: Transport | None = None
-        self._server_end: Transport | None = None
+        self._client_end: MemoryTransport | None = None
+        self._server_end: MemoryTransport | None = None
+        self._stream: _StreamServer | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._closed_reason: str | None = None
 
     async def open(self) -> None:
         """Start serving.
@@ -126,13 +186,14 @@ class InProcessTransport(Transport):
         client_end, server_end = create_memory_transport_pair(
             max_message_size=self._max_message_size
         )
-        self._client_end, self._server_end = client_end, server_end
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
+        self._client_end, self._server_end = client_end, server_end
         self._task_group = task_group
-        task_group.start_soon(serve_messages, self._server, server_end.receive, server_end.send)
+        self._stream = _StreamServer(self._server, server_end.send, task_group)
+        self._closed_reason = None
 
-    def _end(self) -> Transport:
+    def _end(self) -> MemoryTransport:
         if self._client_end is None:
             raise TransportError("the in-process transport is not open")
         return self._client_end
@@ -140,10 +201,39 @@ class InProcessTransport(Transport):
     async def send(self, message: JSONObject) -> None:
         """Send one message to the server.
 
+        A message over the size cap ends the connection, as it would on a stream: the
+        server stops, and the client's next `receive` fails once it read what was sent.
+
         Raises:
             TransportError: not open, or closed.
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity.
         """
-        await self._end().send(message)
+        self._end()
+        stream = self._stream
+        if stream is None:
+            raise TransportError(self._closed_reason or "the in-process transport is closed")
+        text = encode_text(message)
+        size = utf8_size(text)
+        if size > self._max_message_size:
+            _logger.warning(
+                "closing the in-process connection after a %d-byte message (cap %d bytes)",
+                size,
+                self._max_message_size,
+            )
+            await self._end_of_input("the server closed the connection after an oversized message")
+            return
+        # the server gets its own copy, parsed from the JSON text (a dict: it was one)
+        await stream.dispatch(json.loads(text))
+
+    async def _end_of_input(self, reason: str) -> None:
+        stream, self._stream = self._stream, None
+        if self._closed_reason is None:
+            self._closed_reason = reason
+        if stream is not None:
+            stream.end_of_input()
+        if self._server_end is not None:
+            await self._server_end.aclose()
 
     async def receive(self) -> JSONObject | RequestFailed:
         """Receive the next message from the server.
@@ -155,10 +245,9 @@ class InProcessTransport(Transport):
 
     async def aclose(self) -> None:
         """Stop the server side and close both ends; safe to call twice."""
+        await self._end_of_input("the in-process transport is closed")
         if self._client_end is not None:
             await self._client_end.aclose()
-        if self._server_end is not None:
-            await self._server_end.aclose()
         task_group, self._task_group = self._task_group, None
         if task_group is not None:
             task_group.cancel_scope.cancel()
@@ -212,9 +301,13 @@ async def serve_stdio(server: Server, *, max_message_size: int) -> None:
         stdout.write(data)
         stdout.flush()
 
+    lock = anyio.Lock()
+
     async def send(message: JSONObject) -> None:
+        data = encode_message(message) + b"\n"
         try:
-            await anyio.to_thread.run_sync(write, encode_message(message) + b"\n")
+            async with lock:  # one writer thread at a time: lines never interleave
+                await anyio.to_thread.run_sync(write, data)
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 

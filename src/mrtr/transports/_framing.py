@@ -11,7 +11,7 @@ import logging
 
 from mrtr.transports._base import JSONObject
 
-__all__ = ["decode_message", "encode_message"]
+__all__ = ["decode_message", "encode_message", "encode_text", "utf8_size"]
 
 _PREVIEW = 200
 # One encoder for every message: `json.dumps` with options builds a new one per call.
@@ -23,11 +23,31 @@ def encode_message(message: JSONObject) -> bytes:
 
     Raises:
         TypeError: the message is not a dict, or holds a value JSON cannot represent.
+        ValueError: the message holds NaN or an infinity (not valid JSON), or a lone
+            surrogate (not encodable as UTF-8).
+    """
+    return encode_text(message).encode("utf-8")
+
+
+def encode_text(message: JSONObject) -> str:
+    """`encode_message` before the UTF-8 step, for a peer in the same process.
+
+    Raises:
+        TypeError: the message is not a dict, or holds a value JSON cannot represent.
         ValueError: the message holds NaN or an infinity (not valid JSON).
     """
     if not isinstance(message, dict):
         raise TypeError(f"a JSON-RPC message must be a dict, not {type(message).__name__}")
-    return _ENCODER.encode(message).encode("utf-8")
+    return _ENCODER.encode(message)
+
+
+def utf8_size(text: str) -> int:
+    """The size in bytes of ``text`` as UTF-8, without encoding it when it is ASCII.
+
+    Raises:
+        UnicodeEncodeError: the text holds a lone surrogate.
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:

@@ -215,7 +215,7 @@ class MemoryTransport(Transport):
             ValueError: the message holds NaN or an infinity.
         """
         self._check_open()
-        await self.send_raw(encode_message(message))
+        await self._send_frame(encode_message(message))
 
     async def send_raw(self, data: bytes | str) -> None:
         """Hand the peer one frame of raw text, bypassing serialization.
@@ -227,7 +227,9 @@ class MemoryTransport(Transport):
             TransportError: this end is closed, or the peer closed its end.
         """
         self._check_open()
-        frame = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        await self._send_frame(data.encode("utf-8") if isinstance(data, str) else bytes(data))
+
+    async def _send_frame(self, frame: bytes) -> None:
         try:
             await self._outgoing.send(frame)
         except _PeerClosed:
