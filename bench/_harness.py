@@ -1,0 +1,286 @@
+"""Measurement plumbing: fresh processes, A B A B alternation, statistics and tables.
+
+Every client measurement runs in a fresh subprocess (`bench._worker`), so the two
+libraries never share a process, an import cache or a heap. Repetitions alternate the
+libraries (mrtr, official, mrtr, official, ...) so that drift on a shared machine hits
+both sides alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+LIBS = ("mrtr", "official")
+_RESULT_PREFIX = "BENCH_RESULT "
+
+
+class WorkerFailed(Exception):
+    """A measurement process exited with an error; the message holds its stderr tail."""
+
+
+@dataclass
+class ChildRun:
+    """What the parent saw of one child process: wall time, rusage and its stdout."""
+
+    wall: float
+    cpu: float
+    maxrss_kib: int
+    stdout: str
+
+
+def run_child(argv: Sequence[str], *, timeout: float = 600.0) -> ChildRun:
+    """Run `argv` to completion and keep its stdout (the worker reports its own metrics)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise WorkerFailed(f"timed out after {timeout}s: {' '.join(argv)}") from None
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise WorkerFailed(f"exit {proc.returncode}: {err.strip()[-1500:]}")
+    return ChildRun(wall=wall, cpu=0.0, maxrss_kib=0, stdout=out)
+
+
+def run_child_rusage(argv: Sequence[str]) -> ChildRun:
+    """Run a short command, reaping it with `wait4` to get its own CPU time and peak RSS."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(argv), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode != 0:
+        raise WorkerFailed(f"exit {proc.returncode}: {err.strip()[-1500:]}")
+    return ChildRun(
+        wall=wall, cpu=usage.ru_utime + usage.ru_stime, maxrss_kib=usage.ru_maxrss, stdout=""
+    )
+
+
+def run_worker(spec: dict[str, Any], *, timeout: float = 900.0) -> dict[str, Any]:
+    """Run one `bench._worker` job in a fresh interpreter and return its result dict."""
+    child = run_child([sys.executable, "-m", "bench._worker", json.dumps(spec)], timeout=timeout)
+    for line in reversed(child.stdout.splitlines()):
+        if line.startswith(_RESULT_PREFIX):
+            result: dict[str, Any] = json.loads(line[len(_RESULT_PREFIX) :])
+            return result
+    raise WorkerFailed(f"no result line in output: {child.stdout[-500:]!r}")
+
+
+@dataclass
+class Samples:
+    """Repeated measurements of one metric for one library (failures kept apart)."""
+
+    values: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    def median(self) -> float | None:
+        return statistics.median(self.values) if self.values else None
+
+
+def alternate(
+    reps: int, measure: Callable[[str], dict[str, Any]], libs: Sequence[str] = LIBS
+) -> dict[str, dict[str, Samples]]:
+    """Call `measure(lib)` for lib in A B A B ... order; collect every metric it returns.
+
+    A failing measurement (`WorkerFailed`) is recorded, not raised, so that one broken
+    side does not hide the other's numbers.
+    """
+    out: dict[str, dict[str, Samples]] = {lib: {} for lib in libs}
+    for _ in range(reps):
+        for lib in libs:
+            try:
+                metrics = measure(lib)
+            except WorkerFailed as exc:
+                out[lib].setdefault("_", Samples()).failures.append(str(exc))
+                continue
+            for name, value in metrics.items():
+                samples = out[lib].setdefault(name, Samples())
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    samples.values.append(float(value))
+                elif value is not None:
+                    samples.texts.append(str(value))
+    return out
+
+
+# --- tables -------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One metric in a scenario table: how to show it and the target on the ratio."""
+
+    label: str
+    metric: str
+    unit: str = "ms"
+    scale: float = 1000.0
+    target: float | None = None  # pass when ours / theirs <= target
+    higher_is_better: bool = False  # then pass when ours / theirs >= target
+    target_label: str = ""  # how to print the target ("1/3"); default: the number
+
+
+def _fmt(value: float | None, row: Row) -> str:
+    if value is None:
+        return "n/a"
+    scaled = value * row.scale
+    if abs(scaled) >= 100:
+        return f"{scaled:.0f}"
+    if abs(scaled) >= 10:
+        return f"{scaled:.1f}"
+    return f"{scaled:.2f}"
+
+
+def _range(samples: Samples | None, row: Row) -> str:
+    if samples is None or not samples.values:
+        return "n/a"
+    return f"{_fmt(min(samples.values), row)}-{_fmt(max(samples.values), row)}"
+
+
+def _verdict(ratio: float | None, row: Row) -> str:
+    if ratio is None or row.target is None:
+        return ""
+    ok = ratio >= row.target if row.higher_is_better else ratio <= row.target
+    sign = "≥" if row.higher_is_better else "≤"
+    return f"{'met' if ok else 'MISSED'} ({sign}{row.target_label or f'{row.target:g}'})"
+
+
+VERDICTS: list[tuple[str, str, str, str]] = []
+"""Every targeted metric of the run so far: (table title, metric, value, verdict)."""
+
+
+def record_verdict(title: str, metric: str, value: str, verdict: str) -> None:
+    """Remember one target check for the summary printed at the end of the run."""
+    VERDICTS.append((title.split(" (")[0], metric, value, verdict))
+
+
+def summary() -> str:
+    """The targets of the run in one Markdown table."""
+    lines = ["### Targets", "", "| table | metric | ratio | verdict |", "|---|---|---:|---|"]
+    lines += [f"| {t} | {m} | {v} | {d} |" for t, m, v, d in VERDICTS]
+    return "\n".join(lines) + "\n"
+
+
+_ERROR_LINE = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)")
+
+
+def _error_line(message: str) -> str:
+    """The last line of a traceback that names an exception (else the last line)."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _ERROR_LINE.search(line)
+        if match and "Traceback" not in line:
+            return match.group(1)[:300]
+    return lines[-1][:300] if lines else message
+
+
+def table(
+    title: str,
+    rows: Sequence[Row],
+    data: dict[str, dict[str, Samples]],
+    *,
+    ours: str = "mrtr",
+    theirs: str = "official",
+    note: str = "",
+) -> str:
+    """A Markdown table: metric, our median, theirs, ratio, min-max of each, target."""
+    lines = [
+        f"### {title}",
+        "",
+        f"| metric | {ours} (median) | {theirs} (median) | ratio | {ours} min-max "
+        f"| {theirs} min-max | target |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        a, b = data.get(ours, {}).get(row.metric), data.get(theirs, {}).get(row.metric)
+        ma, mb = (a.median() if a else None), (b.median() if b else None)
+        ratio = ma / mb if ma is not None and mb else None
+        if row.target is not None:
+            record_verdict(
+                title,
+                row.label,
+                "n/a" if ratio is None else f"{ratio:.2f}",
+                _verdict(ratio, row) or "n/a (no data)",
+            )
+        lines.append(
+            f"| {row.label} ({row.unit}) | {_fmt(ma, row)} | {_fmt(mb, row)} "
+            f"| {'n/a' if ratio is None else f'{ratio:.2f}'} | {_range(a, row)} "
+            f"| {_range(b, row)} | {_verdict(ratio, row)} |"
+        )
+    failures = [
+        f"- {lib}: {_error_line(msg)}"
+        for lib, metrics in data.items()
+        if lib in (ours, theirs)
+        for msg in metrics.get("_", Samples()).failures[:1]
+    ]
+    if failures:
+        lines += ["", "Failures:", *failures]
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"
+
+
+# --- servers --------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise WorkerFailed(f"HTTP server exited early with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.1)
+    raise WorkerFailed(f"HTTP server did not listen on {port} in time")
+
+
+@contextlib.contextmanager
+def http_server(module: str = "bench.servers.official_server") -> Iterator[str]:
+    """Serve `module` over streamable HTTP (uvicorn, 127.0.0.1, free port); yield its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, "http", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_listening(port, proc, time.monotonic() + 60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,128 @@
+"""One client measurement in a fresh process: `python -m bench._worker '<json spec>'`.
+
+The spec names the library, the target and the job; the worker prints one line
+`BENCH_RESULT <json>` with wall time, client-process CPU time (`time.process_time`, this
+process only, so a stdio server child is not counted) and peak RSS (`ru_maxrss`, KiB).
+Only one of the two libraries is ever imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from bench._clients import open_client, result_text
+
+
+def _maxrss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+async def _calls(spec: dict[str, Any]) -> dict[str, Any]:
+    """K sequential calls of the `rounds` tool after W warm-up calls on one connection."""
+    n, calls, warmup = spec["n"], spec["calls"], spec.get("warmup", 3)
+    expected = f"done after {n} rounds"
+    async with open_client(spec["lib"], spec["target"]) as client:
+        for _ in range(warmup):
+            await client.call_tool("rounds", {"n": n})
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            result = await client.call_tool("rounds", {"n": n})
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        if result_text(result) != expected:
+            raise AssertionError(f"unexpected result {result_text(result)!r}")
+    return {"wall": wall / calls, "cpu": cpu / calls, "maxrss": _maxrss_kib()}
+
+
+async def _concurrent(spec: dict[str, Any]) -> dict[str, Any]:
+    """`count` concurrent calls of `n` rounds each on one client, started together."""
+    n, count = spec["n"], spec["count"]
+    latencies: list[float] = []
+    errors: list[str] = []
+    async with open_client(spec["lib"], spec["target"]) as client:
+        await client.call_tool("rounds", {"n": n})  # warm-up
+        go = anyio.Event()
+
+        async def one() -> None:
+            await go.wait()
+            start = time.perf_counter()
+            try:
+                await client.call_tool("rounds", {"n": n})
+            except Exception as exc:  # counted, never hidden
+                errors.append(f"{type(exc).__name__}: {exc}"[:200])
+            else:
+                latencies.append(time.perf_counter() - start)
+
+        cpu0 = time.process_time()
+        async with anyio.create_task_group() as tg:
+            for _ in range(count):
+                tg.start_soon(one)
+            await anyio.lowlevel.checkpoint()
+            wall0 = time.perf_counter()
+            go.set()
+        wall = time.perf_counter() - wall0
+        cpu = time.process_time() - cpu0
+    latencies.sort()
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "throughput": count / wall,
+        "p50": latencies[len(latencies) // 2] if latencies else None,
+        "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+        if latencies
+        else None,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "maxrss": _maxrss_kib(),
+    }
+
+
+async def _hostile(spec: dict[str, Any]) -> dict[str, Any]:
+    """One call to a hostile tool; the outcome is the result text or the error class."""
+    async with open_client(spec["lib"], spec["target"]) as client:
+        await client.call_tool("rounds", {"n": 0})  # warm-up: connection and models built
+        rss0 = _maxrss_kib()
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        try:
+            result = await client.call_tool(spec["tool"], spec["arguments"])
+        except Exception as exc:
+            outcome = f"raised {type(exc).__name__}"
+        else:
+            outcome = f"accepted ({result_text(result)})"
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        rss1 = _maxrss_kib()
+    return {"wall": wall, "cpu": cpu, "maxrss": rss1, "growth": rss1 - rss0, "outcome": outcome}
+
+
+_JOBS = {"calls": _calls, "concurrent": _concurrent, "hostile": _hostile}
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    job = _JOBS[spec["job"]]
+
+    async def run() -> dict[str, Any]:
+        return await job(spec)
+
+    profile_path = spec.get("profile")
+    if profile_path:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        result = anyio.run(run)
+        profiler.disable()
+        profiler.dump_stats(profile_path)
+    else:
+        result = anyio.run(run)
+    print("BENCH_RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Benchmark servers: the official SDK's low-level server and mrtr's, with the same tools."""
