@@ -27,6 +27,7 @@ import itertools
 import json
 import logging
 import math
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -89,6 +90,17 @@ _RELIST_MAX_PAGES = 100
 _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 _EXCERPT = 200
+
+# httpcore 1.0's pool rescans all its connections (and every queued request against each
+# of them) whenever a request starts or ends, and closes every idle connection while it
+# holds more than ``max_keepalive_connections`` (it counts all connections, not the idle
+# ones). So the transport's own client spreads requests over several small pools, each
+# with keep-alive as large as the pool, and queues the requests beyond their total in
+# front of them (a FIFO semaphore) instead of in httpcore.
+_POOLS = 25
+_POOL_SIZE = 4
+_MAX_CONNECTIONS = _POOLS * _POOL_SIZE
+_POOL_LIMITS = httpx.Limits(max_connections=_POOL_SIZE, max_keepalive_connections=_POOL_SIZE)
 
 HTTPClientSource = httpx.AsyncClient | Callable[[], httpx.AsyncClient]
 
@@ -155,6 +167,7 @@ class StreamableHTTPTransport(Transport):
         self._state = _State.NEW
         self._client: httpx.AsyncClient | None = None
         self._owns_client = False
+        self._slots: anyio.Semaphore | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._send_stream: MemoryObjectSendStream[JSONObject | RequestFailed] | None = None
         self._receive_stream: MemoryObjectReceiveStream[JSONObject | RequestFailed] | None = None
@@ -205,7 +218,13 @@ class StreamableHTTPTransport(Transport):
         if source is not None:
             return source(), True
         timeout = self._timeout if self._timeout_explicit else DEFAULT_HTTP_TIMEOUT
-        return httpx.AsyncClient(timeout=timeout, follow_redirects=True), True
+        if urllib.request.getproxies():
+            # a transport of our own would turn off httpx's proxies from the environment
+            return httpx.AsyncClient(timeout=timeout, follow_redirects=True), True
+        self._slots = anyio.Semaphore(_MAX_CONNECTIONS)
+        transport = _ShardedTransport(pools=_POOLS, limits=_POOL_LIMITS)
+        client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
+        return client, True
 
     async def aclose(self) -> None:
         """Cancel in-flight requests, end the legacy session, release the httpx client."""
@@ -432,7 +451,7 @@ class StreamableHTTPTransport(Transport):
         headers = self._request_headers(message)
         async with (
             _translate_http_errors(method, request_id, self._read_timeout()),
-            self._http.stream(
+            self._open_stream(
                 "POST", self._target, content=_encode(message), headers=headers, **self._opts()
             ) as response,
         ):
@@ -543,7 +562,7 @@ class StreamableHTTPTransport(Transport):
             decoder = BoundedSSEDecoder(max_event_size=self._max_sse_event_size)
             async with (
                 _translate_http_errors(method, message["id"], self._read_timeout()),
-                self._http.stream("GET", self._target, headers=headers, **self._opts()) as response,
+                self._open_stream("GET", self._target, headers=headers, **self._opts()) as response,
             ):
                 self._check_session(response, headers)
                 if not response.is_success or _content_type(response) != "text/event-stream":
@@ -607,7 +626,7 @@ class StreamableHTTPTransport(Transport):
         try:
             async with (
                 _translate_http_errors(str(what), None, self._read_timeout()),
-                self._http.stream(
+                self._open_stream(
                     "POST", self._target, content=_encode(message), headers=headers, **self._opts()
                 ) as response,
             ):
@@ -673,7 +692,7 @@ class StreamableHTTPTransport(Transport):
             headers["Last-Event-ID"] = last_event_id
         async with (
             _translate_http_errors("GET", None, None),
-            self._http.stream(
+            self._open_stream(
                 "GET", self._target, headers=headers, **self._opts(read=None)
             ) as resp,
         ):
@@ -725,6 +744,24 @@ class StreamableHTTPTransport(Transport):
             headers["Mcp-Session-Id"] = self._session_id
         return headers
 
+    @asynccontextmanager
+    async def _open_stream(
+        self, method: str, url: httpx.URL | str, **kwargs: Any
+    ) -> AsyncIterator[httpx.Response]:
+        """``httpx.AsyncClient.stream``, holding one of the transport's connection slots.
+
+        A request waits for a free slot without a time limit (its own cancellation and
+        the session's timeouts still apply); inside httpx, the pool timeout then only
+        covers a connection that is slow to be handed over.
+        """
+        slots = self._slots
+        if slots is None:
+            async with self._http.stream(method, url, **kwargs) as response:
+                yield response
+            return
+        async with slots, self._http.stream(method, url, **kwargs) as response:
+            yield response
+
     @property
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -751,6 +788,55 @@ class StreamableHTTPTransport(Transport):
         if self._timeout_explicit:
             return httpx.Timeout(self._timeout).read
         return self._http.timeout.read if self._client is not None else None
+
+
+class _ShardedTransport(httpx.AsyncBaseTransport):
+    """Several small httpx connection pools behind one transport; least busy first.
+
+    Each pool stays small, so httpcore's per-request bookkeeping, linear (or worse) in
+    the size of a pool, stays cheap however many requests are in flight.
+    """
+
+    def __init__(self, *, pools: int, limits: httpx.Limits) -> None:
+        tls = httpx.create_ssl_context()  # one for all: building one costs tens of ms
+        self._pools = [httpx.AsyncHTTPTransport(verify=tls, limits=limits) for _ in range(pools)]
+        self._busy = [0] * pools
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = self._busy.index(min(self._busy))
+        self._busy[index] += 1
+        try:
+            response = await self._pools[index].handle_async_request(request)
+        except BaseException:
+            self._busy[index] -= 1
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _ReleasingStream(response.stream, self._busy, index)
+        return response
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()
+
+
+class _ReleasingStream(httpx.AsyncByteStream):
+    """A response body that marks its pool one request less busy when it is closed."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, busy: list[int], index: int) -> None:
+        self._stream = stream
+        self._busy = busy
+        self._index = index
+        self._released = False
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        # the body's own iterator, so httpx closes it exactly as it did without us
+        return self._stream.__aiter__()
+
+    async def aclose(self) -> None:
+        if not self._released:
+            self._released = True
+            self._busy[self._index] -= 1
+        await self._stream.aclose()
 
 
 @asynccontextmanager

@@ -1,0 +1,80 @@
+"""The HTTP transport's own client: several small connection pools, least busy first."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+
+from mrtr.transports import http as mrtr_http
+from mrtr.transports.http import StreamableHTTPTransport
+
+pytestmark = pytest.mark.anyio
+
+
+class _HeldBody(httpx.AsyncByteStream):
+    """A body that stays open until the test releases it."""
+
+    def __init__(self, release: anyio.Event) -> None:
+        self._release = release
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        await self._release.wait()
+        yield b"{}"
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _recording_pool(seen: list[int], index: int, release: anyio.Event) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(index)
+        return httpx.Response(200, stream=_HeldBody(release))
+
+    return httpx.MockTransport(handle)
+
+
+async def test_requests_go_to_the_least_busy_pool_and_release_it() -> None:
+    sharded = mrtr_http._ShardedTransport(pools=3, limits=mrtr_http._POOL_LIMITS)
+    for pool in sharded._pools:
+        await pool.aclose()
+    release = anyio.Event()
+    seen: list[int] = []
+    sharded._pools = [_recording_pool(seen, i, release) for i in range(3)]  # type: ignore[misc]
+    responses = [
+        await sharded.handle_async_request(httpx.Request("POST", "http://127.0.0.1/mcp"))
+        for _ in range(4)
+    ]
+    assert seen == [0, 1, 2, 0]  # each open response keeps its pool busy
+    assert sharded._busy == [2, 1, 1]
+    release.set()
+    for response in responses:
+        await response.aclose()
+        await response.aclose()  # closing twice releases once
+    assert sharded._busy == [0, 0, 0]
+    await sharded.aclose()
+
+
+async def test_own_client_is_sharded_unless_proxies_are_configured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp") as transport:
+        assert isinstance(transport._http._transport, mrtr_http._ShardedTransport)
+        assert transport._slots is not None
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp") as transport:
+        # a transport of our own would silently drop the proxy from the environment
+        assert not isinstance(transport._http._transport, mrtr_http._ShardedTransport)
+        assert transport._slots is None
+
+
+async def test_a_client_of_your_own_is_used_as_given() -> None:
+    mine = httpx.AsyncClient()
+    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp", http_client=mine) as transport:
+        assert transport._http is mine
+        assert transport._slots is None
+    assert not mine.is_closed  # not ours to close
+    await mine.aclose()
