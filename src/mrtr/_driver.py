@@ -32,10 +32,14 @@ from mrtr._driver_flow import (
     utf8_size,
 )
 from mrtr.errors import MCPError
-from mrtr.types import ErrorData, InputRequiredResult, validate_input_response
 
 if TYPE_CHECKING:
-    from mrtr.types import InputRequest, InputResponse
+    from mrtr.types import (
+        ErrorData,
+        InputRequest,
+        InputRequiredResult,
+        InputResponse,
+    )
 
 __all__ = [
     "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
@@ -125,6 +129,8 @@ class _Timing:
 
 def _accept(key: str, request: InputRequest, answer: object) -> InputResponse:
     """Check one answer against its request, once; refusals become `MCPError`."""
+    from mrtr.types import ErrorData, validate_input_response
+
     if isinstance(answer, ErrorData):
         raise MCPError.from_error_data(answer, method=request.method)
     return validate_input_response(request.method, answer, key=key)
@@ -294,6 +300,8 @@ async def run_input_required_driver(
         Exception: whatever ``dispatch`` raised, as itself (siblings cancelled), or
             whatever ``retry`` raised.
     """
+    from mrtr.types import InputRequiredResult
+
     flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits)
     observe = on_round is not None or logger.isEnabledFor(logging.DEBUG)
     current: ResultT | InputRequiredResult = first

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr.errors import ClientStateError, InputLimitExceededError, InputRequiredRoundsExceededError
-from mrtr.types import InputRequiredResult
 
 if TYPE_CHECKING:
-    from mrtr.types import InputRequest, InputResponse
+    from mrtr.types import InputRequest, InputRequiredResult, InputResponse
 
 __all__ = [
     "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
@@ -141,7 +140,7 @@ _INITIAL_STATE = FlowState()
 
 
 def _parse_pending(raw: Mapping[str, Any]) -> InputRequiredResult:
-    from mrtr.types import parse_result
+    from mrtr.types import InputRequiredResult, parse_result
 
     result = parse_result("tools/call", dict(raw))
     if not isinstance(result, InputRequiredResult):
@@ -304,6 +303,8 @@ class InputRequiredFlow:
             InputLimitExceededError: the round breaks one of the `InputLimits`.
             ClientStateError: the flow is finished or still owes a retry for a round.
         """
+        from mrtr.types import InputRequiredResult
+
         if self._finished or self._pending is not None:
             raise ClientStateError(
                 "this flow is finished" if self._finished else "finish the pending round first"

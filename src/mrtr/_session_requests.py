@@ -11,28 +11,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
-from pydantic import BaseModel
-
 from mrtr._session_context import ProgressCallback
 from mrtr._session_core import SessionCore
 from mrtr.errors import InputRequiredNotAllowedError
-from mrtr.types import (
-    CallToolResult,
-    CompleteResult,
-    EmptyResult,
-    GetPromptResult,
-    InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    ReadResourceResult,
-    parse_result,
-)
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mrtr.transports import JSONObject
-    from mrtr.types import InputResponse
+    from mrtr.types import (
+        CallToolResult,
+        CompleteResult,
+        EmptyResult,
+        GetPromptResult,
+        InputRequiredResult,
+        InputResponse,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        ReadResourceResult,
+    )
 
 __all__ = ["TypedRequests"]
 
@@ -64,6 +63,8 @@ def _leg_params(
 
     Without either, `params` itself: the first leg of a call sends it as it is.
     """
+    from pydantic import BaseModel
+
     if input_responses is None and request_state is None:
         return params
     leg = params.copy()
@@ -86,6 +87,8 @@ class TypedRequests(SessionCore):
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
+        from mrtr.types import EmptyResult, parse_result
+
         raw = await self.send_request("ping", None, timeout=read_timeout_seconds)
         return cast(EmptyResult, parse_result("ping", raw))
 
@@ -140,6 +143,8 @@ class TypedRequests(SessionCore):
         return page
 
     async def _list_page(self, method: str, cursor: str | None, timeout: float | None) -> Any:
+        from mrtr.types import parse_result
+
         params = {"cursor": cursor} if cursor is not None else None
         return parse_result(method, await self.send_request(method, params, timeout=timeout))
 
@@ -162,6 +167,10 @@ class TypedRequests(SessionCore):
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
+        from pydantic import BaseModel
+
+        from mrtr.types import parse_result
+
         wire_ref = (
             ref.model_dump(by_alias=True, exclude_none=True)
             if isinstance(ref, BaseModel)
@@ -362,6 +371,8 @@ class TypedRequests(SessionCore):
             InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
+        from mrtr.types import InputRequiredResult, parse_result
+
         raw = await self.send_request(
             method,
             _leg_params(params, input_responses, request_state),

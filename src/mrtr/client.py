@@ -53,33 +53,32 @@ from mrtr.errors import (
 )
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerParameters, Transport
-from mrtr.types import (
-    MODERN_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    CallToolResult,
-    CompleteResult,
-    EmptyResult,
-    GetPromptResult,
-    Implementation,
-    InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
-    Prompt,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ServerCapabilities,
-    Tool,
-)
+from mrtr.types import MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from mrtr._session_requests import _InputMethod
     from mrtr.transports import JSONObject
-    from mrtr.types import InputRequest, InputResponse
+    from mrtr.types import (
+        CallToolResult,
+        CompleteResult,
+        EmptyResult,
+        GetPromptResult,
+        Implementation,
+        InputRequest,
+        InputResponse,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        Prompt,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ServerCapabilities,
+        Tool,
+    )
 
 __all__ = ["Client", "ClientRequestContext", "ClientState"]
 
@@ -320,6 +319,8 @@ class Client:
         Raises:
             ClientStateError: the client is not open.
         """
+        from mrtr.types import ServerCapabilities
+
         return self.session.server_capabilities or ServerCapabilities()
 
     # -- negotiation -----------------------------------------------------------------------
@@ -617,6 +618,8 @@ class Client:
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
     ) -> Any:
+        from mrtr.types import InputRequiredResult
+
         leg = call.leg
         first = await leg(input_responses, request_state)
         if not isinstance(first, InputRequiredResult):

@@ -22,8 +22,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ValidationError
-
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
@@ -49,22 +47,21 @@ from mrtr.types import (
     META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MODERN_PROTOCOL_VERSIONS,
-    CreateMessageRequest,
-    DiscoverResult,
-    ElicitRequest,
-    ElicitRequestURLParams,
-    ErrorData,
-    Implementation,
-    InitializeResult,
-    ListRootsRequest,
-    ServerCapabilities,
-    parse_result,
-    validate_input_response,
 )
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mrtr.transports import JSONObject, RequestId, Transport
-    from mrtr.types import InputRequest, InputResponse
+    from mrtr.types import (
+        DiscoverResult,
+        ErrorData,
+        Implementation,
+        InitializeResult,
+        InputRequest,
+        InputResponse,
+        ServerCapabilities,
+    )
 
 __all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
 
@@ -76,17 +73,26 @@ _NOT_SUPPORTED = {
     "roots/list": "List roots not supported",
 }
 _URL_MODE_NOT_SUPPORTED = "URL-mode elicitation not supported"
-_INPUT_REQUEST_MODELS: dict[str, type[BaseModel]] = {
-    "elicitation/create": ElicitRequest,
-    "sampling/createMessage": CreateMessageRequest,
-    "roots/list": ListRootsRequest,
-}
+
+
+def _input_request_model(method: str) -> type[BaseModel] | None:
+    """Return the request model for a back-channel `method` (imported on first use)."""
+    from mrtr.types import CreateMessageRequest, ElicitRequest, ListRootsRequest
+
+    models: dict[str, type[BaseModel]] = {
+        "elicitation/create": ElicitRequest,
+        "sampling/createMessage": CreateMessageRequest,
+        "roots/list": ListRootsRequest,
+    }
+    return models.get(method)
+
 
 Era = Literal["legacy", "modern"]
 
 
 def _default_client_info() -> Implementation:
     from mrtr import __version__
+    from mrtr.types import Implementation
 
     return Implementation(name="mrtr", version=__version__)
 
@@ -135,6 +141,8 @@ class ClientSession(TypedRequests):
         read_timeout_seconds: float | None = None,
         capabilities: Mapping[str, Any] | BaseModel | None = None,
     ) -> None:
+        from pydantic import BaseModel
+
         super().__init__(
             transport,
             read_timeout_seconds=read_timeout_seconds,
@@ -205,6 +213,10 @@ class ClientSession(TypedRequests):
     @property
     def server_info(self) -> Implementation | None:
         """The server's self-description, when the server gave one."""
+        from pydantic import ValidationError
+
+        from mrtr.types import Implementation
+
         if self._initialize_result is not None:
             return self._initialize_result.server_info
         meta = self._discover_result.meta if self._discover_result is not None else None
@@ -287,6 +299,8 @@ class ClientSession(TypedRequests):
             ProtocolError: the answer is not a valid DiscoverResult.
             RequestTimeoutError, TransportError: no answer.
         """
+        from mrtr.types import parse_result
+
         previous = self._envelope
         self._set_envelope(self._make_envelope(version))
         try:
@@ -309,6 +323,8 @@ class ClientSession(TypedRequests):
             ProtocolError: the server chose a protocol version this client does not speak.
             RequestTimeoutError, TransportError: no answer.
         """
+        from mrtr.types import parse_result
+
         self._set_envelope(None)
         params = {
             "protocolVersion": LEGACY_PROTOCOL_VERSIONS[0],
@@ -347,6 +363,8 @@ class ClientSession(TypedRequests):
             InvalidInputResponseError: the callback answered with the wrong kind.
             Exception: whatever the callback raised, unchanged.
         """
+        from mrtr.types import ErrorData, validate_input_response
+
         answer = await self.call_input_callback(request, context)
         if isinstance(answer, ErrorData):
             return answer
@@ -366,6 +384,13 @@ class ClientSession(TypedRequests):
         Raises:
             Exception: whatever the callback raised, unchanged.
         """
+        from mrtr.types import (
+            CreateMessageRequest,
+            ElicitRequest,
+            ElicitRequestURLParams,
+            ErrorData,
+        )
+
         method = request.method
         if isinstance(request, ElicitRequest):
             if self._elicitation_callback is None:
@@ -405,10 +430,12 @@ class ClientSession(TypedRequests):
         )
 
     async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
+        from pydantic import ValidationError
+
         if method == "ping":
             await self._send_response(request_id, {})
             return
-        model = _INPUT_REQUEST_MODELS.get(method)
+        model = _input_request_model(method)
         if model is None:
             await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
             return
@@ -422,6 +449,8 @@ class ClientSession(TypedRequests):
         await self._answer_backchannel(request_id, cast("InputRequest", request))
 
     async def _answer_backchannel(self, request_id: RequestId, request: InputRequest) -> None:
+        from mrtr.types import ErrorData
+
         context = self._backchannel_context(request_id)
         try:
             answer = await self.answer_input_request(request, context)
