@@ -703,3 +703,29 @@ async def test_discover_adopts_only_a_listed_version() -> None:
         assert session.era == "modern" and session.discover_result is result
         assert session.server_info is None  # malformed info is logged and ignored
         assert session.server_capabilities is not None
+
+
+def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -> None:
+    import mcp.types as official
+
+    from mrtr._session_requests import _leg_params
+    from mrtr.types import ElicitResult
+
+    params = {"name": "provision", "arguments": {"name": "orders"}}
+    assert _leg_params(params, None, None) is params
+    leg = _leg_params(
+        params,
+        {
+            "ours": ElicitResult(action="accept", content={"region": "eu"}),
+            "theirs": official.ElicitResult(action="decline"),
+            "plain": {"action": "cancel"},
+        },
+        "state-1",
+    )
+    assert leg["inputResponses"] == {
+        "ours": {"action": "accept", "content": {"region": "eu"}},
+        "theirs": {"action": "decline"},
+        "plain": {"action": "cancel"},
+    }
+    assert leg["requestState"] == "state-1"
+    assert params == {"name": "provision", "arguments": {"name": "orders"}}

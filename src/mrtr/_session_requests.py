@@ -63,14 +63,17 @@ def _leg_params(
 
     Without either, `params` itself: the first leg of a call sends it as it is.
     """
-    from pydantic import BaseModel
-
     if input_responses is None and request_state is None:
         return params
+    from pydantic import BaseModel
+
     leg = params.copy()
     if input_responses is not None:
+        # any pydantic model (ours, or another SDK's), dumped as `WireModel.to_wire` does
         leg["inputResponses"] = {
-            key: value.to_wire() if isinstance(value, BaseModel) else dict(value)
+            key: value.model_dump(by_alias=True, exclude_none=True, mode="json")
+            if isinstance(value, BaseModel)
+            else dict(value)
             for key, value in input_responses.items()
         }
     if request_state is not None:
