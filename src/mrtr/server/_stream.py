@@ -33,6 +33,7 @@ from mrtr.server._jsonrpc import (
     Refusal,
     decode_incoming,
     encode_outgoing,
+    response_id,
 )
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
@@ -157,7 +158,8 @@ class _StreamServer:
             event.set()
 
     def _cancel(self, params: Any) -> None:
-        scope = self._inflight.get(params.get("requestId")) if isinstance(params, dict) else None
+        key = response_id(params.get("requestId")) if isinstance(params, dict) else None
+        scope = None if key is None else self._inflight.get(key)
         if scope is not None:
             scope.cancel()
 
@@ -186,8 +188,9 @@ class _StreamServer:
                     await event.wait()
 
     async def _run_request(self, message: JSONObject, scope: anyio.CancelScope) -> None:
-        key = message.get("id")
-        self._inflight[key] = scope
+        key = response_id(message.get("id"))  # an unusable id cannot be cancelled
+        if key is not None:
+            self._inflight[key] = scope
         try:
             await self._answer(message)
         finally:
