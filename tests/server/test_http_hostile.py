@@ -111,6 +111,8 @@ async def test_allowed_hosts_and_origins_knobs() -> None:
         # a lone surrogate in a string that an error message echoes
         (b'{"jsonrpc":"2.0","id":7,"method":"x\\ud800"}', -32600, 7),
         (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"\\udfff"}}', -32600, 7),
+        # the same surrogate encoded as (invalid) UTF-8 bytes
+        (b'{"jsonrpc":"2.0","id":7,"method":"x\xed\xa0\x80"}', -32700, None),
         (b"[" * 100_000 + b"]" * 100_000, -32700, None),
         (
             b'{"jsonrpc":"2.0","id":1,"method":"ping","params":'
@@ -122,7 +124,14 @@ async def test_allowed_hosts_and_origins_knobs() -> None:
         ),
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}', -32700, None),
     ],
-    ids=["surrogate-method", "surrogate-name", "deep-list", "deep-object", "huge-integer"],
+    ids=[
+        "surrogate-method",
+        "surrogate-name",
+        "utf8-surrogate",
+        "deep-list",
+        "deep-object",
+        "huge-integer",
+    ],
 )
 async def test_unreadable_bodies_are_json_rpc_errors(
     body: bytes, code: int, request_id: Any

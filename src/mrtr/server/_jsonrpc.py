@@ -133,7 +133,8 @@ def decode_incoming(data: bytes) -> JSONObject | Refusal:
     the id when it is usable).
     """
     try:
-        value = json.loads(data)
+        # decoded here, strictly: json.loads(bytes) lets UTF-8-encoded surrogates through
+        value = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):  # JSONDecodeError, bad UTF-8, int digits limit
         return Refusal(HandlerError(PARSE_ERROR, "Parse error"))
     if not isinstance(value, dict):
