@@ -282,3 +282,27 @@ async def test_handler_exception_is_logged_at_the_chosen_level_never_sent(
     records = [r for r in caplog.records if r.name == "mrtr.server" and r.exc_info]
     assert [r.levelno for r in records] == [logging.WARNING]
     assert records[0].exc_info is not None and SECRET in str(records[0].exc_info[1])
+
+
+def test_run_http_sets_uvicorn_limits_and_accepts_its_own_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import uvicorn
+
+    seen: dict[str, Any] = {}
+
+    def fake_run(app: Any, **kwargs: Any) -> None:
+        seen.update(kwargs, app=app)
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    make_hostile_server().run_http(host="fe80::1", port=1234, allowed_hosts=["mcp.example.com"])
+    assert seen["host"] == "fe80::1" and seen["port"] == 1234
+    assert seen["limit_concurrency"] == 1000
+    assert seen["timeout_keep_alive"] == 5
+    assert seen["timeout_graceful_shutdown"] == 10
+    policy = seen["app"]._origins
+    assert policy.host_allowed("[fe80::1]:1234", None)
+    assert policy.host_allowed("mcp.example.com", None)
+    assert not policy.host_allowed("rebind.evil.example", None)
+    make_hostile_server().run_http(host="0.0.0.0")
+    assert not seen["app"]._origins.host_allowed("0.0.0.0", None)

@@ -370,8 +370,8 @@ class Server:
         import uvicorn
 
         hosts = list(allowed_hosts)
-        if host not in ("", "0.0.0.0", "::"):
-            hosts.append(host)
+        if host not in ("", "0.0.0.0", "::"):  # a wildcard bind has no name of its own
+            hosts.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
         app = self.streamable_http_app(
             path=path,
             token_verifier=token_verifier,
