@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ._hostile import Tally, make_hostile_server
+from ._hostile import SECRET, Tally, make_hostile_server
 from ._servers import request
 
 pytestmark = pytest.mark.anyio
@@ -57,11 +57,13 @@ async def test_stdio_survives_lines_that_used_to_crash_it() -> None:
         b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
         b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}',
         json.dumps(chatty).encode(),
+        json.dumps(request("tools/call", {"name": "boom", "arguments": {}}, id="boom")).encode(),
         b'{"jsonrpc":"2.0","id":"last","method":"ping"}',
     ]
     with anyio.fail_after(60):
         messages, returncode = await stdio_exchange(lines)
     assert returncode == 0
+    assert SECRET not in json.dumps(messages)
     errors = sorted(
         (repr(m["id"]), m["error"]["code"]) for m in messages if "error" in m and "id" in m
     )
@@ -73,6 +75,7 @@ async def test_stdio_survives_lines_that_used_to_crash_it() -> None:
             ("None", -32700),  # too many digits
             ("None", -32600),  # NaN id
             ("None", -32600),  # object id
+            ("'boom'", -32603),  # the handler raised: its message stays in the server's log
         ]
     )
     by_id = {m["id"]: m for m in messages if "result" in m}

@@ -39,6 +39,12 @@ from mrtr.server._jsonrpc import (
     error_response,
 )
 from mrtr.server._origin import OriginPolicy
+from mrtr.server._server import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
 from mrtr.server._sessions import Session, SessionStore
 from mrtr.types import (
     HEADER_MISMATCH,
@@ -143,10 +149,10 @@ class StreamableHTTPApp:
         max_message_size: int,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
-        max_sessions: int = 10_000,
-        session_idle_timeout: float = 1800.0,
-        max_concurrent_requests: int = 256,
-        body_timeout: float = 30.0,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_concurrent_requests < 1:
