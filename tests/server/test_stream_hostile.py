@@ -87,7 +87,8 @@ async def test_stdio_survives_lines_that_used_to_crash_it() -> None:
     ]
 
 
-async def test_stdio_requests_in_flight_are_capped_with_back_pressure() -> None:
+async def test_requests_in_flight_are_capped_with_back_pressure() -> None:
+    """The stream server behind stdio and the in-process transport stops taking requests."""
     tally = Tally(gate=anyio.Event(), started=anyio.Event())
     server = make_hostile_server(tally)
     third_sent = anyio.Event()
