@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mrtr.transports._framing import encode_message
 from mrtr.types import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -164,8 +165,6 @@ def _holds_lone_surrogate(value: Any) -> bool:
 
 # --- encoding ---------------------------------------------------------------------------
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
 
 def encode_outgoing(message: JSONObject) -> bytes | None:
     """Serialize one outgoing message as strict UTF-8 JSON.
@@ -175,8 +174,8 @@ def encode_outgoing(message: JSONObject) -> bytes | None:
     for the same request; such a notification is logged and dropped (``None``).
     """
     try:
-        return _ENCODER.encode(message).encode("utf-8")
-    except (ValueError, TypeError, RecursionError) as exc:
+        return encode_message(message)  # the transports' encoder: allow_nan=False, UTF-8
+    except Exception as exc:  # ValueError, TypeError, RecursionError: never out of a send
         if "id" not in message or "method" in message:
             _logger.error("dropping an outgoing notification that is not valid JSON: %s", exc)
             return None
@@ -186,4 +185,4 @@ def encode_outgoing(message: JSONObject) -> bytes | None:
             exc,
         )
         fallback = error_response(message.get("id"), HandlerError(INTERNAL_ERROR, "Internal error"))
-        return _ENCODER.encode(fallback).encode("utf-8")
+        return encode_message(fallback)
