@@ -121,3 +121,42 @@ async def test_requests_in_flight_are_capped_with_back_pressure() -> None:
                 assert isinstance(message, dict) and "result" in message
                 answered.add(message["id"])
             assert tally.calls == ["gate", "gate", "echo"]
+
+
+async def test_a_sender_cancelled_while_waiting_for_room_does_not_stall_the_others() -> None:
+    tally = Tally(gate=anyio.Event(), started=anyio.Event())
+    server = make_hostile_server(tally)
+    sent: list[int] = []
+
+    def call(name: str, id: int) -> dict[str, Any]:
+        return request("tools/call", {"name": name, "arguments": {}}, id=id)
+
+    with anyio.fail_after(30):
+        async with (
+            server.client_transport(max_concurrent_requests=1) as transport,
+            anyio.create_task_group() as tg,
+        ):
+            await transport.send(call("gate", 1))
+            await tally.started.wait()  # type: ignore[union-attr]
+            abandoned = anyio.CancelScope()
+
+            async def send(name: str, id: int, scope: anyio.CancelScope | None = None) -> None:
+                with scope or anyio.CancelScope():
+                    await transport.send(call(name, id))
+                    sent.append(id)
+
+            for name, id, scope in (("echo", 2, None), ("never", 3, abandoned), ("echo", 4, None)):
+                tg.start_soon(send, name, id, scope)
+                await anyio.wait_all_tasks_blocked()  # queued in this order
+            abandoned.cancel()  # the middle waiter leaves the queue
+            await anyio.wait_all_tasks_blocked()
+            assert sent == []
+            tally.gate.set()  # type: ignore[union-attr]
+            answered = set()
+            while len(answered) < 3:
+                message = await transport.receive()
+                assert isinstance(message, dict) and "result" in message
+                answered.add(message["id"])
+    assert answered == {1, 2, 4}
+    assert sent == [2, 4]
+    assert "never" not in tally.calls

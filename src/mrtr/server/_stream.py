@@ -115,7 +115,7 @@ class _StreamServer:
         self._task_group = task_group
         self._max_concurrent = max_concurrent_requests
         self._pending = 0  # requests queued or running
-        self._room: anyio.Event | None = None  # set when a request finishes, if waited on
+        self._waiting: deque[anyio.Event] = deque()  # senders waiting for room, oldest first
         self._inflight: dict[Any, anyio.CancelScope] = {}
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
@@ -138,9 +138,7 @@ class _StreamServer:
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
             while self._pending >= self._max_concurrent:
-                if self._room is None:
-                    self._room = self._new_event()
-                await self._room.wait()
+                await self._wait_for_room()
             self._pending += 1
             self._queue.append(message)
             if self._idle:
@@ -197,9 +195,20 @@ class _StreamServer:
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
             self._pending -= 1
-            room, self._room = self._room, None
-            if room is not None:
-                room.set()
+            if self._waiting:  # wake one waiter per finished request, not all of them
+                self._waiting.popleft().set()
+
+    async def _wait_for_room(self) -> None:
+        event = self._new_event()
+        self._waiting.append(event)
+        try:
+            await event.wait()
+        except BaseException:  # cancelled: leave the queue, pass on a wake-up already had
+            if event in self._waiting:
+                self._waiting.remove(event)
+            elif self._waiting:
+                self._waiting.popleft().set()
+            raise
 
 
 class InProcessTransport(Transport):
