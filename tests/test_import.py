@@ -1,4 +1,4 @@
-"""Importing the client must not build the wire models (issue 6: import time)."""
+"""Importing the client must not build the wire models: `import mrtr` stays cheap."""
 
 from __future__ import annotations
 

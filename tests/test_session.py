@@ -177,6 +177,7 @@ async def test_read_timeout_sends_cancelled_and_ignores_late_response() -> None:
         with pytest.raises(RequestTimeoutError) as info:
             await session.call_tool("slow")
         assert info.value.method == "tools/call"
+        assert isinstance(info.value, TimeoutError)  # `except TimeoutError:` catches it
         request = await peer.expect_request("tools/call")
         cancelled = await peer.expect_notification("notifications/cancelled")
         assert cancelled["params"]["requestId"] == request["id"]

@@ -34,6 +34,7 @@ from mrtr.types import (
     META_PROTOCOL_VERSION,
     PARSE_ERROR,
 )
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
@@ -49,7 +50,6 @@ ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_SENTINEL_PREFIX, _SENTINEL_SUFFIX = "=?base64?", "?="
 _MAX_SESSIONS = 10_000
 
 
@@ -82,9 +82,9 @@ def _error_reply(status: int, code: int, message: str, request_id: Any = None) -
 
 def _decode_header_value(value: str) -> str | None:
     """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken."""
-    if not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX)):
+    if not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX)):
         return value
-    encoded = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    encoded = value[len(BASE64_HEADER_PREFIX) : -len(BASE64_HEADER_SUFFIX)]
     try:
         return base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
