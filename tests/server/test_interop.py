@@ -131,11 +131,11 @@ def http_server(**env: str) -> Iterator[str]:
 
 
 async def notifications(client_target: Any) -> tuple[list[float], list[Any]]:
-    progress: list[float] = []
+    seen: list[float] = []
     logs: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     async def on_log(params: Any) -> None:
         logs.append(params.data)
@@ -143,7 +143,7 @@ async def notifications(client_target: Any) -> tuple[list[float], list[Any]]:
     async with make_client(client_target, logging_callback=on_log, log_level="info") as client:
         result = await client.call_tool("chatty", {}, progress_callback=on_progress)
         assert text_of(result) == "done"
-    return progress, logs
+    return seen, logs
 
 
 # Under trio, the official SDK's SSE reader leaves httpx async generators for the garbage

@@ -1,17 +1,15 @@
 """An MCP server built with the official Python SDK (mcp==2.3.0), for interop tests.
 
-Run as ``python official_server.py``; it serves stdio in both protocol eras (the SDK's
-runner decides the era from the client's first request). Written against the SDK's
-public low-level ``Server`` API only.
+Served by ``peer.py`` as ``interop``, over stdio or HTTP, in both protocol eras (the SDK
+decides the era from the client's first request). Written against the SDK's public
+low-level ``Server`` API only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -148,7 +146,9 @@ async def confirm(params: CallToolRequestParams) -> CallToolResult | InputRequir
 async def back_channel(ctx: ServerRequestContext, name: str) -> CallToolResult:
     session = ctx.session
     if name == "legacy_elicit":
-        result = await session.elicit("Which region?", ask("", "region").params.requested_schema)
+        form = ask("", "region").params
+        assert isinstance(form, ElicitRequestFormParams)
+        result = await session.elicit("Which region?", form.requested_schema)
         return text(f"{result.action}:{(result.content or {}).get('region')}")
     if name == "legacy_sample":
         sampled = await session.create_message(
@@ -246,12 +246,3 @@ server: Server[Any] = Server(
     on_list_resource_templates=list_templates,
     on_read_resource=read_resource,
 )
-
-
-async def main() -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-if __name__ == "__main__":
-    anyio.run(main)
