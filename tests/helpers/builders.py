@@ -50,7 +50,10 @@ CALLBACKS: dict[str, Any] = {
 def text_of(result: Any) -> str:
     """The text of a result's only content block (a tool result or a prompt message)."""
     content = getattr(result, "content", None)
-    block = content[0] if isinstance(content, list) else content
+    if isinstance(content, list):
+        assert len(content) == 1, result
+        content = content[0]
+    block = content
     assert isinstance(block, TextContent), result
     return block.text
 

@@ -20,10 +20,6 @@ ROUTES = [("http", "asyncio"), ("http", "trio"), ("stdio", "asyncio")]
 STDIO_TRIO = ("stdio", "trio")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "stdio_trio: also run this routed test over stdio on trio")
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "route" in metafunc.fixturenames:
         routes = (

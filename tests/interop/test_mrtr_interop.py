@@ -38,6 +38,7 @@ from mrtr.types import (
     Root,
     TextContent,
 )
+from tests.helpers.builders import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -96,13 +97,6 @@ class Recorder:
             "list_roots_callback": self.roots,
         }
         return Client(target, **{**callbacks, **options})
-
-
-def text_of(result: CallToolResult) -> str:
-    assert len(result.content) == 1, result
-    content = result.content[0]
-    assert isinstance(content, TextContent), result
-    return content.text
 
 
 def check_context(
