@@ -1,4 +1,7 @@
-"""The official SDK's client (mcp==2.3.0) against our server, over stdio and HTTP."""
+"""The official SDK's client (mcp==2.3.0) against our server, over stdio and HTTP.
+
+Our servers (``tests/server/_servers.py``) run in subprocesses via ``tests.server._serve``.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +15,12 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp import types as mt
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
-
-mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp import types as mt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
