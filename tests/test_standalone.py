@@ -32,7 +32,7 @@ def scanned_files() -> list[Path]:
             p
             for p in (ROOT / folder).rglob("*")
             if p.is_file()
-            and p.suffix in {".py", ".txt", ".toml", ".cfg", ".sh", ""}
+            and p.suffix in {".py", ".txt", ".toml", ".cfg", ".ini", ".sh", ""}
             and "spec" not in p.relative_to(ROOT / folder).parts[:1]
             and "__pycache__" not in p.parts
         )
