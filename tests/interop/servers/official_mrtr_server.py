@@ -49,30 +49,14 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
+from tests.interop.servers._sdk_builders import ask, text
+
 # --------------------------------------------------------------------------------------
 # low-level server: every InputRequiredResult is built by hand
 # --------------------------------------------------------------------------------------
 
 WIZARD_FIELDS = ("name", "colour", "size")
 CONNECT_URL = "https://auth.example.com/connect?flow=abc123&scope=read%20write#consent"
-
-
-def ask(field: str, message: str) -> ElicitRequest:
-    """A form elicitation asking for one string ``field``."""
-    return ElicitRequest(
-        params=ElicitRequestFormParams(
-            message=message,
-            requested_schema={
-                "type": "object",
-                "properties": {field: {"type": "string"}},
-                "required": [field],
-            },
-        )
-    )
-
-
-def text(value: str, *, is_error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=value)], is_error=is_error)
 
 
 def answer(params: CallToolRequestParams, key: str) -> Any:
