@@ -19,10 +19,13 @@ if TYPE_CHECKING:
         ElicitRequestParams,
         ElicitResult,
         ErrorData,
+        JSONRPCNotification,
         ListRootsResult,
+        TypedNotification,
     )
 
 __all__ = [
+    "ChangeCallback",
     "ClientRequestContext",
     "ElicitationCallback",
     "ListRootsCallback",
@@ -81,8 +84,16 @@ ListRootsCallback: TypeAlias = Callable[
 LoggingCallback: TypeAlias = Callable[[Any], Awaitable[None]]
 """``async (params: LoggingMessageNotificationParams) -> None``."""
 
-MessageHandler: TypeAlias = Callable[[dict[str, Any]], Awaitable[None]]
-"""``async (notification: dict) -> None``: every notification without a dedicated route."""
+MessageHandler: TypeAlias = Callable[["TypedNotification | JSONRPCNotification"], Awaitable[None]]
+"""``async (notification) -> None``: every notification without a dedicated route.
+
+The notification is its wire model (``ToolListChangedNotification``, ...), or a
+`JSONRPCNotification` for a method this library does not know; ``.to_wire()`` gives the
+message as it came.
+"""
+
+ChangeCallback: TypeAlias = Callable[[Any], Awaitable[None]]
+"""``async (event: ChangeEvent) -> None``: a list or a subscribed resource changed."""
 
 ProgressCallback: TypeAlias = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """``async (progress, total, message) -> None``, called in order from the reader."""

@@ -14,7 +14,8 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any
@@ -23,7 +24,14 @@ import anyio
 import anyio.abc
 from typing_extensions import Self
 
-from mrtr._session_context import LoggingCallback, MessageHandler, ProgressCallback
+from mrtr._events import CHANGE_METHODS, change_event, typed_notification
+from mrtr._listen import ListenRoutes
+from mrtr._session_context import (
+    ChangeCallback,
+    LoggingCallback,
+    MessageHandler,
+    ProgressCallback,
+)
 from mrtr.errors import (
     ClientStateError,
     MCPError,
@@ -41,6 +49,11 @@ _logger = logging.getLogger("mrtr.session")
 
 _CANCEL_SEND_TIMEOUT = 2.0
 """How long a cancelled caller may spend telling the server it gave up (shielded)."""
+
+_ABANDONED_IDS_KEPT = 1024
+"""Ids of requests given up on (timeout, cancel) remembered, so that a late answer to one
+is logged at DEBUG (expected) rather than as a WARNING (a peer answering what was never
+asked)."""
 
 
 class SessionState(enum.Enum):
@@ -101,6 +114,7 @@ class SessionCore:
         read_timeout_seconds: float | None = None,
         logging_callback: LoggingCallback | None = None,
         message_handler: MessageHandler | None = None,
+        change_callback: ChangeCallback | None = None,
     ) -> None:
         if read_timeout_seconds is not None and not read_timeout_seconds > 0:
             raise ValueError("read_timeout_seconds must be positive (or None for no timeout)")
@@ -108,8 +122,12 @@ class SessionCore:
         self._read_timeout = read_timeout_seconds
         self._logging_callback = logging_callback
         self._message_handler = message_handler
+        self._change_callback = change_callback
+        self._change_listeners: list[Callable[[str, Any], object]] = []
+        self.listen_routes = ListenRoutes()
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
+        self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
         self._failure: MRTRError | None = None
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -162,6 +180,24 @@ class SessionCore:
         # `async with` as itself, never wrapped in an ExceptionGroup by the task group.
         await self._exit_stack.aclose()
 
+    def start_background(self, function: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run `function` in the session's task group: it ends when the session closes.
+
+        Raises:
+            ClientStateError: the session is not open.
+        """
+        self._check_usable()
+        assert self._task_group is not None
+        self._task_group.start_soon(function)
+
+    def add_change_listener(self, listener: Callable[[str, Any], object]) -> None:
+        """Call ``listener(method, params)`` on the reader for every change notification.
+
+        It runs before any other route sees the notification (the response cache evicts
+        there, so a refetch triggered by the change never gets the stale entry).
+        """
+        self._change_listeners.append(listener)
+
     def _check_usable(self) -> None:
         if self._state is not SessionState.OPEN:
             raise ClientStateError(
@@ -173,7 +209,7 @@ class SessionCore:
     # -- sending ---------------------------------------------------------------------
 
     def _request_params(
-        self, params: Mapping[str, Any] | None, progress_token: int | None
+        self, params: Mapping[str, Any] | None, progress_token: RequestId | None
     ) -> Mapping[str, Any] | None:
         """The params object to send; the session adds its era's envelope here."""
         if progress_token is None:
@@ -189,6 +225,7 @@ class SessionCore:
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - a per-request read timeout, by contract
         progress_callback: ProgressCallback | None = None,
+        request_id: RequestId | None = None,
     ) -> JSONObject:
         """Send one request and wait for its result object.
 
@@ -199,6 +236,9 @@ class SessionCore:
                 ``read_timeout_seconds`` (``None``: wait as long as it takes).
             progress_callback: called with ``(progress, total, message)`` for each
                 ``notifications/progress`` the server sends about this request.
+            request_id: a string id chosen by the caller (``subscriptions/listen`` uses
+                one to route its stream before the request is sent); default: the next
+                integer.
 
         Returns:
             The raw ``result`` object of the response.
@@ -212,8 +252,11 @@ class SessionCore:
             ClientStateError: the session is not open.
         """
         self._check_usable()
-        request_id = self._next_id
-        self._next_id = request_id + 1
+        if request_id is None:
+            request_id = self._next_id
+            self._next_id = request_id + 1
+        elif request_id in self._pending:
+            raise ClientStateError(f"request id {request_id!r} is already in use")
         sent_params = self._request_params(
             params, request_id if progress_callback is not None else None
         )
@@ -231,13 +274,20 @@ class SessionCore:
             raise
         finally:
             del self._pending[request_id]
+            if pending.outcome is None:
+                self._remember_abandoned(request_id)
         outcome = pending.outcome
         if isinstance(outcome, dict):
             return outcome
         assert outcome is not None
         raise outcome.with_traceback(None)
 
-    async def _wait(self, pending: _Pending, request_id: int, limit: float | None) -> None:
+    def _remember_abandoned(self, request_id: RequestId) -> None:
+        self._abandoned[request_id] = None
+        if len(self._abandoned) > _ABANDONED_IDS_KEPT:
+            self._abandoned.popitem(last=False)
+
+    async def _wait(self, pending: _Pending, request_id: RequestId, limit: float | None) -> None:
         timeout = self._read_timeout if limit is None else limit
         if timeout is None:
             await pending.event.wait()
@@ -245,6 +295,7 @@ class SessionCore:
         with anyio.move_on_after(timeout):
             await pending.event.wait()
         if pending.outcome is None:
+            self._remember_abandoned(request_id)
             await self._notify_cancelled(request_id, "the request timed out")
             raise RequestTimeoutError(pending.method, request_id, timeout)
 
@@ -347,7 +398,11 @@ class SessionCore:
         if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
             pending = self._pending.get(request_id)
         if pending is None:
-            _logger.warning("ignoring a response to unknown or abandoned request id %r", request_id)
+            if request_id in self._abandoned:
+                del self._abandoned[request_id]  # type: ignore[arg-type]
+                _logger.debug("ignoring a late response to abandoned request id %r", request_id)
+            else:
+                _logger.warning("ignoring a response to unknown request id %r", request_id)
             return
         if "error" in message and "result" not in message:
             pending.settle(error_from_wire(message["error"], method=pending.method))
@@ -363,20 +418,28 @@ class SessionCore:
 
     async def _on_notification(self, method: str, params: Any) -> None:
         try:
+            if method in CHANGE_METHODS:  # first: the cache evicts before anyone refetches
+                for listener in self._change_listeners:
+                    listener(method, params)
+            if self.listen_routes.feed(method, params):
+                return
             if method == "notifications/progress":
                 await self._on_progress(params)
             elif method == "notifications/message":
                 await self._on_log_message(params)
             elif method == "notifications/cancelled":
                 _logger.debug("the server cancelled its request: %r", params)
-            elif self._message_handler is not None:
-                await self._message_handler(
-                    {"jsonrpc": "2.0", "method": method, "params": params}
-                    if params is not None
-                    else {"jsonrpc": "2.0", "method": method}
-                )
+            else:
+                await self._on_other_notification(method, params)
         except Exception:  # a user's callback must not kill the reader
             _logger.exception("a notification handler raised on %s", method)
+
+    async def _on_other_notification(self, method: str, params: Any) -> None:
+        event = change_event(method, params)
+        if event is not None and self._change_callback is not None:
+            await self._change_callback(event)
+        if self._message_handler is not None:
+            await self._message_handler(typed_notification(method, params))
 
     async def _on_progress(self, params: Any) -> None:
         if not isinstance(params, dict):

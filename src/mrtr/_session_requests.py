@@ -155,8 +155,8 @@ class TypedRequests(SessionCore):
         self,
         ref: Mapping[str, Any] | BaseModel,
         argument: Mapping[str, str],
-        *,
         context_arguments: Mapping[str, str] | None = None,
+        *,
         read_timeout_seconds: float | None = None,
     ) -> CompleteResult:
         """Ask for completions of a prompt or resource-template argument.
@@ -190,35 +190,35 @@ class TypedRequests(SessionCore):
         self,
         name: str,
         arguments: Mapping[str, Any] | None = ...,
+        read_timeout_seconds: float | None = ...,
+        progress_callback: ProgressCallback | None = ...,
         *,
         input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
         request_state: str | None = ...,
         allow_input_required: Literal[False] = ...,
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
     ) -> CallToolResult: ...
     @overload
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = ...,
+        read_timeout_seconds: float | None = ...,
+        progress_callback: ProgressCallback | None = ...,
         *,
         input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = ...,
         request_state: str | None = ...,
         allow_input_required: Literal[True],
-        progress_callback: ProgressCallback | None = ...,
-        read_timeout_seconds: float | None = ...,
     ) -> CallToolResult | InputRequiredResult: ...
     async def call_tool(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressCallback | None = None,
         *,
         input_responses: Mapping[str, InputResponse | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
         allow_input_required: bool = False,
-        progress_callback: ProgressCallback | None = None,
-        read_timeout_seconds: float | None = None,
     ) -> CallToolResult | InputRequiredResult:
         """Call a tool once (one leg of a possibly multi-round exchange).
 

@@ -18,9 +18,10 @@ Listing: the ``list_*`` methods return one page (pass ``cursor`` for the next); 
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import KW_ONLY, dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 from typing_extensions import Self
 
+from mrtr._cache import CACHE_MODES, CacheMode, ResponseCache
 from mrtr._driver import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
     CallIdentity,
@@ -35,7 +37,9 @@ from mrtr._driver import (
     RoundEvent,
     run_input_required_driver,
 )
+from mrtr._listen import Subscription, SubscriptionFilter, listen
 from mrtr._session_context import (
+    ChangeCallback,
     ClientRequestContext,
     ElicitationCallback,
     ListRootsCallback,
@@ -48,11 +52,14 @@ from mrtr._session_requests import _call_params
 from mrtr.errors import (
     ClientStateError,
     DeadlineExceededError,
+    EraProbeTimeoutError,
     MCPError,
     ProtocolError,
+    RequestTimeoutError,
 )
 from mrtr.session import ClientSession, SessionState
-from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerParameters, Transport
+from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
+from mrtr.transports._stdio_compat import as_stdio_parameters, looks_like_stdio_parameters
 from mrtr.types import MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION
 
 if TYPE_CHECKING:
@@ -103,8 +110,19 @@ def _check_positive(name: str, value: float | None) -> None:
         raise ValueError(f"{name} must be positive, or None for no limit")
 
 
+DEFAULT_PROBE_TIMEOUT = 10.0
+"""Seconds ``mode="auto"`` waits for an answer to ``server/discover``: an old stdio server
+(``mcp`` 1.8 and before) never answers it, and must not make the client hang."""
+
 _MAX_DISCOVER_ATTEMPTS = 3
 """``server/discover`` probes before giving up on a server that keeps refusing versions."""
+
+
+_clients = itertools.count(1)
+
+
+class _ProbeTimedOut(Exception):
+    """``server/discover`` got no answer within the probe timeout."""
 
 
 def _supported_versions(data: Any) -> list[str]:
@@ -131,7 +149,12 @@ class Client:
         logging_callback: ``async (params) -> None`` for each server log message.
         log_level: the log level asked of modern servers (default ``"info"`` with a
             logging callback).
-        message_handler: ``async (notification: dict) -> None`` for other notifications.
+        message_handler: ``async (notification) -> None`` for other notifications, each
+            as its typed model (``ToolListChangedNotification``, ...; a
+            `JSONRPCNotification` for unknown methods; ``.to_wire()`` is the raw message).
+        change_callback: ``async (event: ChangeEvent) -> None`` for the change
+            notifications a legacy server sends (``ToolsListChanged()``,
+            ``ResourceUpdated(uri)``, ...); on 2026-07-28 use `listen`.
         client_info: who the client says it is.
         read_timeout_seconds: the default per-request timeout (`RequestTimeoutError`).
         call_timeout: the default budget for a whole multi-round call, callbacks
@@ -139,7 +162,15 @@ class Client:
         input_required_max_rounds: retries allowed per call (10: at most 11 requests).
         input_limits: bounds against a hostile server (`InputLimits`).
         on_round: called with a `RoundEvent` after every round of every call.
-        max_message_size: the cap on one incoming message, in bytes.
+        max_message_size: the cap on one incoming message, in bytes (32 MiB). A bigger
+            message fails the request it answers, never the connection.
+        probe_timeout: seconds ``mode="auto"`` waits for ``server/discover`` before
+            trying the legacy handshake (on stdio in a fresh process if needed).
+        response_cache: ``True`` (a cache of this client's own) or a `ResponseCache`
+            (shared): list results are kept for the TTL the server allows and dropped
+            on change notifications; ``cache_mode`` per call. Off by default.
+        cache_partition: the authorization context of this client's private cache
+            entries (default: one of its own, so private entries are never shared).
         headers: extra HTTP headers (URL targets only).
         auth: an ``httpx.Auth`` (URL targets only).
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
@@ -162,6 +193,7 @@ class Client:
     logging_callback: LoggingCallback | None = field(default=None, repr=False)
     log_level: str | None = None
     message_handler: MessageHandler | None = field(default=None, repr=False)
+    change_callback: ChangeCallback | None = field(default=None, repr=False)
     client_info: Implementation | None = None
     read_timeout_seconds: float | None = None
     call_timeout: float | None = None
@@ -173,6 +205,9 @@ class Client:
     auth: Any = field(default=None, repr=False)
     http_client: Any = field(default=None, repr=False)
     capabilities: Mapping[str, Any] | BaseModel | None = None
+    probe_timeout: float = DEFAULT_PROBE_TIMEOUT
+    response_cache: bool | ResponseCache = field(default=False, repr=False)
+    cache_partition: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "legacy") and self.mode not in MODERN_PROTOCOL_VERSIONS:
@@ -186,8 +221,11 @@ class Client:
         _check_positive("read_timeout_seconds", self.read_timeout_seconds)
         _check_positive("call_timeout", self.call_timeout)
         _check_positive("max_message_size", self.max_message_size)
-        if not isinstance(self.target, (str, StdioServerParameters, Transport)) and not callable(
-            getattr(self.target, "client_transport", None)
+        _check_positive("probe_timeout", self.probe_timeout)
+        if (
+            not isinstance(self.target, (str, Transport))
+            and not looks_like_stdio_parameters(self.target)
+            and not callable(getattr(self.target, "client_transport", None))
         ):
             raise TypeError(
                 "Client target must be a URL, StdioServerParameters, a Transport or an object "
@@ -196,17 +234,35 @@ class Client:
         self._state = ClientState.UNOPENED
         self._session: ClientSession | None = None
         self._stack: AsyncExitStack | None = None
+        cache = self.response_cache
+        self._cache: ResponseCache | None = (
+            cache if isinstance(cache, ResponseCache) else ResponseCache() if cache else None
+        )
+        self._cache_partition = self.cache_partition or f"client-{id(self):x}-{next(_clients)}"
+        self._cache_server = self._server_identity()
 
     # -- lifecycle -------------------------------------------------------------------------
+
+    def _server_identity(self) -> str:
+        """Who the cached entries are from: the URL, the command line, or this target."""
+        target = self.target
+        if isinstance(target, str):
+            return f"url:{target}"
+        if not isinstance(target, Transport) and looks_like_stdio_parameters(target):
+            params = as_stdio_parameters(target)
+            return "stdio:" + "\0".join([params.command, *params.args])
+        return f"object:{id(target):x}"
 
     def _make_transport(self) -> Transport:
         target = self.target
         if isinstance(target, Transport):
             return target
-        if isinstance(target, StdioServerParameters):
+        if looks_like_stdio_parameters(target):
             from mrtr.transports import StdioTransport
 
-            return StdioTransport(target, max_message_size=self.max_message_size)
+            return StdioTransport(
+                as_stdio_parameters(target), max_message_size=self.max_message_size
+            )
         if isinstance(target, str):
             from mrtr.transports.http import StreamableHTTPTransport
 
@@ -232,6 +288,7 @@ class Client:
             logging_callback=self.logging_callback,
             log_level=self.log_level,
             message_handler=self.message_handler,
+            change_callback=self.change_callback,
             read_timeout_seconds=self.read_timeout_seconds,
             capabilities=self.capabilities,
         )
@@ -242,9 +299,11 @@ class Client:
         self._state = ClientState.OPEN
         stack = AsyncExitStack()
         try:
-            transport = await stack.enter_async_context(self._make_transport())
-            session = await stack.enter_async_context(self._make_session(transport))
-            await self._negotiate(session)
+            session = await self._connect(stack)
+            try:
+                await self._negotiate(session)
+            except _ProbeTimedOut as timed_out:
+                stack, session = await self._fall_back_to_legacy(stack, session, timed_out)
         except BaseException as exc:
             self._state = ClientState.CLOSED
             try:
@@ -255,7 +314,50 @@ class Client:
             raise
         self._stack = stack
         self._session = session
+        if self._cache is not None:
+            cache, server = self._cache, self._cache_server
+            session.add_change_listener(lambda method, _params: cache.evict_for(server, method))
         return self
+
+    async def _connect(self, stack: AsyncExitStack) -> ClientSession:
+        transport = await stack.enter_async_context(self._make_transport())
+        return await stack.enter_async_context(self._make_session(transport))
+
+    async def _fall_back_to_legacy(
+        self, stack: AsyncExitStack, session: ClientSession, timed_out: _ProbeTimedOut
+    ) -> tuple[AsyncExitStack, ClientSession]:
+        """``server/discover`` got no answer: try ``initialize``, never hang.
+
+        First on the same connection (an old server that ignored the probe answers it);
+        then, for a stdio server the probe left stuck, in a fresh process.
+
+        Raises:
+            EraProbeTimeoutError: no handshake answered in time (it names ``mode="legacy"``).
+        """
+        limit = self.probe_timeout
+        _logger.info("no answer to server/discover within %g s; trying initialize", limit)
+        try:
+            await session.initialize(timeout=limit)
+            return stack, session
+        except RequestTimeoutError:
+            pass
+        if isinstance(self.target, (str, Transport)) or not looks_like_stdio_parameters(
+            self.target
+        ):
+            raise EraProbeTimeoutError(limit) from timed_out.__cause__
+        _logger.info("initialize got no answer either; restarting the stdio server")
+        await stack.aclose()
+        stack = AsyncExitStack()
+        try:
+            session = await self._connect(stack)
+            await session.initialize(timeout=limit)
+        except RequestTimeoutError as exc:
+            await stack.aclose()
+            raise EraProbeTimeoutError(limit) from exc
+        except BaseException:
+            await stack.aclose()
+            raise
+        return stack, session
 
     async def __aexit__(
         self,
@@ -353,7 +455,7 @@ class Client:
         version = versions[0]
         for attempt in range(_MAX_DISCOVER_ATTEMPTS):
             try:
-                result = await session.discover(version)
+                result = await self._probe(session, version, first=attempt == 0)
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
                     return False
@@ -375,45 +477,112 @@ class Client:
             version = mutual[0]
         return False
 
+    async def _probe(self, session: ClientSession, version: str, *, first: bool) -> Any:
+        """One ``server/discover``; in auto mode the first is bounded by `probe_timeout`."""
+        if self.mode != "auto":
+            return await session.discover(version)
+        try:
+            return await session.discover(version, timeout=self.probe_timeout)
+        except RequestTimeoutError as exc:
+            if not first:
+                raise
+            raise _ProbeTimedOut from exc
+
     # -- listing ---------------------------------------------------------------------------
 
-    async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
+    async def list_tools(
+        self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
+    ) -> ListToolsResult:
         """One page of tools; pass ``result.next_cursor`` back for the next.
 
+        With a response cache, ``cache_mode`` picks ``"use"`` (serve a fresh entry),
+        ``"refresh"`` (fetch and store) or ``"bypass"`` (fetch, cache untouched).
+
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_tools(cursor)
+        page: ListToolsResult = await self._cached(
+            "tools/list", cursor, cache_mode, self.session.list_tools
+        )
+        return page
 
-    async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
+    async def list_prompts(
+        self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
+    ) -> ListPromptsResult:
         """One page of prompts.
 
+        With a response cache, ``cache_mode`` picks ``"use"`` (serve a fresh entry),
+        ``"refresh"`` (fetch and store) or ``"bypass"`` (fetch, cache untouched).
+
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_prompts(cursor)
+        page: ListPromptsResult = await self._cached(
+            "prompts/list", cursor, cache_mode, self.session.list_prompts
+        )
+        return page
 
-    async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
+    async def list_resources(
+        self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
+    ) -> ListResourcesResult:
         """One page of resources.
 
+        With a response cache, ``cache_mode`` picks ``"use"`` (serve a fresh entry),
+        ``"refresh"`` (fetch and store) or ``"bypass"`` (fetch, cache untouched).
+
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_resources(cursor)
+        page: ListResourcesResult = await self._cached(
+            "resources/list", cursor, cache_mode, self.session.list_resources
+        )
+        return page
 
     async def list_resource_templates(
-        self, cursor: str | None = None
+        self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
     ) -> ListResourceTemplatesResult:
-        """One page of resource templates.
+        """One page of resource templates; ``cache_mode`` as in `list_tools`.
 
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_resource_templates(cursor)
+        page: ListResourceTemplatesResult = await self._cached(
+            "resources/templates/list", cursor, cache_mode, self.session.list_resource_templates
+        )
+        return page
+
+    async def _cached(
+        self,
+        method: str,
+        cursor: str | None,
+        cache_mode: CacheMode,
+        fetch: Callable[[str | None], Awaitable[ResultT]],
+    ) -> ResultT:
+        """One list page through the response cache (when there is one)."""
+        if cache_mode not in CACHE_MODES:
+            raise ValueError(
+                f"cache_mode must be one of {', '.join(CACHE_MODES)}; got {cache_mode!r}"
+            )
+        cache = self._cache
+        if cache is None or cache_mode == "bypass":
+            return await fetch(cursor)
+        server, partition = self._cache_server, self._cache_partition
+        if cache_mode == "use":
+            hit: ResultT | None = cache.get(server, method, cursor, partition)
+            if hit is not None:
+                return hit
+        page = await fetch(cursor)
+        cache.put(server, method, cursor, partition, page)
+        return page
+
+    def clear_cache(self) -> None:
+        """Drop every entry of the response cache (a shared cache: every client's)."""
+        if self._cache is not None:
+            self._cache.clear()
 
     def iter_tools(self) -> AsyncIterator[Tool]:
         """Every tool, page after page (``async for tool in client.iter_tools()``).
@@ -443,7 +612,6 @@ class Client:
         self,
         ref: Mapping[str, Any] | BaseModel,
         argument: Mapping[str, str],
-        *,
         context_arguments: Mapping[str, str] | None = None,
     ) -> CompleteResult:
         """Ask for completions of a prompt or resource-template argument.
@@ -455,13 +623,106 @@ class Client:
         return await self.session.complete(ref, argument, context_arguments=context_arguments)
 
     async def send_ping(self) -> EmptyResult:
-        """Ping the server.
+        """Ping the server (legacy era only: 2026-07-28 has no ``ping``).
 
         Raises:
+            NotInThisEraError: the connection is 2026-07-28; raised without a round trip.
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
         return await self.session.send_ping()
+
+    def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+        ack_timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[Subscription]:
+        """Open a ``subscriptions/listen`` stream of change events (2026-07-28).
+
+        ``async with client.listen(tools_list_changed=True) as sub:`` returns once the
+        server acknowledged; ``sub.honored`` is what it agreed to send. ``async for event
+        in sub`` yields `ChangeEvent` values until the server ends the stream (the loop
+        stops) or the stream is lost (`SubscriptionLostError`). Leaving the block cancels
+        the subscription. With a response cache, each event evicts the lists it names
+        before the loop sees it.
+
+        Args:
+            tools_list_changed: ask for ``ToolsListChanged`` events.
+            prompts_list_changed: ask for ``PromptsListChanged`` events.
+            resources_list_changed: ask for ``ResourcesListChanged`` events.
+            resource_subscriptions: URIs to get ``ResourceUpdated`` events about.
+            ack_timeout: seconds to wait for the acknowledgement (default: the
+                client's ``read_timeout_seconds``, else 30).
+
+        Raises:
+            NotInThisEraError: the connection is legacy (use `subscribe_resource` and
+                ``change_callback``).
+            MCPError: the server refused.
+            RequestTimeoutError: no acknowledgement in time.
+            SubscriptionLostError: the stream ended before its acknowledgement.
+            TransportError, ClientStateError: the connection failed, or is not open.
+        """
+        if isinstance(resource_subscriptions, str):
+            raise TypeError("resource_subscriptions must be a list of URIs, not one string")
+        requested = SubscriptionFilter(
+            tools_list_changed=tools_list_changed,
+            prompts_list_changed=prompts_list_changed,
+            resources_list_changed=resources_list_changed,
+            resource_subscriptions=tuple(str(uri) for uri in resource_subscriptions),
+        )
+        timeout = self.read_timeout_seconds if ack_timeout is None else ack_timeout
+        return listen(self.session, requested, ack_timeout=timeout)
+
+    async def subscribe_resource(self, uri: str) -> EmptyResult:
+        """Get ``ResourceUpdated`` events about `uri` (legacy era; see `listen` for 2026-07-28).
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28; raised without a round trip.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
+        """
+        return await self.session.subscribe_resource(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> EmptyResult:
+        """Stop the events about `uri` (legacy era); raises as `subscribe_resource`."""
+        return await self.session.unsubscribe_resource(uri)
+
+    async def set_logging_level(self, level: str) -> EmptyResult:
+        """Ask for server log messages at `level` and above (``logging_callback`` gets them).
+
+        Legacy: ``logging/setLevel``. 2026-07-28: later requests carry the level in
+        ``_meta``; nothing is sent now.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
+        """
+        return await self.session.set_logging_level(level)
+
+    async def send_roots_list_changed(self) -> None:
+        """Tell a legacy server the roots changed (a 2026-07-28 server asks each time).
+
+        Raises:
+            TransportError, ClientStateError: the connection failed, or is not open.
+        """
+        await self.session.send_roots_list_changed()
+
+    async def send_progress_notification(
+        self,
+        progress_token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Report progress on a request a legacy server sent.
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28.
+            TransportError, ClientStateError: the connection failed, or is not open.
+        """
+        await self.session.send_progress_notification(progress_token, progress, total, message)
 
     # -- multi-round calls -----------------------------------------------------------------
 
@@ -469,11 +730,11 @@ class Client:
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressCallback | None = None,
         *,
         input_responses: _InputResponses | None = None,
         request_state: str | None = None,
-        progress_callback: ProgressCallback | None = None,
-        read_timeout_seconds: float | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,

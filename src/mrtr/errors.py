@@ -13,12 +13,18 @@ MRTRError
 │   └── DeadlineExceededError              the whole exchange ran past its time budget
 │                                          (also a TimeoutError)
 ├── RequestTimeoutError               one request got no answer in time (also a TimeoutError)
+│   └── EraProbeTimeoutError          mode="auto" got no handshake answer: try mode="legacy"
 ├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
 ├── TransportError                    the connection failed or closed
 │   ├── MessageTooLargeError          one message was over the size cap
 │   └── ProcessExitedError            the stdio server process exited (carries .returncode)
+├── SubscriptionLostError             a subscriptions/listen stream ended without the
+│                                     server's graceful close: listen again and refetch
 ├── ClientStateError                  the client was misused: wrong state (not opened, closed)
-│                                     or a flow fed the wrong answers (also a RuntimeError)
+│   │                                 or a flow fed the wrong answers (also a RuntimeError)
+│   └── NotInThisEraError             the method does not exist in the negotiated era
+│                                     (ping or resources/subscribe on 2026-07-28, listen
+│                                     on a legacy connection); raised without a round trip
 └── InvalidRequestState               (server) a sealed requestState failed verification
 ```
 
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientStateError",
     "DeadlineExceededError",
+    "EraProbeTimeoutError",
     "InputLimitExceededError",
     "InputRequiredError",
     "InputRequiredNotAllowedError",
@@ -47,10 +54,12 @@ __all__ = [
     "MCPError",
     "MRTRError",
     "MessageTooLargeError",
+    "NotInThisEraError",
     "ProcessExitedError",
     "ProtocolError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
+    "SubscriptionLostError",
     "TransportError",
 ]
 
@@ -202,6 +211,21 @@ class RequestTimeoutError(MRTRError, TimeoutError):
         self.timeout = timeout
 
 
+class EraProbeTimeoutError(RequestTimeoutError):
+    """``mode="auto"`` got no answer to ``server/discover`` nor to ``initialize`` in time.
+
+    An old server (``mcp`` 1.8 and before) may ignore the probe; connect to it with
+    ``mode="legacy"``.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__("server/discover", 0, timeout)
+        self.args = (
+            f"the server answered neither server/discover nor initialize within {timeout:g} s; "
+            'if it is an older MCP server, connect with mode="legacy" (or raise probe_timeout)',
+        )
+
+
 class ProtocolError(MRTRError):
     """The peer sent something the protocol does not allow.
 
@@ -264,6 +288,40 @@ class ClientStateError(MRTRError, RuntimeError):
     Also a builtin `RuntimeError`: it reports a bug in the calling code, not a failure of
     the server or the network.
     """
+
+
+class NotInThisEraError(ClientStateError):
+    """The method does not exist in the protocol era this connection negotiated.
+
+    Raised before anything is sent, so no round trip is spent on a certain -32601.
+
+    Attributes:
+        method: the method that was asked for.
+        protocol_version: the negotiated version.
+        instead: what to use in this era, when there is something.
+    """
+
+    def __init__(self, method: str, protocol_version: str | None, instead: str) -> None:
+        super().__init__(
+            f"{method} does not exist at protocol version {protocol_version}; {instead}"
+        )
+        self.method = method
+        self.protocol_version = protocol_version
+        self.instead = instead
+
+
+class SubscriptionLostError(MRTRError):
+    """A ``subscriptions/listen`` stream ended without the server's graceful close.
+
+    Nothing is replayed: listen again, and refetch what depends on the stream.
+
+    Attributes:
+        subscription_id: the id of the ``subscriptions/listen`` request.
+    """
+
+    def __init__(self, subscription_id: str | int, reason: str) -> None:
+        super().__init__(f"the subscription {subscription_id!r} was lost: {reason}")
+        self.subscription_id = subscription_id
 
 
 class InvalidRequestState(MRTRError):

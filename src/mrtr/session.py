@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mrtr._session_context import (
+    ChangeCallback,
     ClientRequestContext,
     ElicitationCallback,
     ListRootsCallback,
@@ -32,7 +33,7 @@ from mrtr._session_context import (
 )
 from mrtr._session_core import SessionState
 from mrtr._session_requests import TypedRequests
-from mrtr.errors import InvalidInputResponseError, ProtocolError
+from mrtr.errors import InvalidInputResponseError, NotInThisEraError, ProtocolError
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from mrtr.transports import JSONObject, RequestId, Transport
     from mrtr.types import (
         DiscoverResult,
+        EmptyResult,
         ErrorData,
         Implementation,
         InitializeResult,
@@ -115,7 +117,11 @@ class ClientSession(TypedRequests):
         logging_callback: receives the params of every ``notifications/message``.
         log_level: the level asked of modern servers (``io.modelcontextprotocol/logLevel``);
             defaults to ``"info"`` when a logging callback is given, none otherwise.
-        message_handler: receives every other notification as a dict.
+        message_handler: receives every other notification as its typed model
+            (``.to_wire()`` is the message as it came).
+        change_callback: receives a `ChangeEvent` for each change notification outside
+            a ``subscriptions/listen`` stream (legacy: ``notifications/tools/list_changed``,
+            ``notifications/resources/updated``, ...).
         read_timeout_seconds: default per-request timeout (``None``: none).
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks: for the manual loop, where the answers to input
@@ -138,6 +144,7 @@ class ClientSession(TypedRequests):
         logging_callback: LoggingCallback | None = None,
         log_level: str | None = None,
         message_handler: MessageHandler | None = None,
+        change_callback: ChangeCallback | None = None,
         read_timeout_seconds: float | None = None,
         capabilities: Mapping[str, Any] | BaseModel | None = None,
     ) -> None:
@@ -148,6 +155,7 @@ class ClientSession(TypedRequests):
             read_timeout_seconds=read_timeout_seconds,
             logging_callback=logging_callback,
             message_handler=message_handler,
+            change_callback=change_callback,
         )
         self._client_info = client_info or _default_client_info()
         self._elicitation_callback = elicitation_callback
@@ -255,7 +263,7 @@ class ClientSession(TypedRequests):
         self._bare_params = None if envelope is None else {"_meta": envelope}
 
     def _request_params(
-        self, params: Mapping[str, Any] | None, progress_token: int | None
+        self, params: Mapping[str, Any] | None, progress_token: RequestId | None
     ) -> Mapping[str, Any] | None:
         envelope = self._envelope
         if envelope is None:
@@ -344,6 +352,115 @@ class ClientSession(TypedRequests):
         self._protocol_version = result.protocol_version
         await self.send_notification("notifications/initialized")
         return result
+
+    # -- the rest of the protocol: era-specific requests and notifications ---------------
+
+    def _legacy_only(self, method: str, instead: str) -> None:
+        if self._era == "modern":
+            raise NotInThisEraError(method, self._protocol_version, instead)
+
+    async def send_ping(self, *, read_timeout_seconds: float | None = None) -> EmptyResult:
+        """Ping the server (legacy era only: 2026-07-28 has no ``ping``).
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (nothing is sent).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        self._legacy_only("ping", "2026-07-28 has no ping; any request shows the server is up")
+        return await super().send_ping(read_timeout_seconds=read_timeout_seconds)
+
+    async def subscribe_resource(
+        self, uri: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Ask for ``notifications/resources/updated`` about `uri` (legacy era).
+
+        The updates reach the change callback (``ResourceUpdated``) and the message
+        handler. On a 2026-07-28 connection use ``Client.listen(resource_subscriptions=...)``.
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (nothing is sent).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        return await self._legacy_empty(
+            "resources/subscribe", {"uri": str(uri)}, read_timeout_seconds
+        )
+
+    async def unsubscribe_resource(
+        self, uri: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Stop the updates about `uri` (legacy era); raises as `subscribe_resource`."""
+        return await self._legacy_empty(
+            "resources/unsubscribe", {"uri": str(uri)}, read_timeout_seconds
+        )
+
+    async def _legacy_empty(
+        self, method: str, params: JSONObject, timeout: float | None
+    ) -> EmptyResult:
+        from mrtr.types import EmptyResult
+
+        self._legacy_only(method, "use Client.listen(...) on a 2026-07-28 connection")
+        await self.send_request(method, params, timeout=timeout)
+        return EmptyResult()
+
+    async def set_logging_level(
+        self, level: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Ask the server for log messages at `level` and above.
+
+        Legacy: sends ``logging/setLevel``. 2026-07-28: every later request carries the
+        level in ``_meta`` (``io.modelcontextprotocol/logLevel``); nothing is sent now.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        from mrtr.types import EmptyResult
+
+        self._log_level = level
+        if self._era == "modern" and self._protocol_version is not None:
+            self._set_envelope(self._make_envelope(self._protocol_version))
+            return EmptyResult()
+        await self.send_request("logging/setLevel", {"level": level}, timeout=read_timeout_seconds)
+        return EmptyResult()
+
+    async def send_roots_list_changed(self) -> None:
+        """Tell the server the client's roots changed (``notifications/roots/list_changed``).
+
+        On a 2026-07-28 connection nothing is sent: the server asks for the roots with
+        each request that needs them, so it always gets the current list.
+
+        Raises:
+            TransportError, ClientStateError: as `send_notification`.
+        """
+        if self._era == "modern":
+            _logger.debug(
+                "roots/list_changed does not exist at %s; nothing sent", self._protocol_version
+            )
+            return
+        await self.send_notification("notifications/roots/list_changed")
+
+    async def send_progress_notification(
+        self,
+        progress_token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Report progress on a request the server sent (legacy back-channel).
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (progress flows from the
+                server only).
+            TransportError, ClientStateError: as `send_notification`.
+        """
+        self._legacy_only(
+            "notifications/progress", "at 2026-07-28 only the server reports progress"
+        )
+        params: JSONObject = {"progressToken": progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.send_notification("notifications/progress", params)
 
     # -- answering input requests ----------------------------------------------------
 

@@ -24,8 +24,14 @@ from mrtr.errors import MRTRError
 JSONObject = dict[str, Any]
 RequestId = int | str
 
-DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
-"""Default cap on one incoming message, in bytes (a knob on every transport)."""
+DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
+"""Default cap on one incoming message, in bytes (a knob on every transport).
+
+32 MiB: real servers send large results twice (``content`` and ``structuredContent``),
+so a 10 MB file read makes a 20 MB message, and the official client reads such results;
+the cap still bounds what one connection may make the client hold. A message over it
+fails the request it answers, not the connection.
+"""
 
 
 @dataclass(frozen=True, slots=True)

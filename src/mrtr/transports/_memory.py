@@ -18,9 +18,10 @@ from collections.abc import Callable
 
 import anyio
 
-from mrtr.errors import MessageTooLargeError, TransportError
+from mrtr.errors import TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._oversize import HEAD_BYTES, TAIL_BYTES, oversized_failure
 
 __all__ = ["DEFAULT_MAX_BUFFERED_MESSAGES", "MemoryTransport", "create_memory_transport_pair"]
 
@@ -244,8 +245,6 @@ class MemoryTransport(Transport):
         parse as a JSON object is logged (logger ``mrtr.transports.memory``) and skipped.
 
         Raises:
-            MessageTooLargeError: the next message is over `max_message_size`; this end
-                is closed as a result.
             TransportError: the peer closed its end and everything it sent was read, or
                 this end is closed.
         """
@@ -258,9 +257,16 @@ class MemoryTransport(Transport):
             except _SelfClosed:
                 raise TransportError(self._closed_message()) from None
             if len(frame) > self._max_message_size:
-                error = MessageTooLargeError(len(frame), self._max_message_size)
-                self._close(f"the connection was closed after an oversized message: {error}")
-                raise error
+                failed = oversized_failure(
+                    frame[:HEAD_BYTES],
+                    frame[-TAIL_BYTES:],
+                    len(frame),
+                    self._max_message_size,
+                    logger=_logger,
+                )
+                if failed is not None:
+                    return failed
+                continue
             message = decode_message(frame, logger=_logger)
             if message is not None:
                 return message

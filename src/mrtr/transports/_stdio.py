@@ -3,7 +3,8 @@
 Each message is one line of compact UTF-8 JSON on the server's stdin (ours to write) and
 stdout (ours to read); the server's stderr is free text passed on line by line to the
 client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
-fails the connection as soon as the cap is passed, without buffering the rest of it.
+is skipped without buffering it (only its first and last bytes are kept), and fails the
+request it answers (`transports._oversize`); the connection lives on.
 
 Stdout is read by `receive` itself (which also gives the server back-pressure). Stderr
 is pumped by one background task started in `open` and ended by `aclose`; it belongs to
@@ -30,9 +31,10 @@ from typing import IO, TypeAlias
 import anyio
 import anyio.abc
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.errors import ProcessExitedError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._oversize import HEAD_BYTES, TAIL_BYTES, oversized_failure
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
@@ -143,6 +145,29 @@ StderrSink: TypeAlias = "Callable[[str], object] | IO[str]"
 """Where the server's stderr goes: a callable taking one line, or a text file."""
 
 
+class _Oversized(Exception):
+    """A line over the cap was skipped; what was kept of it."""
+
+    def __init__(self, head: bytes, tail: bytes, size: int) -> None:
+        super().__init__(size)
+        self.head = head
+        self.tail = tail
+        self.size = size
+
+
+class _Skipping:
+    """The line being skipped: its first bytes, its last bytes so far, its length."""
+
+    def __init__(self, data: bytes | bytearray) -> None:
+        self.head = bytes(data[:HEAD_BYTES])
+        self.tail = bytes(data[-TAIL_BYTES:])
+        self.size = len(data)
+
+    def add(self, data: bytes | bytearray) -> None:
+        self.size += len(data)
+        self.tail = (self.tail + bytes(data[-TAIL_BYTES:]))[-TAIL_BYTES:]
+
+
 class _State(enum.Enum):
     UNOPENED = "unopened"
     OPEN = "open"
@@ -193,6 +218,7 @@ class StdioTransport(Transport):
         self._failure: TransportError | None = None
         self._buffer = bytearray()
         self._scanned = 0
+        self._skipping: _Skipping | None = None
         self._stdout_eof = False
         self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
@@ -305,8 +331,6 @@ class StdioTransport(Transport):
         returned, then the exit is reported.
 
         Raises:
-            MessageTooLargeError: a line is over `max_message_size`; the connection is
-                over (later calls raise `TransportError`).
             ProcessExitedError: the server exited or closed its stdout (``returncode``
                 says how).
             TransportError: the transport is not open.
@@ -315,7 +339,15 @@ class StdioTransport(Transport):
         try:
             while True:
                 self._require_open()
-                line = await self._next_line()
+                try:
+                    line = await self._next_line()
+                except _Oversized as big:
+                    failed = oversized_failure(
+                        big.head, big.tail, big.size, self._max_message_size, logger=_logger
+                    )
+                    if failed is not None:
+                        return failed
+                    continue
                 if not line or line.isspace():
                     continue  # a blank line carries nothing; not worth a warning
                 message = decode_message(line, logger=_logger)
@@ -361,29 +393,40 @@ class StdioTransport(Transport):
                 return await self._at_eof()
 
     def _take_line(self) -> bytes | None:
+        """The next complete line, or ``None`` (read more).
+
+        Raises:
+            _Oversized: a line over the cap ended (it was skipped, not buffered).
+        """
+        if self._skipping is not None:
+            self._skip_line(self._skipping)
+            return None
         index = self._buffer.find(b"\n", self._scanned)
         if index < 0:
             self._scanned = len(self._buffer)
             if len(self._buffer) > self._max_message_size:
-                self._fail_too_large(len(self._buffer))
+                self._skipping = _Skipping(self._buffer)  # skip the rest as it arrives
+                self._buffer.clear()
+                self._scanned = 0
             return None
         line = bytes(self._buffer[:index])
         del self._buffer[: index + 1]
         self._scanned = 0
         if len(line) > self._max_message_size:
-            self._fail_too_large(len(line))
+            kept = _Skipping(line)
+            raise _Oversized(kept.head, kept.tail, kept.size)
         return line
 
-    def _fail_too_large(self, size: int) -> None:
-        error = MessageTooLargeError(size, self._max_message_size)
-        self._failure = TransportError(
-            f"the connection to {self.params.command!r} ended after an oversized message: {error}"
-        )
-        # Drop what was buffered; `aclose` reads and discards the rest of the line, so a
-        # server blocked writing it can still see its stdin close and exit.
-        self._buffer.clear()
-        self._scanned = 0
-        raise error
+    def _skip_line(self, skipping: _Skipping) -> None:
+        index = self._buffer.find(b"\n")
+        if index < 0:
+            skipping.add(self._buffer)
+            self._buffer.clear()
+            return
+        skipping.add(self._buffer[:index])
+        del self._buffer[: index + 1]
+        self._skipping = None
+        raise _Oversized(skipping.head, skipping.tail, skipping.size)
 
     async def _read_stdout(self) -> bool:
         """Append one chunk of stdout to the buffer (stderr is pumped by its own task).
