@@ -234,14 +234,14 @@ async def test_progress_is_routed_to_the_request_callback() -> None:
 
 async def test_log_messages_and_other_notifications_are_routed() -> None:
     logs: list[Any] = []
-    others: list[JSONObject] = []
+    others: list[Any] = []
 
     async def on_log(params: Any) -> None:
         logs.append(params)
         if len(logs) == 1:
             raise ValueError("a broken callback must not kill the reader")
 
-    async def on_message(message: JSONObject) -> None:
+    async def on_message(message: Any) -> None:
         others.append(message)
 
     async with open_session(logging_callback=on_log, message_handler=on_message) as (
@@ -261,7 +261,11 @@ async def test_log_messages_and_other_notifications_are_routed() -> None:
             tg.start_soon(script)
             await session.list_tools()
         assert [log.data for log in logs] == ["one", "two"]
-        assert others == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+        assert [type(o).__name__ for o in others] == ["ToolListChangedNotification"]
+        assert others[0].to_wire() == {
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+        }
 
 
 # -- legacy era --------------------------------------------------------------------------
@@ -454,7 +458,7 @@ async def test_result_that_does_not_match_the_method_is_a_protocol_error() -> No
         assert (await session.list_tools()).tools == []
 
 
-async def test_oversize_message_fails_pending_calls() -> None:
+async def test_oversize_response_fails_its_call_only() -> None:
     with anyio.fail_after(20):
         async with memory_pair(max_message_size=1000) as (client_end, peer):
             peer.version = MODERN
@@ -466,12 +470,13 @@ async def test_oversize_message_fails_pending_calls() -> None:
                         request = await peer.expect_request("tools/call")
                         big = {"content": [{"type": "text", "text": "x" * 5000}]}
                         await peer.respond(request, big)
+                        await peer.respond(await peer.expect_request("tools/list"), {"tools": []})
 
                     tg.start_soon(script)
-                    with pytest.raises(MessageTooLargeError):
+                    with pytest.raises(MessageTooLargeError, match="max_message_size"):
                         await session.call_tool("t")
-                with pytest.raises(TransportError):
-                    await session.list_tools()
+                    # the connection lives on
+                    assert (await session.list_tools()).tools == []
 
 
 async def test_peer_closing_mid_call_fails_every_pending_call() -> None:

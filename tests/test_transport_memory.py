@@ -9,6 +9,7 @@ from mrtr.errors import MessageTooLargeError, TransportError
 from mrtr.transports import (
     DEFAULT_MAX_MESSAGE_SIZE,
     MemoryTransport,
+    RequestFailed,
     Transport,
     create_memory_transport_pair,
 )
@@ -106,37 +107,45 @@ async def test_send_waits_when_the_buffer_is_full() -> None:
             assert await server.receive() == {"n": 3}
 
 
-async def test_oversize_message_raises_and_ends_the_connection() -> None:
+async def test_oversize_response_fails_its_request_and_the_connection_lives() -> None:
     client, server = create_memory_transport_pair(max_message_size=100)
     async with client, server:
         with anyio.fail_after(TIMEOUT):
             await client.send({"ok": "x" * 50})
-            await client.send({"big": "x" * 200})
+            await client.send({"jsonrpc": "2.0", "id": 7, "result": {"big": "x" * 200}})
             assert await server.receive() == {"ok": "x" * 50}
-            with pytest.raises(MessageTooLargeError) as info:
-                await server.receive()
-            assert info.value.limit == 100
-            assert info.value.size > 100
-            assert server.closed
-            with pytest.raises(TransportError, match="oversized"):
-                await server.receive()
-            with pytest.raises(TransportError):
-                await server.send({"x": 1})
-            # the peer sees the connection end too
-            with pytest.raises(TransportError):
-                await client.send({"x": 1})
-            with pytest.raises(TransportError):
-                await client.receive()
+            failed = await server.receive()
+            assert isinstance(failed, RequestFailed)
+            assert failed.request_id == 7
+            assert isinstance(failed.error, MessageTooLargeError)
+            assert failed.error.limit == 100
+            assert failed.error.size > 100
+            assert not server.closed
+            await client.send({"after": 1})
+            assert await server.receive() == {"after": 1}
+
+
+async def test_oversize_message_without_an_id_is_dropped_with_a_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    client, server = create_memory_transport_pair(max_message_size=100)
+    async with client, server:
+        with anyio.fail_after(TIMEOUT):
+            await client.send({"jsonrpc": "2.0", "method": "n", "params": {"b": "x" * 200}})
+            await client.send({"after": 1})
+            assert await server.receive() == {"after": 1}
+    assert "max_message_size" in caplog.text
 
 
 async def test_size_cap_counts_utf8_bytes() -> None:
-    # '{"a":"é"}' is 9 characters but 10 bytes
-    client, server = create_memory_transport_pair(max_message_size=9)
+    # '{"id":1,"a":"é"}' is 16 characters but 17 bytes
+    client, server = create_memory_transport_pair(max_message_size=16)
     async with client, server:
         with anyio.fail_after(TIMEOUT):
-            await client.send({"a": "é"})
-            with pytest.raises(MessageTooLargeError):
-                await server.receive()
+            await client.send({"id": 1, "a": "é"})
+            failed = await server.receive()
+            assert isinstance(failed, RequestFailed)
+            assert isinstance(failed.error, MessageTooLargeError)
 
 
 async def test_exact_size_is_accepted() -> None:
@@ -248,9 +257,9 @@ async def test_send_raw_is_subject_to_the_size_cap() -> None:
     client, server = create_memory_transport_pair(max_message_size=10)
     async with client, server:
         with anyio.fail_after(TIMEOUT):
-            await client.send_raw("x" * 11)
-            with pytest.raises(MessageTooLargeError):
-                await server.receive()
+            await client.send_raw('{"id":3,"r":"xxxxxxxxxxxx"}')
+            failed = await server.receive()
+            assert isinstance(failed, RequestFailed) and failed.request_id == 3
 
 
 def test_limits_must_be_positive() -> None:

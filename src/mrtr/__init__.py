@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from mrtr.errors import (
     ClientStateError,
     DeadlineExceededError,
+    EraProbeTimeoutError,
     InputLimitExceededError,
     InputRequiredError,
     InputRequiredNotAllowedError,
@@ -19,10 +20,12 @@ from mrtr.errors import (
     MCPError,
     MessageTooLargeError,
     MRTRError,
+    NotInThisEraError,
     ProcessExitedError,
     ProtocolError,
     RequestStateRejectedError,
     RequestTimeoutError,
+    SubscriptionLostError,
     TransportError,
 )
 

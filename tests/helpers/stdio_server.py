@@ -57,6 +57,16 @@ def handle(request: dict[str, Any]) -> bool:
         out.write(b"a" * params["size"])
         out.write(b'"}}\n')
         out.flush()
+    elif method == "huge_result":
+        # a response over any small cap, with its id first or (id_last) at the very end
+        blob = b"a" * params["size"]
+        if params.get("id_last"):
+            out.write(b'{"jsonrpc":"2.0","result":{"blob":"' + blob)
+            out.write(b'"},"id":' + json.dumps(request["id"]).encode() + b"}\n")
+        else:
+            out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(request["id"]).encode())
+            out.write(b',"result":{"blob":"' + blob + b'"}}\n')
+        out.flush()
     elif method == "env":
         respond(request, {"env": dict(os.environ), "cwd": os.getcwd()})
     elif method == "linger":
