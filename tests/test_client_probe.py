@@ -1,0 +1,64 @@
+"""mode="auto" never hangs on a server that ignores server/discover."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mrtr import Client, EraProbeTimeoutError, StdioServerParameters
+from tests.helpers.peer import memory_pair
+
+pytestmark = pytest.mark.anyio
+
+OLD_SERVER = str(Path(__file__).parent / "helpers" / "old_stdio_server.py")
+PROBE = 5.0  # generous for a loaded machine: the probe also waits for the process to start
+
+
+def old_server(mode: str) -> StdioServerParameters:
+    return StdioServerParameters(sys.executable, [OLD_SERVER, mode])
+
+
+async def test_a_server_ignoring_the_probe_is_spoken_to_in_the_legacy_era() -> None:
+    with anyio.fail_after(60):
+        async with Client(old_server("ignore"), probe_timeout=PROBE) as client:
+            assert client.protocol_version == "2025-03-26"
+            first_pid = client.server_info.version if client.server_info else None
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+            await client.send_ping()
+            # the same process answered: it was not restarted
+            assert first_pid is not None
+
+
+async def test_a_server_stuck_by_the_probe_is_restarted_for_the_legacy_handshake() -> None:
+    with anyio.fail_after(90):
+        async with Client(old_server("stuck"), probe_timeout=PROBE) as client:
+            assert client.protocol_version == "2025-03-26"
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+
+
+async def test_a_server_answering_nothing_raises_a_typed_error_naming_legacy_mode() -> None:
+    with anyio.fail_after(90):
+        with pytest.raises(EraProbeTimeoutError, match='mode="legacy"') as info:
+            async with Client(old_server("dead"), probe_timeout=1.0):
+                pytest.fail("connected to a server that answers nothing")
+        assert isinstance(info.value, TimeoutError)
+
+
+async def test_a_silent_in_process_peer_raises_instead_of_hanging() -> None:
+    with anyio.fail_after(30):
+        async with memory_pair() as (client_end, peer):
+            with pytest.raises(EraProbeTimeoutError, match="probe_timeout"):
+                async with Client(client_end, probe_timeout=0.5):
+                    pytest.fail("connected to a peer that answers nothing")
+            # it was asked for server/discover, then initialize, and answered neither
+            await peer.expect_request("server/discover")
+            await peer.expect_notification("notifications/cancelled")
+            await peer.expect_request("initialize")
+
+
+def test_probe_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError):
+        Client("http://127.0.0.1:1/mcp", probe_timeout=0)
