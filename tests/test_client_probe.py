@@ -17,26 +17,33 @@ OLD_SERVER = str(Path(__file__).parent / "helpers" / "old_stdio_server.py")
 PROBE = 5.0  # generous for a loaded machine: the probe also waits for the process to start
 
 
-def old_server(mode: str) -> StdioServerParameters:
-    return StdioServerParameters(sys.executable, [OLD_SERVER, mode])
+def old_server(mode: str, starts: Path | None = None) -> StdioServerParameters:
+    env = {"OLD_SERVER_STARTS": str(starts)} if starts is not None else None
+    return StdioServerParameters(sys.executable, [OLD_SERVER, mode], env=env)
 
 
-async def test_a_server_ignoring_the_probe_is_spoken_to_in_the_legacy_era() -> None:
+async def test_a_server_ignoring_the_probe_is_spoken_to_in_the_legacy_era(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
     with anyio.fail_after(60):
-        async with Client(old_server("ignore"), probe_timeout=PROBE) as client:
+        async with Client(old_server("ignore", starts), probe_timeout=PROBE) as client:
             assert client.protocol_version == "2025-03-26"
-            first_pid = client.server_info.version if client.server_info else None
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
             await client.send_ping()
-            # the same process answered: it was not restarted
-            assert first_pid is not None
+    # the same process answered initialize: it was not restarted
+    assert len(starts.read_text().split()) == 1
 
 
-async def test_a_server_stuck_by_the_probe_is_restarted_for_the_legacy_handshake() -> None:
+async def test_a_server_stuck_by_the_probe_is_restarted_for_the_legacy_handshake(
+    tmp_path: Path,
+) -> None:
+    starts = tmp_path / "starts"
     with anyio.fail_after(90):
-        async with Client(old_server("stuck"), probe_timeout=PROBE) as client:
+        async with Client(old_server("stuck", starts), probe_timeout=PROBE) as client:
             assert client.protocol_version == "2025-03-26"
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+            pid = client.server_info.version if client.server_info else None
+    first, second = starts.read_text().split()
+    assert pid == second != first  # the fresh process is the one that answered
 
 
 async def test_a_server_answering_nothing_raises_a_typed_error_naming_legacy_mode() -> None:
