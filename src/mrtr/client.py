@@ -272,6 +272,7 @@ class Client:
                 auth=self.auth,
                 http_client=self.http_client,
                 max_message_size=self.max_message_size,
+                max_sse_event_size=self.max_message_size,
             )
         transport: Transport = target.client_transport()
         return transport

@@ -25,13 +25,19 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from tests.interop.servers import official_features, official_mrtr_server, official_server
+from tests.interop.servers import (
+    official_changes,
+    official_features,
+    official_mrtr_server,
+    official_server,
+)
 
 SERVERS: dict[str, Server[Any] | MCPServer] = {
     "interop": official_server.server,  # low-level: tools, prompts, resources that ask
     "features": official_features.server,  # MCPServer: progress, back-channel, headers
     "lowlevel": official_mrtr_server.lowlevel,  # hand-built multi-round-trip results
     "high": official_mrtr_server.high,  # MCPServer with dependency-injected elicitation
+    "changes": official_changes.server,  # listen, subscriptions, caching, logging, big results
 }
 
 
