@@ -32,13 +32,28 @@ def _pytest(session: nox.Session, marker: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it."""
-    _pytest(session, "not interop")
+    _pytest(session, "not interop and not old_mcp")
 
 
 @nox.session
 def interop(session: nox.Session) -> None:
     """Against the official SDK (mcp==2.3.0) as real peers: subprocesses and uvicorn."""
-    _pytest(session, "interop")
+    _pytest(session, "interop and not old_mcp")
+
+
+OLD_MCP = ["mcp==1.8.1", "pydantic<2.11"]  # 1.8.1 imports a pydantic internal 2.11 removed
+
+
+@nox.session
+def interop_old_mcp(session: nox.Session) -> None:
+    """mode="auto" against a real server on mcp 1.8.1 (opt-in: it builds a second venv)."""
+    old = Path(session.cache_dir) / "old-mcp-venv"
+    if not (old / "bin" / "python").exists():
+        session.run("python", "-m", "venv", str(old))
+    session.run(str(old / "bin" / "python"), "-m", "pip", "install", "-q", *OLD_MCP, external=True)
+    session.install("-e", ".[server]", *nox.project.dependency_groups(PYPROJECT, "test"))
+    session.env["MRTR_OLD_MCP_PYTHON"] = str(old / "bin" / "python")
+    session.run("pytest", "-m", "old_mcp", *session.posargs)
 
 
 @nox.session

@@ -46,6 +46,17 @@ async def test_a_server_stuck_by_the_probe_is_restarted_for_the_legacy_handshake
     assert pid == second != first  # the fresh process is the one that answered
 
 
+async def test_a_server_killed_by_the_probe_is_restarted_for_the_legacy_handshake(
+    tmp_path: Path,
+) -> None:
+    starts = tmp_path / "starts"
+    with anyio.fail_after(90):
+        async with Client(old_server("crash", starts), probe_timeout=PROBE) as client:
+            assert client.protocol_version == "2025-03-26"
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+    assert len(starts.read_text().split()) == 2
+
+
 async def test_a_server_answering_nothing_raises_a_typed_error_naming_legacy_mode() -> None:
     with anyio.fail_after(90):
         with pytest.raises(EraProbeTimeoutError, match='mode="legacy"') as info:

@@ -54,8 +54,10 @@ from mrtr.errors import (
     DeadlineExceededError,
     EraProbeTimeoutError,
     MCPError,
+    MRTRError,
     ProtocolError,
     RequestTimeoutError,
+    TransportError,
 )
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -330,23 +332,27 @@ class Client:
         """``server/discover`` got no answer: try ``initialize``, never hang.
 
         First on the same connection (an old server that ignored the probe answers it);
-        then, for a stdio server the probe left stuck, in a fresh process.
+        then, for a stdio server the probe left stuck or killed (``mcp`` 1.8 hangs on it,
+        then exits at the next message), in a fresh process.
 
         Raises:
             EraProbeTimeoutError: no handshake answered in time (it names ``mode="legacy"``).
+            TransportError: the connection failed, and it cannot be started afresh.
         """
         limit = self.probe_timeout
         _logger.info("no answer to server/discover within %g s; trying initialize", limit)
         try:
             await session.initialize(timeout=limit)
             return stack, session
-        except RequestTimeoutError:
-            pass
+        except (RequestTimeoutError, TransportError) as exc:
+            failure: MRTRError = exc
         if isinstance(self.target, (str, Transport)) or not looks_like_stdio_parameters(
             self.target
         ):
-            raise EraProbeTimeoutError(limit) from timed_out.__cause__
-        _logger.info("initialize got no answer either; restarting the stdio server")
+            if isinstance(failure, RequestTimeoutError):
+                raise EraProbeTimeoutError(limit) from timed_out.__cause__
+            raise failure
+        _logger.info("initialize failed there too (%s); restarting the stdio server", failure)
         await stack.aclose()
         stack = AsyncExitStack()
         try:

@@ -5,6 +5,7 @@ nothing back, and stays alive. ``argv[1]`` picks how badly it takes the probe:
 
 - ``ignore``: it goes on reading, and answers ``initialize`` on the same connection;
 - ``stuck``: it stops reading stdin altogether (only a fresh process answers);
+- ``crash``: as ``mcp`` 1.8.1 really does, it waits, and exits at the next message;
 - ``dead``: it answers nothing at all, ever.
 
 Standard library only, so it starts fast and depends on nothing under test.
@@ -32,16 +33,20 @@ def main() -> None:
     if starts:  # one line per process started, for the tests to count
         with open(starts, "a") as log:
             log.write(f"{os.getpid()}\n")
+    probed = False
     for line in sys.stdin.buffer:
         request = json.loads(line)
         method = request.get("method")
         if MODE == "dead":
             continue
+        if MODE == "crash" and probed:
+            sys.exit(1)  # its receive loop died on the probe; the next line ends it
         if method == "server/discover":
             sys.stderr.write("1 validation error for ClientRequest: server/discover\n")
             sys.stderr.flush()
             if MODE == "stuck":
                 threading.Event().wait()  # alive, never reading again
+            probed = True
             continue
         if method == "initialize":
             respond(
