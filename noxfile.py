@@ -32,13 +32,13 @@ def _pytest(session: nox.Session, marker: str) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it."""
-    _pytest(session, "not interop and not old_mcp")
+    _pytest(session, "not interop and not old_mcp and not npm_everything")
 
 
 @nox.session
 def interop(session: nox.Session) -> None:
     """Against the official SDK (mcp==2.3.0) as real peers: subprocesses and uvicorn."""
-    _pytest(session, "interop and not old_mcp")
+    _pytest(session, "interop and not old_mcp and not npm_everything")
 
 
 OLD_MCP = ["mcp==1.8.1", "pydantic<2.11"]  # 1.8.1 imports a pydantic internal 2.11 removed
@@ -69,6 +69,22 @@ def typecheck(session: nox.Session) -> None:
     session.install("-e", ".[server]", *groups)
     session.run("mypy")  # src, strict (pyproject.toml)
     session.run("mypy", "--config-file", "tests/mypy.ini")  # tests, bench, noxfile: checked bodies
+
+
+EVERYTHING_SERVER = "@modelcontextprotocol/server-everything@2026.8.31"
+
+
+@nox.session
+def interop_everything(session: nox.Session) -> None:
+    """Against the npm server-everything over stdio (opt-in: installs it with npm)."""
+    prefix = Path(session.cache_dir) / "everything-npm"
+    prefix.mkdir(parents=True, exist_ok=True)
+    npm_args = ["--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
+    session.run("npm", "install", *npm_args, EVERYTHING_SERVER, external=True)
+    session.install("-e", ".[server]", *nox.project.dependency_groups(PYPROJECT, "test"))
+    package = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything"
+    session.env["MRTR_EVERYTHING_SERVER"] = str(package / "dist" / "index.js")
+    session.run("pytest", "-m", "npm_everything", *session.posargs)
 
 
 CONFORMANCE_SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
