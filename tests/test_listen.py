@@ -396,3 +396,38 @@ async def test_a_late_response_after_a_timeout_logs_at_debug(
     assert late and all(r.levelno == logging.DEBUG for r in late)
     unknown = [r for r in caplog.records if "424242" in r.getMessage()]
     assert unknown and unknown[0].levelno == logging.WARNING
+
+
+async def test_closing_the_client_inside_listen_loses_the_subscription_without_a_hang() -> None:
+    async with client_and_peer() as (client, peer):
+
+        async def server() -> None:
+            listen = await peer.expect_request("subscriptions/listen")
+            await peer.notify(*ack(listen, {"toolsListChanged": True}))
+
+        listening = client.listen(tools_list_changed=True)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server)
+            sub = await listening.__aenter__()
+        await client.aclose()  # in the task that opened it
+        with pytest.raises(SubscriptionLostError, match="closed"):
+            async for _ in sub:
+                pytest.fail("no event was sent")
+        await listening.__aexit__(None, None, None)
+
+
+async def test_a_server_cancel_ends_the_stream_gracefully_and_pre_ack_events_are_dropped() -> None:
+    async with client_and_peer() as (client, peer):
+
+        async def server() -> None:
+            listen = await peer.expect_request("subscriptions/listen")
+            # before the ack nothing may be sent on the stream: dropped
+            await peer.notify("notifications/tools/list_changed", on_stream(listen))
+            await peer.notify(*ack(listen, {"toolsListChanged": True}))
+            await peer.notify("notifications/resources/updated", on_stream(listen, {"uri": "x"}))
+            await peer.notify("notifications/cancelled", {"requestId": listen["id"]})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server)
+            async with client.listen(tools_list_changed=True) as sub:
+                assert [event async for event in sub] == [ResourceUpdated("x")]

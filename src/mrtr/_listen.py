@@ -264,20 +264,22 @@ async def listen(
     scope = anyio.CancelScope()
 
     async def hold_open() -> None:
-        with scope:
-            try:
-                await session.send_request(
-                    "subscriptions/listen",
-                    {"notifications": requested.to_wire()},
-                    timeout=math.inf,
-                    request_id=route.id,
-                )
-            except MRTRError as exc:
-                failure.append(exc)
-                route.finish("lost", str(exc))
-            else:
-                route.finish("graceful", "the server ended the subscription")
-        done.set()
+        try:
+            with scope:
+                try:
+                    await session.send_request(
+                        "subscriptions/listen",
+                        {"notifications": requested.to_wire()},
+                        timeout=math.inf,
+                        request_id=route.id,
+                    )
+                except MRTRError as exc:
+                    failure.append(exc)
+                    route.finish("lost", str(exc))
+                else:
+                    route.finish("graceful", "the server ended the subscription")
+        finally:
+            done.set()  # also when the session closes first and cancels this task
 
     session.start_background(hold_open)
     try:

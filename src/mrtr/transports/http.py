@@ -462,7 +462,8 @@ class StreamableHTTPTransport(Transport):
                 self._target,
                 content=encode_message(message),
                 headers=headers,
-                **self._opts(),
+                # a subscriptions/listen stream may stay quiet for as long as nothing changes
+                **(self._opts(read=None) if method == "subscriptions/listen" else self._opts()),
             ) as response,
         ):
             self._check_session(response, headers)
