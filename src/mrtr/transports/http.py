@@ -29,12 +29,13 @@ import logging
 import math
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -59,6 +60,7 @@ from mrtr.transports._http_headers import (
     param_headers,
     tool_param_headers,
 )
+from mrtr.transports._http_decoding import ACCEPT_ENCODING, body_decoder
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
 
@@ -75,6 +77,7 @@ _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read":
 _PROTOCOL_HEADERS = frozenset(
     {
         "accept",
+        "accept-encoding",
         "content-type",
         "last-event-id",
         "mcp-method",
@@ -157,7 +160,8 @@ class StreamableHTTPTransport(Transport):
     ) -> None:
         self.url = url
         self._target: httpx.URL | str = url
-        self._extra_headers = _user_headers(headers)
+        # We decode bodies ourselves, under the caps: offer only what we can bound.
+        self._extra_headers = {**_user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
         self._auth = auth
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
         self._timeout = timeout
@@ -537,17 +541,18 @@ class StreamableHTTPTransport(Transport):
         relay: bool = True,
     ) -> JSONObject | None:
         """Read SSE events: return the response to ``want``; relay everything else."""
-        async for chunk in response.aiter_bytes():
-            for event in decoder.feed(chunk):
-                if not event.data:
-                    continue  # a priming event: it only carries an id
-                parsed = _parse_event(event.data)
-                if parsed is None:
-                    continue
-                if want is not None and _is_response_to(parsed, want):
-                    return parsed
-                if relay:
-                    self._deliver(parsed)
+        async with aclosing(_decoded_body(response)) as chunks:
+            async for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    if not event.data:
+                        continue  # a priming event: it only carries an id
+                    parsed = _parse_event(event.data)
+                    if parsed is None:
+                        continue
+                    if want is not None and _is_response_to(parsed, want):
+                        return parsed
+                    if relay:
+                        self._deliver(parsed)
         return None
 
     async def _resume(
@@ -584,12 +589,13 @@ class StreamableHTTPTransport(Transport):
         if limit is None and declared.isdigit() and int(declared) > cap:
             raise MessageTooLargeError(int(declared), cap)
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body.extend(chunk)
-            if len(body) > cap:
-                if limit is not None:
-                    return bytes(body[:limit])
-                raise MessageTooLargeError(len(body), cap)
+        async with aclosing(_decoded_body(response)) as chunks:
+            async for chunk in chunks:
+                body.extend(chunk)
+                if len(body) > cap:
+                    if limit is not None:
+                        return bytes(body[:limit])
+                    raise MessageTooLargeError(len(body), cap)
         return bytes(body)
 
     def _check_session(self, response: httpx.Response, sent: Mapping[str, str]) -> None:
@@ -857,6 +863,27 @@ async def _translate_http_errors(
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
     except httpx.HTTPError as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
+
+
+async def _decoded_body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body's bytes, decoded in bounded pieces (see `_http_decoding`).
+
+    Raises:
+        ProtocolError: the body's encoding is stacked, unknown or corrupt.
+    """
+    decoder = body_decoder(response.headers.get("content-encoding"))
+    if decoder is None:
+        async for chunk in response.aiter_raw():
+            yield chunk
+        return
+    async for chunk in response.aiter_raw():
+        for index, piece in enumerate(decoder.feed(chunk)):
+            if index:
+                await anyio.lowlevel.checkpoint()  # a bomb decodes in many pieces: stay fair
+            yield piece
+    tail = decoder.flush()
+    if tail:
+        yield tail
 
 
 def _user_headers(headers: Mapping[str, str] | None) -> dict[str, str]:

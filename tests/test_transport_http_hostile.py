@@ -1,0 +1,185 @@
+"""The HTTP client against hostile servers on 127.0.0.1: bombs, redirects, odd ids, floods.
+
+Each test reproduces one attack with a server written here (the scriptable raw server of
+`tests.helpers.http_server`) and checks the safe outcome through the public API.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import tracemalloc
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from mrtr import Client
+from mrtr.errors import (
+    MessageTooLargeError,
+    MRTRError,
+    ProtocolError,
+    RedirectError,
+    TransportError,
+)
+from mrtr.transports import RequestFailed
+from mrtr.transports.http import StreamableHTTPTransport
+from tests.helpers.http_server import HTTPTestServer, ReceivedRequest, Responder, serve_http
+
+pytestmark = pytest.mark.anyio
+
+VERSION = "2026-07-28"
+LEGACY = "2025-11-25"
+BOUND = 30  # generous: a slow shared machine
+MIB = 1024 * 1024
+TOOL = {"name": "echo", "inputSchema": {"type": "object"}}
+DISCOVER = {
+    "supportedVersions": [VERSION],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile", "version": "0"}},
+}
+TOOL_RESULT = {"content": [{"type": "text", "text": "ok"}]}
+
+
+def modern(method: str, params: dict[str, Any] | None = None, *, id: int = 1) -> dict[str, Any]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return {
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": method,
+        "params": {**(params or {}), "_meta": meta},
+    }
+
+
+def answer(request: ReceivedRequest, result: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request.json()["id"], "result": result}).encode()
+
+
+async def modern_server(request: ReceivedRequest, respond: Responder) -> bool:
+    """Answer the plain modern requests a `Client` sends; False if it was something else."""
+    if request.method != "POST":
+        await respond.body(405, b"", content_type=None)
+        return True
+    method = request.json().get("method")
+    results = {"server/discover": DISCOVER, "tools/list": {"tools": [TOOL]}}
+    if method in results:
+        await respond.body(200, answer(request, results[method]), content_type="application/json")
+        return True
+    if "id" not in request.json():
+        await respond.accepted()
+        return True
+    return False
+
+
+async def receive(transport: StreamableHTTPTransport) -> dict[str, Any] | RequestFailed:
+    with anyio.fail_after(BOUND):
+        return await transport.receive()
+
+
+# -- decompression bombs -----------------------------------------------------------------
+
+
+def gzipped(data: bytes, layers: int = 1) -> bytes:
+    for _ in range(layers):
+        data = gzip.compress(data, compresslevel=9)
+    return data
+
+
+def gzip_bomb(byte: bytes, size: int) -> bytes:
+    """``size`` copies of ``byte``, gzipped, without holding them all at once."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = byte * MIB
+    parts = [compressor.compress(block) for _ in range(size // MIB)]
+    return b"".join([*parts, compressor.flush()])
+
+
+@asynccontextmanager
+async def bounded_memory(limit: int) -> AsyncIterator[None]:
+    """Fail if the block's peak of traced Python allocations passes ``limit`` bytes."""
+    tracemalloc.start()
+    try:
+        yield
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < limit, f"peak {peak / MIB:.1f} MiB"
+
+
+async def test_a_stacked_gzip_bomb_is_refused_without_decoding_it() -> None:
+    # 64 MiB of zeros, gzipped three times: a few hundred bytes on the wire
+    bomb = gzipped(gzip_bomb(b"\0", 64 * MIB), layers=2)
+    assert len(bomb) < 4096
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        headers = {"Content-Encoding": "gzip, gzip, gzip"}
+        await respond.body(200, bomb, content_type="application/json", headers=headers)
+
+    async with serve_http(handler) as server, bounded_memory(24 * MIB):
+        async with StreamableHTTPTransport(server.url) as t:
+            await t.send(modern("tools/call", {"name": "x"}))
+            failed = await receive(t)
+    assert isinstance(failed, RequestFailed)
+    assert isinstance(failed.error, ProtocolError)
+    assert "gzip, gzip, gzip" in str(failed.error)
+
+
+@pytest.mark.parametrize("kind", ["json", "sse"])
+async def test_a_gzip_bomb_stops_at_the_cap_on_decoded_bytes(kind: str) -> None:
+    # 64 MiB of spaces (JSON whitespace, no SSE line end) in about 64 KiB of gzip
+    bomb = gzip_bomb(b" ", 64 * MIB)
+    content_type = "application/json" if kind == "json" else "text/event-stream"
+    prefix = b"" if kind == "json" else b"data: "
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        body = gzipped(prefix) + bomb if prefix else bomb  # two gzip members
+        headers = {"Content-Encoding": "gzip"}
+        await respond.body(200, body, content_type=content_type, headers=headers)
+
+    async with serve_http(handler) as server, bounded_memory(24 * MIB):
+        transport = StreamableHTTPTransport(
+            server.url, max_message_size=MIB, max_sse_event_size=MIB
+        )
+        async with transport as t:
+            await t.send(modern("tools/call", {"name": "x"}))
+            failed = await receive(t)
+    assert isinstance(failed, RequestFailed)
+    assert isinstance(failed.error, MessageTooLargeError)
+
+
+async def test_gzip_and_deflate_bodies_are_decoded() -> None:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        body = answer(request, {"echo": request.json()["method"]})
+        if request.json()["id"] == 1:
+            encoded, encoding = gzipped(body), "gzip"
+        else:
+            encoded, encoding = zlib.compress(body), "deflate"
+        headers = {"Content-Encoding": encoding}
+        await respond.body(200, encoded, content_type="application/json", headers=headers)
+
+    async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
+        await t.send(modern("tools/list", id=1))
+        assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "tools/list"}}
+        await t.send(modern("tools/list", id=2))
+        assert await receive(t) == {"jsonrpc": "2.0", "id": 2, "result": {"echo": "tools/list"}}
+    accepted = server.requests[0].header("accept-encoding")
+    assert accepted is not None and "br" not in accepted and "gzip" in accepted
+
+
+async def test_an_encoding_the_client_did_not_offer_is_refused() -> None:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        headers = {"Content-Encoding": "br"}
+        await respond.body(200, b"\x1b\xff\xff", content_type="application/json", headers=headers)
+
+    async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
+        await t.send(modern("tools/call", {"name": "x"}))
+        failed = await receive(t)
+        assert isinstance(failed, RequestFailed) and isinstance(failed.error, ProtocolError)
+        assert "'br'" in str(failed.error)
