@@ -183,3 +183,76 @@ async def test_an_encoding_the_client_did_not_offer_is_refused() -> None:
         failed = await receive(t)
         assert isinstance(failed, RequestFailed) and isinstance(failed.error, ProtocolError)
         assert "'br'" in str(failed.error)
+
+
+# -- redirects ---------------------------------------------------------------------------
+
+
+def redirect_to(location: str, status: int = 307) -> Any:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        await respond.body(status, b"", content_type=None, headers={"Location": location})
+
+    return handler
+
+
+async def test_a_redirect_to_another_origin_is_refused_and_sends_nothing_there() -> None:
+    async def elsewhere(request: ReceivedRequest, respond: Responder) -> None:
+        await respond.body(200, answer(request, TOOL_RESULT), content_type="application/json")
+
+    async with serve_http(elsewhere) as other:
+
+        async def first(request: ReceivedRequest, respond: Responder) -> None:
+            if not await modern_server(request, respond):
+                await redirect_to(other.url)(request, respond)
+
+        async with serve_http(first) as server:
+            client = Client(server.url, headers={"X-Api-Key": "secret"})
+            with anyio.fail_after(BOUND):
+                async with client:
+                    with pytest.raises(RedirectError) as caught:
+                        await client.call_tool("echo", {"card": "4111"})
+                    assert (await client.list_tools()).tools[0].name == "echo"  # still usable
+    origin = other.url.removesuffix("/mcp")
+    assert caught.value.origin == origin
+    assert caught.value.location == other.url
+    assert origin in str(caught.value)
+    assert other.requests == []
+    assert server.requests[-2].header("x-api-key") == "secret"  # the one redirected
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+async def test_a_same_origin_redirect_is_followed_with_method_body_and_headers(
+    status: int,
+) -> None:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        if request.path == "/mcp":
+            await redirect_to("/moved", status)(request, respond)
+        else:
+            body = answer(request, {"echo": request.json()["params"]["name"]})
+            await respond.body(200, body, content_type="application/json")
+
+    async with serve_http(handler) as server:
+        async with StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t:
+            await t.send(modern("tools/call", {"name": "there"}))
+            assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "there"}}
+    first, moved = server.requests
+    assert (moved.method, moved.path, moved.body) == ("POST", "/moved", first.body)
+    assert moved.header("x-api-key") == "k"
+
+
+async def test_a_redirect_loop_ends_with_a_typed_error() -> None:
+    async with serve_http(redirect_to("/mcp")) as server:
+        async with StreamableHTTPTransport(server.url) as t:
+            await t.send(modern("tools/call", {"name": "x"}))
+            failed = await receive(t)
+    assert isinstance(failed, RequestFailed) and isinstance(failed.error, RedirectError)
+    assert 2 <= len(server.requests) <= 10
+
+
+async def test_a_port_change_on_the_same_host_is_another_origin() -> None:
+    async with serve_http(redirect_to("http://127.0.0.1:1/mcp")) as server:
+        async with StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t:
+            await t.send(modern("tools/call", {"name": "x"}))
+            failed = await receive(t)
+    assert isinstance(failed, RequestFailed) and isinstance(failed.error, RedirectError)
+    assert failed.error.origin == "http://127.0.0.1:1"

@@ -43,6 +43,7 @@ from mrtr.errors import (
     MessageTooLargeError,
     MRTRError,
     ProtocolError,
+    RedirectError,
     RequestTimeoutError,
     TransportError,
 )
@@ -93,6 +94,8 @@ _RELIST_MAX_PAGES = 100
 _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 _EXCERPT = 200
+_MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # httpcore 1.0's pool rescans all its connections (and every queued request against each
 # of them) whenever a request starts or ends, and closes every idle connection while it
@@ -224,10 +227,10 @@ class StreamableHTTPTransport(Transport):
         timeout = self._timeout if self._timeout_explicit else DEFAULT_HTTP_TIMEOUT
         if urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
-            return httpx.AsyncClient(timeout=timeout, follow_redirects=True), True
+            return httpx.AsyncClient(timeout=timeout), True
         self._slots = anyio.Semaphore(_MAX_CONNECTIONS)
         transport = _ShardedTransport(pools=_POOLS, limits=_POOL_LIMITS)
-        client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
+        client = httpx.AsyncClient(timeout=timeout, transport=transport)
         return client, True
 
     async def aclose(self) -> None:
@@ -762,11 +765,39 @@ class StreamableHTTPTransport(Transport):
         """
         slots = self._slots
         if slots is None:
-            async with self._http.stream(method, url, **kwargs) as response:
+            async with self._follow_redirects(method, url, kwargs) as response:
                 yield response
             return
-        async with slots, self._http.stream(method, url, **kwargs) as response:
+        async with slots, self._follow_redirects(method, url, kwargs) as response:
             yield response
+
+    @asynccontextmanager
+    async def _follow_redirects(
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AsyncIterator[httpx.Response]:
+        """Open the request, following redirects within the endpoint's origin only.
+
+        httpx would follow a redirect anywhere, re-sending the body (a tool's arguments)
+        and, for a port change on the same host, the caller's credential headers. Here a
+        redirect is followed, method and body unchanged, only to the same scheme, host
+        and port, at most `_MAX_REDIRECTS` times.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
+        """
+        for _ in range(_MAX_REDIRECTS + 1):
+            async with self._http.stream(method, url, follow_redirects=False, **kwargs) as response:
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUSES or location is None:
+                    yield response
+                    return
+                url = _same_origin_target(response.url, location)
+                logger.info("following an HTTP %s redirect to %s", response.status_code, url)
+        raise RedirectError(
+            f"the server at {self.url} redirected more than {_MAX_REDIRECTS} times",
+            location=str(url),
+            origin=_origin(httpx.URL(url)),
+        )
 
     @property
     def _http(self) -> httpx.AsyncClient:
@@ -913,6 +944,36 @@ def _parsed_url(url: str) -> httpx.URL | str:
 
 def _encode(message: JSONObject) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _origin(url: httpx.URL) -> str:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = url.port or default
+    return f"{url.scheme}://{url.host}" + (f":{port}" if port != default else "")
+
+
+def _same_origin_target(current: httpx.URL, location: str) -> httpx.URL:
+    """Where a redirect from ``current`` points, if it is the same origin.
+
+    Raises:
+        RedirectError: the target is another origin (or not a URL at all).
+    """
+    try:
+        target = current.join(location)
+    except httpx.InvalidURL as exc:
+        raise RedirectError(
+            f"the server at {_origin(current)} redirected to {location!r}, which is not a URL",
+            location=location,
+            origin="",
+        ) from exc
+    if _origin(target) != _origin(current):
+        raise RedirectError(
+            f"the server at {_origin(current)} redirected to another origin, "
+            f"{_origin(target)}; the request (and its credentials) was not sent there",
+            location=str(target),
+            origin=_origin(target),
+        )
+    return target
 
 
 def _meta_version(message: JSONObject) -> str | None:
