@@ -256,3 +256,48 @@ async def test_a_port_change_on_the_same_host_is_another_origin() -> None:
             failed = await receive(t)
     assert isinstance(failed, RequestFailed) and isinstance(failed.error, RedirectError)
     assert failed.error.origin == "http://127.0.0.1:1"
+
+
+# -- response ids ------------------------------------------------------------------------
+
+
+def answering_with_id(bad_id: Any, *, sse: bool) -> Any:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        if request.method != "POST":
+            await respond.body(405, b"", content_type=None)
+            return
+        if "id" not in request.json():
+            await respond.accepted()
+            return
+        message = {"jsonrpc": "2.0", "id": bad_id, "result": DISCOVER}
+        if sse:
+            await respond.start_sse()
+            await respond.event(message)
+            await respond.end()
+        else:
+            await respond.json(message)
+
+    return handler
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize("bad_id", [True, 1.0], ids=["true", "1.0"])
+async def test_an_id_of_the_wrong_type_fails_the_connect_instead_of_hanging(
+    bad_id: Any, sse: bool
+) -> None:
+    async with serve_http(answering_with_id(bad_id, sse=sse)) as server:
+        with anyio.fail_after(BOUND), pytest.raises(ProtocolError):
+            async with Client(server.url):
+                pass  # pragma: no cover - the connect must fail
+    assert [r.json()["method"] for r in server.requests][:1] == ["server/discover"]
+
+
+@pytest.mark.parametrize("bad_id", [True, 1.0, 2.0, None], ids=["true", "1.0", "2.0", "null"])
+async def test_a_response_with_a_mismatched_id_fails_its_request(bad_id: Any) -> None:
+    async with (
+        serve_http(answering_with_id(bad_id, sse=False)) as server,
+        StreamableHTTPTransport(server.url) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "x"}, id=1))
+        failed = await receive(t)
+        assert isinstance(failed, RequestFailed) and isinstance(failed.error, ProtocolError)

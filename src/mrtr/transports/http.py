@@ -554,6 +554,16 @@ class StreamableHTTPTransport(Transport):
                         continue
                     if want is not None and _is_response_to(parsed, want):
                         return parsed
+                    if (
+                        want is not None
+                        and _is_response(parsed)
+                        and not _is_valid_id(parsed.get("id"))
+                    ):
+                        # no request has that id: it can only be a broken answer to this one
+                        raise ProtocolError(
+                            f"the server answered request {want!r} with a response whose id "
+                            f"is {parsed.get('id')!r}, not a valid request id"
+                        )
                     if relay:
                         self._deliver(parsed)
         return None
@@ -1032,12 +1042,24 @@ def _parse_event(data: str) -> JSONObject | None:
 
 
 def _is_response_to(message: Any, request_id: RequestId) -> bool:
+    return _is_response(message) and _same_id(message.get("id"), request_id)
+
+
+def _is_response(message: Any) -> bool:
     return (
         isinstance(message, dict)
         and "method" not in message
-        and message.get("id") == request_id
         and ("result" in message or "error" in message)
     )
+
+
+def _same_id(received: Any, sent: RequestId) -> bool:
+    """Ids match by type and value: JSON ``true`` or ``1.0`` is not the id ``1``."""
+    return type(received) is type(sent) and received == sent
+
+
+def _is_valid_id(value: Any) -> bool:
+    return type(value) in (int, str)
 
 
 def _is_header_mismatch(response: JSONObject) -> bool:
