@@ -28,6 +28,7 @@ from mrtr.errors import (
 )
 from mrtr.transports import RequestFailed
 from mrtr.transports.http import StreamableHTTPTransport
+from tests.helpers import hostile_stdio_server
 from tests.helpers.http_server import HTTPTestServer, ReceivedRequest, Responder, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -301,3 +302,38 @@ async def test_a_response_with_a_mismatched_id_fails_its_request(bad_id: Any) ->
         await t.send(modern("tools/call", {"name": "x"}, id=1))
         failed = await receive(t)
         assert isinstance(failed, RequestFailed) and isinstance(failed.error, ProtocolError)
+
+
+# -- unusual messages ------------------------------------------------------------------
+
+
+async def unusual_server(request: ReceivedRequest, respond: Responder) -> None:
+    if request.method != "POST":
+        await respond.body(405, b"", content_type=None)
+        return
+    if "id" not in request.json():
+        await respond.accepted()
+        return
+    line = hostile_stdio_server.answer(request.json())  # the same answers as over stdio
+    assert line is not None
+    name = request.json().get("params", {}).get("name")
+    if name == "deep-sse":
+        await respond.start_sse()
+        await respond.chunk(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
+        await respond.end()
+        return
+    await respond.body(200, line.encode(), content_type="application/json")
+
+
+async def test_one_unusual_message_fails_at_most_its_own_request_over_http() -> None:
+    async with serve_http(unusual_server) as server, Client(server.url) as client:
+        with anyio.fail_after(BOUND):
+            tools = await client.list_tools()  # a valid schema nested 600 deep
+            assert [tool.name for tool in tools.tools] == ["deep"]
+            for name in ("bigint", "deep", "deep-sse"):
+                with pytest.raises(MRTRError):
+                    await client.call_tool(name, {})
+                # the connection lives on
+                result = await client.call_tool("plain", {})
+                assert result.content[0].text == "called plain"  # type: ignore[union-attr]
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["deep"]

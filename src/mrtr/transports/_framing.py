@@ -58,7 +58,7 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
     """
     try:
         value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         logger.warning(
             "dropping an unparseable message from the peer (%s): %r", exc, data[:_PREVIEW]
         )

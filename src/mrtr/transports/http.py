@@ -494,7 +494,7 @@ class StreamableHTTPTransport(Transport):
         body = await self._read_capped(response)
         try:
             parsed = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):
             parsed = None
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if isinstance(error, dict) and isinstance(error.get("code"), int):
@@ -1006,7 +1006,7 @@ def _excerpt(body: bytes) -> str:
 def _parse_json(body: bytes, *, method: str, status: int) -> Any:
     try:
         return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         raise ProtocolError(
             f"the server answered {method} with HTTP {status} and a body that is not JSON "
             f"({exc}): {_excerpt(body)}",
@@ -1032,7 +1032,7 @@ def _as_response(parsed: Any, request: JSONObject) -> JSONObject:
 def _parse_event(data: str) -> JSONObject | None:
     try:
         parsed = json.loads(data)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, 4,300+ digits, too deep
         logger.warning("dropping an unparseable SSE message (%s): %r", exc, data[:_EXCERPT])
         return None
     if not isinstance(parsed, dict):
