@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mrtr import Client
@@ -337,3 +338,39 @@ async def test_one_unusual_message_fails_at_most_its_own_request_over_http() -> 
                 result = await client.call_tool("plain", {})
                 assert result.content[0].text == "called plain"  # type: ignore[union-attr]
             assert [tool.name for tool in (await client.list_tools()).tools] == ["deep"]
+
+
+# -- floods ------------------------------------------------------------------------------
+
+
+async def test_a_flood_of_progress_notifications_keeps_memory_bounded() -> None:
+    # 4,000 notifications of 4 KiB (16 MiB) as fast as the socket takes them, to a
+    # client whose progress callback is slower than the network
+    count, padding = 4_000, "x" * 4096
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        if await modern_server(request, respond):
+            return
+        token = request.json()["params"]["_meta"]["progressToken"]
+        await respond.start_sse()
+        for n in range(count):
+            params = {"progressToken": token, "progress": n, "message": padding}
+            await respond.event(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+            )
+        await respond.event(json.loads(answer(request, TOOL_RESULT)))
+        await respond.end()
+
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+
+    async with serve_http(handler) as server, Client(server.url) as client:
+        with anyio.fail_after(120):
+            async with bounded_memory(8 * MIB):
+                result = await client.call_tool("flood", {}, progress_callback=on_progress)
+    assert not result.is_error
+    assert len(seen) == count

@@ -26,7 +26,6 @@ import enum
 import itertools
 import json
 import logging
-import math
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -65,12 +64,15 @@ from mrtr.transports._http_decoding import ACCEPT_ENCODING, body_decoder
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "StreamableHTTPTransport"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_RECEIVE_QUEUE_SIZE", "StreamableHTTPTransport"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
+
+DEFAULT_RECEIVE_QUEUE_SIZE = 64
+"""Received messages that may wait for `StreamableHTTPTransport.receive` (then back-pressure)."""
 
 _ACCEPT_POST = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
@@ -148,6 +150,8 @@ class StreamableHTTPTransport(Transport):
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
+        receive_queue_size: how many received messages may wait for `receive`; past
+            that, reading from the server pauses until `receive` takes one.
     """
 
     def __init__(
@@ -160,7 +164,10 @@ class StreamableHTTPTransport(Transport):
         http_client: HTTPClientSource | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        receive_queue_size: int = DEFAULT_RECEIVE_QUEUE_SIZE,
     ) -> None:
+        if receive_queue_size < 1:
+            raise ValueError("receive_queue_size must be positive")
         self.url = url
         self._target: httpx.URL | str = url
         # We decode bodies ourselves, under the caps: offer only what we can bound.
@@ -171,6 +178,7 @@ class StreamableHTTPTransport(Transport):
         self._client_source = http_client
         self._max_message_size = max_message_size
         self._max_sse_event_size = max_sse_event_size
+        self._receive_queue_size = receive_queue_size
         self._state = _State.NEW
         self._client: httpx.AsyncClient | None = None
         self._owns_client = False
@@ -212,7 +220,7 @@ class StreamableHTTPTransport(Transport):
         self._target = _parsed_url(self.url)
         self._send_stream, self._receive_stream = anyio.create_memory_object_stream[
             JSONObject | RequestFailed
-        ](math.inf)
+        ](self._receive_queue_size)
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
@@ -323,11 +331,16 @@ class StreamableHTTPTransport(Transport):
             logger.exception("the HTTP transport failed while handling a message")
             self._end_connection(TransportError(f"the HTTP transport failed: {exc!r}"))
 
-    def _deliver(self, item: JSONObject | RequestFailed) -> None:
+    async def _deliver(self, item: JSONObject | RequestFailed) -> None:
+        """Queue one item for `receive`, waiting while the queue is full.
+
+        The wait is the back-pressure a flood of server messages needs: the task reading
+        that response stops reading, and TCP makes the server wait in turn.
+        """
         if self._send_stream is None:
             return
         try:
-            self._send_stream.send_nowait(item)
+            await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
@@ -369,9 +382,9 @@ class StreamableHTTPTransport(Transport):
                 try:
                     response = await self._exchange(message, pending)
                 except MRTRError as exc:
-                    self._deliver(RequestFailed(request_id, exc))
+                    await self._deliver(RequestFailed(request_id, exc))
                 else:
-                    self._deliver(self._on_response(message, pending, response))
+                    await self._deliver(self._on_response(message, pending, response))
         finally:
             self._pending.pop(request_id, None)
 
@@ -565,7 +578,7 @@ class StreamableHTTPTransport(Transport):
                             f"is {parsed.get('id')!r}, not a valid request id"
                         )
                     if relay:
-                        self._deliver(parsed)
+                        await self._deliver(parsed)
         return None
 
     async def _resume(
