@@ -374,3 +374,50 @@ async def test_a_flood_of_progress_notifications_keeps_memory_bounded() -> None:
                 result = await client.call_tool("flood", {}, progress_callback=on_progress)
     assert not result.is_error
     assert len(seen) == count
+
+
+# -- session ids -------------------------------------------------------------------------
+
+
+INITIALIZE = {
+    "protocolVersion": LEGACY,
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "legacy", "version": "0"},
+}
+
+
+def legacy_server(session_id: str) -> Any:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        if request.method != "POST":
+            await respond.body(405, b"", content_type=None)
+            return
+        message = request.json()
+        if message.get("method") == "initialize":
+            headers = {"Mcp-Session-Id": session_id}
+            body = answer(request, INITIALIZE)
+            await respond.body(200, body, content_type="application/json", headers=headers)
+        elif "id" in message:
+            error = {"code": -32601, "message": "Method not found"}
+            await respond.json({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        else:
+            await respond.accepted()
+
+    return handler
+
+
+@pytest.mark.parametrize("session_id", ["sess-\xe9", "two words", "tab\there", ""])
+async def test_a_session_id_that_is_not_visible_ascii_fails_the_connect(session_id: str) -> None:
+    async with serve_http(legacy_server(session_id)) as server:
+        with anyio.fail_after(BOUND), pytest.raises(ProtocolError, match="Mcp-Session-Id"):
+            async with Client(server.url):
+                pass  # pragma: no cover - the connect must fail
+    assert all(r.header("mcp-session-id") is None for r in server.requests)
+    assert server.by_method("DELETE") == []
+
+
+async def test_a_header_that_cannot_be_sent_is_a_typed_error_closing_included() -> None:
+    async with serve_http(legacy_server("fine-id")) as server:
+        client = Client(server.url, mode="legacy", headers={"X-Note": "caf\xe9"})
+        with anyio.fail_after(BOUND), pytest.raises(TransportError, match="X-Note|ASCII"):
+            async with client:
+                pass  # pragma: no cover - the connect must fail

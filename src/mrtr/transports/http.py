@@ -26,6 +26,7 @@ import enum
 import itertools
 import json
 import logging
+import re
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -97,6 +98,7 @@ _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 _EXCERPT = 200
 _MAX_REDIRECTS = 5
+_VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # httpcore 1.0's pool rescans all its connections (and every queued request against each
@@ -477,7 +479,7 @@ class StreamableHTTPTransport(Transport):
         ):
             self._check_session(response, headers)
             if method == "initialize" and response.is_success:
-                self._session_id = response.headers.get("mcp-session-id") or self._session_id
+                self._session_id = _session_id(response) or self._session_id
             return await self._read_response(message, response, relay=relay)
 
     async def _read_response(
@@ -917,6 +919,11 @@ async def _translate_http_errors(
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
     except httpx.HTTPError as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
+    except UnicodeEncodeError as exc:  # httpx sends header values as ASCII
+        raise TransportError(
+            # not the value itself: it may be a credential
+            f"{method}: a header value holds a non-ASCII character and cannot be sent"
+        ) from exc
 
 
 async def _decoded_body(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -967,6 +974,26 @@ def _parsed_url(url: str) -> httpx.URL | str:
 
 def _encode(message: JSONObject) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _session_id(response: httpx.Response) -> str | None:
+    """The ``Mcp-Session-Id`` a response assigns, checked before it is ever sent back.
+
+    Raises:
+        ProtocolError: the id is not one or more visible ASCII characters (0x21-0x7E),
+            as the spec requires; sending it back would fail (or smuggle bytes).
+    """
+    raw = response.headers.get_list("mcp-session-id")
+    if not raw:
+        return None
+    value = raw[0]
+    if len(raw) > 1 or _VISIBLE_ASCII.fullmatch(value) is None:
+        shown = b", ".join(v for k, v in response.headers.raw if k.lower() == b"mcp-session-id")
+        raise ProtocolError(
+            f"the server assigned an Mcp-Session-Id that is not visible ASCII: {shown!r}",
+            method="initialize",
+        )
+    return value
 
 
 def _origin(url: httpx.URL) -> str:
