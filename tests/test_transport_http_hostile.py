@@ -415,7 +415,7 @@ async def test_a_session_id_that_is_not_visible_ascii_fails_the_connect(session_
     assert server.by_method("DELETE") == []
 
 
-async def test_a_header_that_cannot_be_sent_is_a_typed_error_closing_included() -> None:
+async def test_a_header_that_cannot_be_sent_is_a_transport_error() -> None:
     async with serve_http(legacy_server("fine-id")) as server:
         client = Client(server.url, mode="legacy", headers={"X-Note": "caf\xe9"})
         with anyio.fail_after(BOUND), pytest.raises(TransportError, match="X-Note|ASCII"):

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from mrtr import Client, StdioServerParameters
-from mrtr.errors import MRTRError
+from mrtr.errors import MRTRError, ProcessExitedError
+from mrtr.transports import StdioTransport
+
+if sys.platform != "win32":
+    import fcntl
 
 pytestmark = pytest.mark.anyio
 
@@ -30,3 +38,70 @@ async def test_one_unusual_message_fails_at_most_its_own_request_over_stdio() ->
                     await client.call_tool(name, {})
                 result = await client.call_tool("plain", {})
                 assert result.content[0].text == "called plain"  # type: ignore[union-attr]
+
+
+# -- processes left behind -----------------------------------------------------------------
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
+
+
+async def wait_all_gone(lock_path: Path) -> None:
+    """Return once no process holds the lock the forking server took (all have exited)."""
+    with lock_path.open("w") as lock:
+        with anyio.fail_after(BOUND):
+            await anyio.to_thread.run_sync(
+                fcntl.flock, lock.fileno(), fcntl.LOCK_EX, abandon_on_cancel=True
+            )
+        fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def forking_server(mode: str, lock_path: Path, *, via_shell: bool) -> StdioServerParameters:
+    command = [sys.executable, str(HELPERS / "forking_server.py"), mode, str(lock_path)]
+    if via_shell:  # `; exit 0` keeps the shell alive as the server's parent
+        return StdioServerParameters("sh", ["-c", '"$0" "$@"; exit 0', *command])
+    return StdioServerParameters(command[0], command[1:])
+
+
+def kill_quietly(ready: object) -> None:
+    """Kill what a failed test may have left behind (the pids the server announced)."""
+    assert isinstance(ready, dict)
+    for pid in ready["params"]["pids"]:
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@posix_only
+async def test_closing_stops_a_server_behind_a_shell_and_everything_it_started(
+    tmp_path: Path,
+) -> None:
+    lock_path = tmp_path / "lock"
+    params = forking_server("linger", lock_path, via_shell=True)
+    transport = StdioTransport(params, shutdown_timeout=1)
+    async with transport:
+        with anyio.fail_after(BOUND):
+            ready = await transport.receive()  # the server holds the lock now
+    try:
+        await wait_all_gone(lock_path)
+    finally:
+        kill_quietly(ready)
+
+
+@posix_only
+async def test_a_server_that_exits_while_its_child_holds_stdout_is_noticed(
+    tmp_path: Path,
+) -> None:
+    lock_path = tmp_path / "lock"
+    transport = StdioTransport(forking_server("fork-and-exit", lock_path, via_shell=False))
+    ready: object = None
+    try:
+        async with transport:
+            with anyio.fail_after(BOUND):
+                ready = await transport.receive()
+                with pytest.raises(ProcessExitedError) as caught:
+                    await transport.receive()
+        assert caught.value.returncode == 3
+        await wait_all_gone(lock_path)  # and the child went with it on close
+    finally:
+        if ready is not None:
+            kill_quietly(ready)
