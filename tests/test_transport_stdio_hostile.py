@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -105,3 +106,56 @@ async def test_a_server_that_exits_while_its_child_holds_stdout_is_noticed(
     finally:
         if ready is not None:
             kill_quietly(ready)
+
+
+# -- a stderr sink nobody drains -----------------------------------------------------------
+
+STDERR_SERVER = StdioServerParameters(sys.executable, [str(HELPERS / "stdio_server.py")])
+
+
+def drain(fd: int) -> None:
+    """Read a pipe until end of file (a thread's job)."""
+    while os.read(fd, 65536):
+        pass
+
+
+async def test_a_stderr_sink_nobody_drains_never_blocks_the_client() -> None:
+    # the client's stderr is a pipe nobody reads (a parent that never drains it): the
+    # server's 2 MB of stderr must not freeze the client's event loop
+    read_fd, write_fd = os.pipe()
+    sink = open(write_fd, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    rescued = threading.Event()
+
+    def rescue() -> None:  # only if the loop froze: unblock it, so the test can fail
+        rescued.set()
+        drain(read_fd)
+
+    watchdog = threading.Timer(BOUND, rescue)
+    watchdog.start()
+    drainer = threading.Thread(target=drain, args=(read_fd,), daemon=True)
+    lines = [f"line {n} " + "x" * 1000 for n in range(2000)]
+    try:
+        transport = StdioTransport(
+            STDERR_SERVER, stderr=sink, shutdown_timeout=10, max_stderr_backlog=256 * 1024
+        )
+        async with transport:
+            with anyio.fail_after(BOUND):
+                request = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "stderr",
+                    "params": {"lines": lines},
+                }
+                await transport.send(request)
+                response = await transport.receive()
+            assert not rescued.is_set(), "the event loop was frozen by the stderr sink"
+            assert isinstance(response, dict) and response["result"] == {"written": 2000}
+            drainer.start()  # now let the sink's pending lines through, so closing is quick
+    finally:
+        watchdog.cancel()
+        if drainer.ident is None and not rescued.is_set():
+            drainer.start()
+        sink.close()
+        if drainer.ident is not None:
+            drainer.join(BOUND)
+        os.close(read_fd)
