@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import logging
 import tracemalloc
 import zlib
 from collections.abc import AsyncIterator
@@ -30,7 +29,7 @@ from mrtr.errors import (
 from mrtr.transports import RequestFailed
 from mrtr.transports.http import StreamableHTTPTransport
 from tests.helpers import hostile_stdio_server
-from tests.helpers.http_server import HTTPTestServer, ReceivedRequest, Responder, serve_http
+from tests.helpers.http_server import ReceivedRequest, Responder, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -124,10 +123,13 @@ async def test_a_stacked_gzip_bomb_is_refused_without_decoding_it() -> None:
         headers = {"Content-Encoding": "gzip, gzip, gzip"}
         await respond.body(200, bomb, content_type="application/json", headers=headers)
 
-    async with serve_http(handler) as server, bounded_memory(24 * MIB):
-        async with StreamableHTTPTransport(server.url) as t:
-            await t.send(modern("tools/call", {"name": "x"}))
-            failed = await receive(t)
+    async with (
+        serve_http(handler) as server,
+        bounded_memory(24 * MIB),
+        StreamableHTTPTransport(server.url) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "x"}))
+        failed = await receive(t)
     assert isinstance(failed, RequestFailed)
     assert isinstance(failed.error, ProtocolError)
     assert "gzip, gzip, gzip" in str(failed.error)
@@ -233,29 +235,32 @@ async def test_a_same_origin_redirect_is_followed_with_method_body_and_headers(
             body = answer(request, {"echo": request.json()["params"]["name"]})
             await respond.body(200, body, content_type="application/json")
 
-    async with serve_http(handler) as server:
-        async with StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t:
-            await t.send(modern("tools/call", {"name": "there"}))
-            assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "there"}}
+    async with (
+        serve_http(handler) as server,
+        StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "there"}))
+        assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "there"}}
     first, moved = server.requests
     assert (moved.method, moved.path, moved.body) == ("POST", "/moved", first.body)
     assert moved.header("x-api-key") == "k"
 
 
 async def test_a_redirect_loop_ends_with_a_typed_error() -> None:
-    async with serve_http(redirect_to("/mcp")) as server:
-        async with StreamableHTTPTransport(server.url) as t:
-            await t.send(modern("tools/call", {"name": "x"}))
-            failed = await receive(t)
+    async with serve_http(redirect_to("/mcp")) as server, StreamableHTTPTransport(server.url) as t:
+        await t.send(modern("tools/call", {"name": "x"}))
+        failed = await receive(t)
     assert isinstance(failed, RequestFailed) and isinstance(failed.error, RedirectError)
     assert 2 <= len(server.requests) <= 10
 
 
 async def test_a_port_change_on_the_same_host_is_another_origin() -> None:
-    async with serve_http(redirect_to("http://127.0.0.1:1/mcp")) as server:
-        async with StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t:
-            await t.send(modern("tools/call", {"name": "x"}))
-            failed = await receive(t)
+    async with (
+        serve_http(redirect_to("http://127.0.0.1:1/mcp")) as server,
+        StreamableHTTPTransport(server.url, headers={"X-Api-Key": "k"}) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "x"}))
+        failed = await receive(t)
     assert isinstance(failed, RequestFailed) and isinstance(failed.error, RedirectError)
     assert failed.error.origin == "http://127.0.0.1:1"
 
@@ -418,6 +423,6 @@ async def test_a_session_id_that_is_not_visible_ascii_fails_the_connect(session_
 async def test_a_header_that_cannot_be_sent_is_a_transport_error() -> None:
     async with serve_http(legacy_server("fine-id")) as server:
         client = Client(server.url, mode="legacy", headers={"X-Note": "caf\xe9"})
-        with anyio.fail_after(BOUND), pytest.raises(TransportError, match="X-Note|ASCII"):
+        with anyio.fail_after(BOUND), pytest.raises(TransportError, match=r"X-Note|ASCII"):
             async with client:
                 pass  # pragma: no cover - the connect must fail

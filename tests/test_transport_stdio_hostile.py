@@ -123,7 +123,7 @@ async def test_a_stderr_sink_nobody_drains_never_blocks_the_client() -> None:
     # the client's stderr is a pipe nobody reads (a parent that never drains it): the
     # server's 2 MB of stderr must not freeze the client's event loop
     read_fd, write_fd = os.pipe()
-    sink = open(write_fd, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    sink = os.fdopen(write_fd, "w", encoding="utf-8")  # closed below
     rescued = threading.Event()
 
     def rescue() -> None:  # only if the loop froze: unblock it, so the test can fail

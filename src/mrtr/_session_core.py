@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import anyio.abc
@@ -356,7 +356,7 @@ class SessionCore:
     def _on_response(self, message: JSONObject) -> None:
         request_id = message.get("id")
         pending = None
-        if type(request_id) in (int, str):  # by type too: `True == 1` in Python
+        if _is_request_id(request_id):  # by type too: `True == 1` in Python
             pending = self._pending.get(request_id)
         elif (twin := _same_value_id(request_id)) is not None and twin in self._pending:
             # ``true`` or ``1.0`` for our request 1: a broken answer to it, which must not
@@ -396,7 +396,7 @@ class SessionCore:
         warned about once per burst (`_UNKNOWN_ID_WINDOW`): a server flooding stray
         responses must not flood the log too.
         """
-        if type(request_id) in (int, str) and request_id in self._abandoned:
+        if _is_request_id(request_id) and request_id in self._abandoned:
             del self._abandoned[request_id]
             _logger.debug("ignoring a late response to abandoned request id %r", request_id)
             return
@@ -439,7 +439,7 @@ class SessionCore:
             _logger.warning("ignoring a progress notification without params")
             return
         token = params.get("progressToken")
-        pending = self._pending.get(token) if type(token) in (int, str) else None
+        pending = self._pending.get(token) if _is_request_id(token) else None
         if pending is None or pending.progress_callback is None:
             _logger.debug("ignoring progress for unknown token %r", token)
             return
@@ -470,6 +470,11 @@ class SessionCore:
     async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
         """Answer a request from the server; the session overrides this."""
         await self._send_error(request_id, -32601, f"Method not found: {method}")
+
+
+def _is_request_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id as we send them: a string or an integer (JSON ``true`` is neither)."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 def _same_value_id(value: Any) -> int | None:

@@ -35,7 +35,8 @@ def answer(request: dict[str, object]) -> str | None:
         }
         return result(request_id, json.dumps(body))
     elif method == "tools/list":
-        tool = f'{{"name":"deep","inputSchema":{{"type":"object","properties":{{"a":{deep_schema()}}}}}}}'
+        schema = f'{{"type":"object","properties":{{"a":{deep_schema()}}}}}'
+        tool = f'{{"name":"deep","inputSchema":{schema}}}'
         return result(request_id, f'{{"tools":[{tool}]}}')
     elif method == "tools/call":
         name = request["params"]["name"]  # type: ignore[index]

@@ -35,7 +35,6 @@ import anyio.to_thread
 from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
-from mrtr.transports._stderr_writer import BackgroundLineWriter
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
@@ -43,6 +42,7 @@ from mrtr.transports._pipes import (
     StreamWriter,
     start_detached,
 )
+from mrtr.transports._stderr_writer import BackgroundLineWriter
 
 __all__ = [
     "DEFAULT_MAX_STDERR_BACKLOG",

@@ -28,7 +28,7 @@ import json
 import logging
 import re
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +54,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._http_decoding import ACCEPT_ENCODING, body_decoder
 from mrtr.transports._http_headers import (
     InvalidToolDefinition,
     ParamHeader,
@@ -61,7 +62,6 @@ from mrtr.transports._http_headers import (
     param_headers,
     tool_param_headers,
 )
-from mrtr.transports._http_decoding import ACCEPT_ENCODING, body_decoder
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
 
@@ -926,7 +926,7 @@ async def _translate_http_errors(
         ) from exc
 
 
-async def _decoded_body(response: httpx.Response) -> AsyncIterator[bytes]:
+async def _decoded_body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     """The body's bytes, decoded in bounded pieces (see `_http_decoding`).
 
     Raises:
