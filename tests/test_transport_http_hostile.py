@@ -161,18 +161,21 @@ async def test_a_gzip_bomb_stops_at_the_cap_on_decoded_bytes(kind: str) -> None:
 async def test_gzip_and_deflate_bodies_are_decoded() -> None:
     async def handler(request: ReceivedRequest, respond: Responder) -> None:
         body = answer(request, {"echo": request.json()["method"]})
-        if request.json()["id"] == 1:
-            encoded, encoding = gzipped(body), "gzip"
-        else:
-            encoded, encoding = zlib.compress(body), "deflate"
+        raw_deflate = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        encoded, encoding = {
+            1: (gzipped(body), "gzip"),
+            2: (zlib.compress(body), "deflate"),
+            3: (raw_deflate.compress(body) + raw_deflate.flush(), "deflate"),  # no zlib header
+            4: (gzipped(body[:10]) + gzipped(body[10:]), "x-gzip"),  # two members
+        }[request.json()["id"]]
         headers = {"Content-Encoding": encoding}
         await respond.body(200, encoded, content_type="application/json", headers=headers)
 
     async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
-        await t.send(modern("tools/list", id=1))
-        assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"echo": "tools/list"}}
-        await t.send(modern("tools/list", id=2))
-        assert await receive(t) == {"jsonrpc": "2.0", "id": 2, "result": {"echo": "tools/list"}}
+        for request_id in (1, 2, 3, 4):
+            await t.send(modern("tools/list", id=request_id))
+            expected = {"jsonrpc": "2.0", "id": request_id, "result": {"echo": "tools/list"}}
+            assert await receive(t) == expected
     accepted = server.requests[0].header("accept-encoding")
     assert accepted is not None and "br" not in accepted and "gzip" in accepted
 

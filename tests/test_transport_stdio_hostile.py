@@ -113,10 +113,11 @@ async def test_a_server_that_exits_while_its_child_holds_stdout_is_noticed(
 STDERR_SERVER = StdioServerParameters(sys.executable, [str(HELPERS / "stdio_server.py")])
 
 
-def drain(fd: int) -> None:
-    """Read a pipe until end of file (a thread's job)."""
-    while os.read(fd, 65536):
-        pass
+def drain(fd: int, into: list[bytes] | None = None) -> None:
+    """Read a pipe until end of file (a thread's job), keeping what it read in ``into``."""
+    while chunk := os.read(fd, 65536):
+        if into is not None:
+            into.append(chunk)
 
 
 async def test_a_stderr_sink_nobody_drains_never_blocks_the_client() -> None:
@@ -132,7 +133,8 @@ async def test_a_stderr_sink_nobody_drains_never_blocks_the_client() -> None:
 
     watchdog = threading.Timer(BOUND, rescue)
     watchdog.start()
-    drainer = threading.Thread(target=drain, args=(read_fd,), daemon=True)
+    written: list[bytes] = []
+    drainer = threading.Thread(target=drain, args=(read_fd, written), daemon=True)
     lines = [f"line {n} " + "x" * 1000 for n in range(2000)]
     try:
         transport = StdioTransport(
@@ -159,3 +161,7 @@ async def test_a_stderr_sink_nobody_drains_never_blocks_the_client() -> None:
         if drainer.ident is not None:
             drainer.join(BOUND)
         os.close(read_fd)
+    # what did not fit in the backlog was dropped, and the sink was told
+    text = b"".join(written).decode()
+    assert "lines of server stderr dropped" in text
+    assert len(text) < len("".join(lines))
