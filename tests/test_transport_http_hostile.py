@@ -429,3 +429,19 @@ async def test_a_header_that_cannot_be_sent_is_a_transport_error() -> None:
         with anyio.fail_after(BOUND), pytest.raises(TransportError, match=r"X-Note|ASCII"):
             async with client:
                 pass  # pragma: no cover - the connect must fail
+
+
+async def test_an_id_less_error_on_a_response_stream_answers_its_request() -> None:
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        await respond.start_sse()
+        error = {"code": -32700, "message": "Parse error"}
+        await respond.event({"jsonrpc": "2.0", "id": None, "error": error})
+        await respond.end()
+
+    async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
+        await t.send(modern("tools/call", {"name": "x"}, id=5))
+        assert await receive(t) == {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "error": {"code": -32700, "message": "Parse error"},
+        }

@@ -574,7 +574,9 @@ class StreamableHTTPTransport(Transport):
                         and _is_response(parsed)
                         and not _is_valid_id(parsed.get("id"))
                     ):
-                        # no request has that id: it can only be a broken answer to this one
+                        # no request has that id: it can only be an answer to this one
+                        if parsed.get("id") is None and isinstance(parsed.get("error"), dict):
+                            return {"jsonrpc": "2.0", "id": want, "error": parsed["error"]}
                         raise ProtocolError(
                             f"the server answered request {want!r} with a response whose id "
                             f"is {parsed.get('id')!r}, not a valid request id"
