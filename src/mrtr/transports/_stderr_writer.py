@@ -60,8 +60,13 @@ class BackgroundLineWriter:
             self._closed = True
             self._wakeup.notify()
 
+    @property
+    def started(self) -> bool:
+        """Whether the writing thread was started (a line was written)."""
+        return self._thread is not None
+
     def join(self, timeout: float) -> None:
-        """Wait (in a worker thread, bounded) for the queued lines to be written."""
+        """Wait (blocking: call it from a worker thread) for the queued lines to be written."""
         if self._thread is not None:
             self._thread.join(timeout)
 

@@ -224,6 +224,7 @@ class StdioTransport(Transport):
         self._stop_stderr_pump: Callable[[], object] | None = None
         self._stdout_ended: anyio.Event | None = None
         self._stop_exit_watch: Callable[[], object] | None = None
+        self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
 
@@ -424,7 +425,10 @@ class StdioTransport(Transport):
         """
         assert self._stdout is not None
         try:
-            chunk = await self._stdout.receive(_CHUNK)
+            if self._server_gone:
+                chunk = await self._read_after_exit(self._stdout)
+            else:
+                chunk = await self._stdout.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._stdout_eof = True
             if self._stdout_ended is not None:
@@ -432,6 +436,17 @@ class StdioTransport(Transport):
             return False
         self._buffer += chunk
         return True
+
+    async def _read_after_exit(self, stdout: anyio.abc.ByteReceiveStream) -> bytes:
+        """Read what the exited server left in the pipe; stop when nothing more comes.
+
+        Raises:
+            anyio.EndOfStream: nothing came within `shutdown_timeout` (only a child of
+                the server can still write: the connection is over).
+        """
+        with anyio.move_on_after(self._shutdown_timeout):
+            return await stdout.receive(_CHUNK)
+        raise anyio.EndOfStream
 
     async def _at_eof(self) -> bytes:
         """Return a last unterminated line, or report why the stream ended."""
@@ -513,20 +528,24 @@ class StdioTransport(Transport):
 
         A child the server forked may hold the stdout pipe open after the server is
         gone, and `receive` would then wait for end of file forever. Once the server has
-        exited, what it wrote is read for up to `shutdown_timeout`; then stdout is
-        closed on our side, and `receive` reports the exit.
+        exited and `shutdown_timeout` passed without end of file, a `receive` blocked
+        reading is woken (stdout is closed on our side) and reports the exit; a later
+        `receive` still gets the complete lines left in the pipe, then the exit.
         """
         assert self._process is not None and self._stdout_ended is not None
         try:
             await self._process.wait()
             with anyio.move_on_after(self._shutdown_timeout):
                 await self._stdout_ended.wait()
-            if not self._stdout_eof and self._stdout is not None:
-                _logger.info(
-                    "the MCP server %r exited but its stdout is still open (a child of "
-                    "it holds it); ending the connection",
-                    self.params.command,
-                )
+            if self._stdout_eof or self._stdout is None:
+                return
+            self._server_gone = True
+            _logger.info(
+                "the MCP server %r exited but its stdout is still open (a child of it "
+                "holds it); ending the connection",
+                self.params.command,
+            )
+            if self._receive_lock.locked():  # a receive is waiting on the pipe: wake it
                 await self._stdout.aclose()
         except Exception:  # no task group would see it: say so and stop watching
             _logger.exception("watching the server process failed")
@@ -559,8 +578,9 @@ class StdioTransport(Transport):
         if self._stop_exit_watch is not None:
             self._stop_exit_watch()
         if self._stderr_writer is not None:
-            # pass on the server's last words, unless the sink is stuck
             self._stderr_writer.close()
+        if self._stderr_writer is not None and self._stderr_writer.started:
+            # pass on the server's last words, unless the sink is stuck
             await anyio.to_thread.run_sync(
                 self._stderr_writer.join, self._shutdown_timeout, abandon_on_cancel=True
             )
