@@ -32,9 +32,13 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.errors import MessageTooLargeError, ProcessExitedError, ProtocolError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import (
+    decode_message,
+    encode_message,
+    response_id_of_unparseable,
+)
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
@@ -334,8 +338,9 @@ class StdioTransport(Transport):
         """Return the next message the server wrote on stdout.
 
         Lines that are not a JSON object are logged (logger ``mrtr.transports.stdio``)
-        and skipped. When the server exits, the complete lines it wrote first are still
-        returned, then the exit is reported.
+        and skipped; a response unreadable only for an integer over 4,300 digits comes
+        back as `RequestFailed` for its request. When the server exits, the complete
+        lines it wrote first are still returned, then the exit is reported.
 
         Raises:
             MessageTooLargeError: a line is over `max_message_size`; the connection is
@@ -354,6 +359,13 @@ class StdioTransport(Transport):
                 message = decode_message(line, logger=_logger)
                 if message is not None:
                     return message
+                failed_id = response_id_of_unparseable(line)
+                if failed_id is not None:  # that request fails; the connection lives on
+                    error = ProtocolError(
+                        f"the response to request {failed_id!r} holds an integer too long "
+                        "to parse (over 4,300 digits)"
+                    )
+                    return RequestFailed(failed_id, error)
         finally:
             self._receive_lock.release()
 
