@@ -342,7 +342,10 @@ class StreamableHTTPTransport(Transport):
         if self._send_stream is None:
             return
         try:
-            await self._send_stream.send(item)
+            try:
+                self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
+            except anyio.WouldBlock:
+                await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
