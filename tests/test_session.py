@@ -502,9 +502,6 @@ class _FlakyTransport(Transport):
         self._inbox: list[JSONObject | RequestFailed] = []
         self._ready = anyio.Event()
 
-    async def open(self) -> None:
-        pass
-
     async def send(self, message: JSONObject) -> None:
         self.sent.append(message)
         if "id" not in message:

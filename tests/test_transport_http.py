@@ -766,7 +766,7 @@ async def test_refused_notification_is_logged_not_delivered(
     try:
         async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
             with pytest.raises(TransportError, match="is open"):
-                await t.open()
+                await t.__aenter__()
             await t.send({"jsonrpc": "2.0", "method": "notifications/whatever"})
             with anyio.fail_after(BOUND):
                 await logged.wait()

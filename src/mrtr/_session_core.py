@@ -31,6 +31,7 @@ from mrtr.errors import (
     ProtocolError,
     RequestTimeoutError,
     TransportError,
+    fresh_copy,
 )
 from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
 
@@ -167,7 +168,7 @@ class SessionCore:
                 f"the session is {self._state.value}; use it inside `async with session:`"
             )
         if self._failure is not None:
-            raise self._failure.with_traceback(None)  # shared: do not grow its traceback
+            raise fresh_copy(self._failure)
 
     # -- sending ---------------------------------------------------------------------
 
@@ -234,7 +235,7 @@ class SessionCore:
         if isinstance(outcome, dict):
             return outcome
         assert outcome is not None
-        raise outcome.with_traceback(None)
+        raise outcome
 
     async def _wait(self, pending: _Pending, request_id: int, limit: float | None) -> None:
         timeout = self._read_timeout if limit is None else limit
@@ -314,7 +315,7 @@ class SessionCore:
         if self._failure is None:
             self._failure = error
         for pending in self._pending.values():
-            pending.settle(error)
+            pending.settle(fresh_copy(error))
 
     async def _dispatch(self, message: JSONObject) -> None:
         method = message.get("method")

@@ -14,13 +14,15 @@ import json
 import logging
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from mrtr._anyio import event_factory
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import HandlerError, JSONObject, error_response
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
@@ -89,8 +91,7 @@ class _StreamServer:
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
-        # `anyio.Event()` looks up the running backend each time; look it up once
-        self._new_event: Callable[[], anyio.Event] = type(anyio.Event())
+        self._new_event: Callable[[], anyio.Event] = event_factory()
 
     async def dispatch(self, message: JSONObject | RequestFailed | HandlerError) -> None:
         """Take one incoming message: queue a request, answer anything else inline."""
@@ -160,10 +161,8 @@ class InProcessTransport(Transport):
     Every message is framed as JSON both ways, with the size cap checked on arrival.
     What the client sends is handed to the server directly (no reader task in between:
     a request is queued for a worker, anything else is answered in the caller's task);
-    what the server sends goes through an in-memory channel the client reads.
-    `open` starts a task group for the server's workers; `aclose` closes the channel
-    and stops that task group. Open and close it from the same task (``async with``
-    does).
+    what the server sends goes through an in-memory channel the client reads. The
+    server's workers run in the transport's lifespan task group (``async with``).
     """
 
     def __init__(self, server: Server, *, max_message_size: int) -> None:
@@ -172,26 +171,30 @@ class InProcessTransport(Transport):
         self._client_end: MemoryTransport | None = None
         self._server_end: MemoryTransport | None = None
         self._stream: _StreamServer | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
+        self._opened = False
         self._closed_reason: str | None = None
 
-    async def open(self) -> None:
-        """Start serving.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Connect to the server; its request workers run in the lifespan's task group.
 
         Raises:
-            TransportError: the transport is already open.
+            TransportError: the transport was opened before.
         """
-        if self._task_group is not None:
-            raise TransportError("the in-process transport is already open")
+        if self._opened:
+            raise TransportError("the in-process transport is already open (it opens only once)")
+        self._opened = True
         client_end, server_end = create_memory_transport_pair(
             max_message_size=self._max_message_size
         )
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
         self._client_end, self._server_end = client_end, server_end
-        self._task_group = task_group
-        self._stream = _StreamServer(self._server, server_end.send, task_group)
-        self._closed_reason = None
+        async with anyio.create_task_group() as task_group:
+            self._stream = _StreamServer(self._server, server_end.send, task_group)
+            try:
+                yield
+            finally:
+                await self.aclose()
+                task_group.cancel_scope.cancel()
 
     def _end(self) -> MemoryTransport:
         if self._client_end is None:
@@ -248,10 +251,6 @@ class InProcessTransport(Transport):
         await self._end_of_input("the in-process transport is closed")
         if self._client_end is not None:
             await self._client_end.aclose()
-        task_group, self._task_group = self._task_group, None
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
 
 
 class _StdioReader:

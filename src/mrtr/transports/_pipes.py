@@ -1,10 +1,9 @@
-"""The stdio transport's pipe ends, and the one background task it runs.
+"""The stdio transport's pipe ends.
 
 Why not anyio's process streams: on asyncio they sit on the subprocess transport, which
 hands every chunk of stdout over one trip through the event loop late, and the stdin
 stream ends every write with another trip even when the pipe took the data at once.
-Per round of a multi-round call those trips were a measurable share of the client's
-CPU. So, on POSIX, the transport owns the parent's ends of the pipes:
+So, on POSIX, the transport owns the parent's ends of the pipes:
 
 - stdin: a non-blocking file descriptor written with `os.write`, waiting with
   `anyio.wait_writable` only while the pipe is full (`FdWriter`, any backend);
@@ -23,8 +22,7 @@ import asyncio
 import contextlib
 import os
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import anyio
 import anyio.abc
@@ -35,11 +33,7 @@ __all__ = [
     "FdWriter",
     "PipeWriter",
     "StreamWriter",
-    "start_detached",
 ]
-
-
-_TaskFunction = Callable[[], Coroutine[Any, Any, None]]
 
 
 class PipeWriter(Protocol):
@@ -191,11 +185,12 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
         return cls(protocol)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        """Return the next chunk of at most `max_bytes` bytes (no checkpoint if one is there).
+        """Return the next chunk of at most `max_bytes` bytes (no full checkpoint if one is there).
 
         Raises:
             anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
         """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         protocol = self._protocol
         while not protocol.chunks:
             if protocol.eof:
@@ -232,31 +227,3 @@ def _close_fd(fd: int | None) -> None:
     anyio.notify_closing(fd)  # wakes a task waiting on it with ClosedResourceError
     with contextlib.suppress(OSError):
         os.close(fd)
-
-
-def start_detached(function: _TaskFunction) -> Callable[[], object]:
-    """Run ``function()`` in a task that no task group owns; return what cancels it.
-
-    anyio only starts tasks inside task groups, which must be exited by the task that
-    entered them; the transport's stderr pump must outlive `open` instead, so it is
-    started the way each backend allows: an asyncio task, or a trio system task. The
-    function must not raise (the pump logs its own failures).
-    """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio: anyio's other backend is trio
-        return _start_trio_system_task(function)
-    return loop.create_task(function()).cancel  # the bound method keeps the task alive
-
-
-def _start_trio_system_task(function: _TaskFunction) -> Callable[[], object]:
-    import trio
-
-    scope = trio.CancelScope()
-
-    async def run() -> None:
-        with scope:
-            await function()
-
-    trio.lowlevel.spawn_system_task(run)
-    return scope.cancel

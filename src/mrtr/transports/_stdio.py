@@ -5,13 +5,10 @@ stdout (ours to read); the server's stderr is free text passed on line by line t
 client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
 fails the connection as soon as the cap is passed, without buffering the rest of it.
 
-Stdout is read by `receive` itself (which also gives the server back-pressure). Stderr
-is pumped by one background task started in `open` and ended by `aclose`; it belongs to
-no task group (an asyncio task, or a trio system task), so nothing here ties `open` and
-`aclose` to one task, and a `receive` costs no task of its own. On POSIX the pipes are
-this transport's own (see `_pipes`: fewer trips through the event loop per message).
-Both keep the cost per message low: a task group per `receive` was most of a client's
-CPU per round.
+Stdout is read by `receive` itself (which also gives the server back-pressure, and
+costs no task per message). Stderr is pumped by one task in the transport's lifespan
+task group, from entry to exit. On POSIX the pipes are this transport's own (see
+`_pipes`: fewer trips through the event loop per message).
 """
 
 from __future__ import annotations
@@ -23,23 +20,19 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import IO, TypeAlias
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
-from mrtr.transports._pipes import (
-    AsyncioPipeReader,
-    FdWriter,
-    PipeWriter,
-    StreamWriter,
-    start_detached,
-)
+from mrtr.transports._pipes import AsyncioPipeReader, FdWriter, PipeWriter, StreamWriter
 
 __all__ = [
     "DEFAULT_SHUTDOWN_TIMEOUT",
@@ -196,7 +189,6 @@ class StdioTransport(Transport):
         self._stdout_eof = False
         self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
-        self._stop_stderr_pump: Callable[[], object] | None = None
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
 
@@ -215,8 +207,9 @@ class StdioTransport(Transport):
         """The server's exit code once it has exited (negative: killed by that signal)."""
         return self._process.returncode if self._process is not None else None
 
-    async def open(self) -> None:
-        """Start the server process.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Start the server; pump its stderr in the lifespan's task group; stop it at the end.
 
         Raises:
             TransportError: the command could not be started (not found, not
@@ -233,8 +226,16 @@ class StdioTransport(Transport):
             ) from exc
         self._process = process
         self._stderr_done = anyio.Event()
-        self._stop_stderr_pump = start_detached(self._pump_stderr)
-        self._state = _State.OPEN
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(self._pump_stderr)
+            self._state = _State.OPEN
+            try:
+                yield
+            finally:
+                await self.aclose()
+                # Normally over already (stderr ended with the process); a grandchild
+                # holding the pipe open must not keep the lifespan waiting.
+                task_group.cancel_scope.cancel()
 
     async def _start_process(self) -> anyio.abc.Process:
         """Start the server; on POSIX with its stdin (and on asyncio stdout) on our pipes.
@@ -426,7 +427,7 @@ class StdioTransport(Transport):
     async def _pump_stderr(self) -> None:
         """Pass the server's stderr on line by line until it ends (or this is cancelled).
 
-        Runs as the transport's one background task, from `open` to `aclose`.
+        Runs in the lifespan's task group, from entry to exit.
         """
         assert self._process is not None and self._process.stderr is not None
         assert self._stderr_done is not None
@@ -442,7 +443,7 @@ class StdioTransport(Transport):
             if self._stderr_buffer:
                 self._emit_stderr(bytes(self._stderr_buffer))
                 self._stderr_buffer.clear()
-        except Exception:  # no task group would see it: say so and stop pumping
+        except Exception:  # a broken sink or pipe must not end the connection
             _logger.exception("reading the server's stderr failed")
         finally:
             self._stderr_done.set()
@@ -495,10 +496,6 @@ class StdioTransport(Transport):
             await process.aclose()
         if self._own_stdout is not None:
             await self._own_stdout.aclose()  # process.aclose closes only anyio's streams
-        if self._stop_stderr_pump is not None:
-            # Normally over already (stderr ended with the process, or aclose closed it);
-            # a grandchild holding the pipe open must not keep the task alive.
-            self._stop_stderr_pump()
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -524,9 +521,10 @@ class StdioTransport(Transport):
 async def _acquire(lock: anyio.Lock) -> None:
     """Take `lock`; uncontended (the usual case) without a trip through the event loop.
 
-    The operation the lock guards checks for cancellation itself, so skipping the
-    checkpoint of ``async with lock`` on the fast path loses nothing.
+    A cancelled caller still stops here (`checkpoint_if_cancelled`), without the
+    scheduling round trip of a full checkpoint.
     """
+    await anyio.lowlevel.checkpoint_if_cancelled()
     try:
         lock.acquire_nowait()
     except anyio.WouldBlock:

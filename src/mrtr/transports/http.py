@@ -16,8 +16,8 @@ could not answer is delivered as `RequestFailed` carrying a typed error; a JSON-
 body on an HTTP error status is delivered as that error response. httpx's exceptions
 are translated in one place, `_translate_http_errors`.
 
-`open` and `aclose` must be called by the same task, nested like ``async with``: the
-transport's task group lives between them.
+The transport's task group lives in its lifespan (``async with``); the queue of
+messages for `receive` is bounded, so a server that floods stops being read.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import enum
 import itertools
 import json
 import logging
-import math
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -44,6 +43,7 @@ from mrtr.errors import (
     ProtocolError,
     RequestTimeoutError,
     TransportError,
+    fresh_copy,
 )
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -62,12 +62,15 @@ from mrtr.transports._http_headers import (
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "StreamableHTTPTransport"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_MAX_QUEUED_MESSAGES", "StreamableHTTPTransport"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
+
+DEFAULT_MAX_QUEUED_MESSAGES = 1024
+"""Messages from the server waiting for `receive` before reading them waits too."""
 
 _ACCEPT_POST = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
@@ -138,10 +141,15 @@ class StreamableHTTPTransport(Transport):
             ``http_client`` is given and ``timeout`` is left at its default, the
             client's own timeout applies.
         http_client: an ``httpx.AsyncClient`` to use (it stays open: it is yours), or a
-            factory called on `open` (the transport closes what it returns). Use this for
+            factory called on entry (the transport closes what it returns). Use this for
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
+        max_queued_messages: how many messages from the server wait for `receive`
+            before the streams that carry them stop being read (back-pressure).
+
+    Raises:
+        ValueError: ``max_queued_messages`` is not positive.
     """
 
     def __init__(
@@ -154,7 +162,10 @@ class StreamableHTTPTransport(Transport):
         http_client: HTTPClientSource | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_queued_messages: int = DEFAULT_MAX_QUEUED_MESSAGES,
     ) -> None:
+        if max_queued_messages < 1:
+            raise ValueError("max_queued_messages must be positive")
         self.url = url
         self._target: httpx.URL | str = url
         self._extra_headers = _user_headers(headers)
@@ -164,6 +175,7 @@ class StreamableHTTPTransport(Transport):
         self._client_source = http_client
         self._max_message_size = max_message_size
         self._max_sse_event_size = max_sse_event_size
+        self._max_queued_messages = max_queued_messages
         self._state = _State.NEW
         self._client: httpx.AsyncClient | None = None
         self._owns_client = False
@@ -173,6 +185,7 @@ class StreamableHTTPTransport(Transport):
         self._receive_stream: MemoryObjectReceiveStream[JSONObject | RequestFailed] | None = None
         self._terminal: TransportError | None = None
         self._pending: dict[RequestId, _Pending] = {}
+        self._task_scopes: set[anyio.CancelScope] = set()
         self._session_id: str | None = None
         self._legacy_version: str | None = None
         self._modern_version: str | None = None
@@ -193,23 +206,39 @@ class StreamableHTTPTransport(Transport):
 
     # -- lifecycle ------------------------------------------------------------------
 
-    async def open(self) -> None:
-        """Create (or adopt) the httpx client and start the transport's task group.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Create (or adopt) the httpx client and own the task group of the POSTs.
 
         Raises:
             TransportError: the transport was already opened or closed.
         """
         if self._state is not _State.NEW:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
-        self._client, self._owns_client = self._make_client()
+        client, self._owns_client = self._make_client()
+        self._client = client
         self._target = _parsed_url(self.url)
-        self._send_stream, self._receive_stream = anyio.create_memory_object_stream[
+        send_stream, receive_stream = anyio.create_memory_object_stream[
             JSONObject | RequestFailed
-        ](math.inf)
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
-        self._state = _State.OPEN
+        ](self._max_queued_messages)
+        self._send_stream, self._receive_stream = send_stream, receive_stream
+        try:
+            async with anyio.create_task_group() as task_group:
+                self._task_group = task_group
+                self._state = _State.OPEN
+                try:
+                    yield
+                finally:
+                    await self.aclose()
+                    task_group.cancel_scope.cancel()
+            self._task_group = None
+            if self._session_id is not None:
+                await self._delete_session()
+        finally:
+            receive_stream.close()
+            if self._owns_client:
+                with anyio.CancelScope(shield=True):
+                    await client.aclose()
 
     def _make_client(self) -> tuple[httpx.AsyncClient, bool]:
         source = self._client_source
@@ -227,27 +256,15 @@ class StreamableHTTPTransport(Transport):
         return client, True
 
     async def aclose(self) -> None:
-        """Cancel in-flight requests, end the legacy session, release the httpx client."""
-        if self._state is _State.CLOSED:
-            return
+        """Cancel in-flight requests and fail a waiting `receive`.
+
+        The legacy session is ended (DELETE) and the httpx client released when the
+        ``async with`` block ends.
+        """
         self._state = _State.CLOSED
         if self._terminal is None:
             self._terminal = TransportError(f"the HTTP transport to {self.url} was closed")
-        if self._send_stream is not None:
-            self._send_stream.close()
-        task_group, self._task_group = self._task_group, None
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
-        try:
-            if self._session_id is not None:
-                await self._delete_session()
-        finally:
-            if self._receive_stream is not None:
-                self._receive_stream.close()
-            if self._client is not None and self._owns_client:
-                with anyio.CancelScope(shield=True):
-                    await self._client.aclose()
+        self._stop_tasks()
 
     async def _delete_session(self) -> None:
         headers = self._legacy_headers()
@@ -294,11 +311,13 @@ class StreamableHTTPTransport(Transport):
         try:
             return await self._receive_stream.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise self._terminal or TransportError("the HTTP transport is closed") from None
+            if self._terminal is not None:
+                raise fresh_copy(self._terminal) from None
+            raise TransportError("the HTTP transport is closed") from None
 
     def _check_usable(self) -> None:
         if self._terminal is not None:
-            raise self._terminal
+            raise fresh_copy(self._terminal)
         if self._state is not _State.OPEN:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
 
@@ -307,30 +326,44 @@ class StreamableHTTPTransport(Transport):
         self._task_group.start_soon(self._guarded, func, message)
 
     async def _guarded(self, func: Callable[[JSONObject], Any], message: JSONObject) -> None:
-        """Run one task; a bug in it ends the connection instead of hanging the session."""
+        """Run one task; a bug in it ends the connection instead of hanging the session.
+
+        Each task has its own cancel scope, so closing the connection (`aclose`)
+        cancels every task without leaving the task group.
+        """
+        scope = anyio.CancelScope()
+        self._task_scopes.add(scope)
         try:
-            await func(message)
+            with scope:
+                await func(message)
         except _SessionExpired:
             pass
         except Exception as exc:
             logger.exception("the HTTP transport failed while handling a message")
             self._end_connection(TransportError(f"the HTTP transport failed: {exc!r}"))
+        finally:
+            self._task_scopes.discard(scope)
 
-    def _deliver(self, item: JSONObject | RequestFailed) -> None:
+    async def _deliver(self, item: JSONObject | RequestFailed) -> None:
+        """Queue `item` for `receive`, waiting while the queue is full (back-pressure)."""
         if self._send_stream is None:
             return
         try:
-            self._send_stream.send_nowait(item)
+            await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
     def _end_connection(self, error: TransportError) -> None:
         if self._terminal is None:
             self._terminal = error
+        self._stop_tasks()
+
+    def _stop_tasks(self) -> None:
+        """End the queue for `receive` and cancel every task the transport runs."""
         if self._send_stream is not None:
             self._send_stream.close()
-        for pending in self._pending.values():
-            pending.scope.cancel()
+        for scope in self._task_scopes:
+            scope.cancel()
 
     # -- requests -------------------------------------------------------------------
 
@@ -362,9 +395,9 @@ class StreamableHTTPTransport(Transport):
                 try:
                     response = await self._exchange(message, pending)
                 except MRTRError as exc:
-                    self._deliver(RequestFailed(request_id, exc))
+                    await self._deliver(RequestFailed(request_id, exc))
                 else:
-                    self._deliver(self._on_response(message, pending, response))
+                    await self._deliver(self._on_response(message, pending, response))
         finally:
             self._pending.pop(request_id, None)
 
@@ -547,7 +580,7 @@ class StreamableHTTPTransport(Transport):
                 if want is not None and _is_response_to(parsed, want):
                     return parsed
                 if relay:
-                    self._deliver(parsed)
+                    await self._deliver(parsed)
         return None
 
     async def _resume(
@@ -649,7 +682,7 @@ class StreamableHTTPTransport(Transport):
     # -- the legacy GET stream ------------------------------------------------------
 
     def _start_get_stream(self) -> None:
-        if self._get_stream_started or self._task_group is None:
+        if self._get_stream_started or self._state is not _State.OPEN:
             return
         self._get_stream_started = True
         self._spawn(self._run_get_stream, {})
