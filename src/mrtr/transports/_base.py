@@ -4,10 +4,11 @@ A transport is an async context manager. Its lifespan is one `_lifespan` generat
 entered by `__aenter__` through an `AsyncExitStack` and left by `__aexit__`; `aclose`
 closes the connection from inside the block without leaving it. Whatever the transport
 runs in the background (an HTTP request per message, a stderr pump, an in-process
-server's workers) runs in the one task group that generator owns, so nothing outlives the ``async with`` and every failure has an owner.
-Inside it, `send` writes one JSON-RPC message
-(a parsed JSON object) and `receive` returns the next thing from the peer: a message, or
-a `RequestFailed` when the transport lost one request without losing the connection
+server's workers) runs in the one task group that generator owns, so nothing outlives
+the ``async with`` and every failure has an owner.
+
+Inside it, `send` writes one JSON-RPC message (a parsed JSON object) and `receive`
+returns the next thing from the peer: a message, or a `RequestFailed` when the transport lost one request without losing the connection
 (a modern HTTP POST that failed). When the connection itself ends, `receive` raises
 `TransportError` (with the reason: exit code, HTTP failure, oversized message, ...).
 
