@@ -9,8 +9,9 @@ the ``async with`` and every failure has an owner.
 
 Inside it, `send` writes one JSON-RPC message (a parsed JSON object) and `receive`
 returns the next thing from the peer: a message, or a `RequestFailed` when the transport
-lost one request without losing the connection (a modern HTTP POST that failed). When the connection itself ends, `receive` raises
-`TransportError` (with the reason: exit code, HTTP failure, oversized message, ...).
+lost one request without losing the connection (a modern HTTP POST that failed). When
+the connection itself ends, `receive` raises `TransportError` (with the reason: exit
+code, HTTP failure, oversized message, ...).
 
 Transports may look at the messages they carry to derive per-request framing (HTTP
 headers from `_meta`, a session id from the `initialize` response), never to change them,

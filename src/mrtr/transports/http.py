@@ -218,9 +218,9 @@ class StreamableHTTPTransport(Transport):
         client, self._owns_client = self._make_client()
         self._client = client
         self._target = _parsed_url(self.url)
-        send_stream, receive_stream = anyio.create_memory_object_stream[
-            JSONObject | RequestFailed
-        ](self._max_queued_messages)
+        send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject | RequestFailed](
+            self._max_queued_messages
+        )
         self._send_stream, self._receive_stream = send_stream, receive_stream
         try:
             async with anyio.create_task_group() as task_group:
