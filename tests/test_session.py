@@ -705,7 +705,7 @@ async def test_discover_adopts_only_a_listed_version() -> None:
 def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -> None:
     import mcp.types as official
 
-    from mrtr._session_requests import _leg_params
+    from mrtr._legs import leg_params as _leg_params
     from mrtr.types import ElicitResult
 
     params = {"name": "provision", "arguments": {"name": "orders"}}

@@ -208,50 +208,21 @@ async def test_mcp_param_headers_from_listed_schema(
     assert params == expected
 
 
-async def test_header_mismatch_relists_and_retries_once() -> None:
-    schema = {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}
-    mismatches = 0
-
+async def test_header_mismatch_is_delivered_as_the_error_it_is() -> None:
+    # The transport never originates requests: re-listing is the session's job.
     async def handler(request: ReceivedRequest, respond: Responder) -> None:
-        nonlocal mismatches
-        body = request.json()
-        if body["method"] == "tools/list":
-            cursor = body["params"].get("cursor")
-            page = (
-                {"tools": [{"name": "t", "inputSchema": schema}]}
-                if cursor
-                else {"tools": [], "nextCursor": "p2"}
-            )
-            await respond.json(result(request, page))
-        elif request.header("mcp-param-r") != "v" or mismatches >= 1:
-            mismatches += 1
-            error = {"code": -32020, "message": "Header mismatch"}
-            await respond.json({"jsonrpc": "2.0", "id": body["id"], "error": error}, status=400)
-        else:
-            await respond.json(result(request, {"ok": True}))
+        error = {"code": -32020, "message": "Header mismatch"}
+        answer = {"jsonrpc": "2.0", "id": request.json()["id"], "error": error}
+        await respond.json(answer, status=400)
 
     async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
         await t.send(modern("tools/call", {"name": "t", "arguments": {"r": "v"}}, id=1))
-        first = await receive_message(t)
-        # the first call had no Mcp-Param-R (never listed): re-list (two pages), retry once
-        assert first == {
+        assert await receive_message(t) == {
             "jsonrpc": "2.0",
             "id": 1,
             "error": {"code": -32020, "message": "Header mismatch"},
         }
-        methods = [(r.json()["method"], r.json()["id"]) for r in server.requests]
-        assert [m for m, _ in methods] == ["tools/call", "tools/list", "tools/list", "tools/call"]
-        relist_ids = [i for m, i in methods if m == "tools/list"]
-        assert all(isinstance(i, str) for i in relist_ids) and len(set(relist_ids)) == 2
-        assert server.requests[1].json()["params"]["_meta"] == META
-        assert server.requests[3].header("mcp-param-r") == "v"
-        assert server.requests[3].json()["id"] == 1
-
-        mismatches = 0
-        server.requests.clear()
-        await t.send(modern("tools/call", {"name": "t", "arguments": {"r": "v"}}, id=2))
-        assert (await receive_message(t))["result"] == {"ok": True}
-        assert len(server.requests) == 1
+        assert [r.json()["method"] for r in server.requests] == ["tools/call"]
 
 
 async def test_notification_post_gets_202_and_delivers_nothing(echo_server: Any) -> None:

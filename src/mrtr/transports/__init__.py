@@ -20,9 +20,11 @@ from mrtr.transports._stdio import (
     StdioTransport,
     default_environment,
 )
+from mrtr.transports._target import ClientTarget, SupportsClientTransport, transport_for
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "ClientTarget",
     "JSONObject",
     "MemoryTransport",
     "RequestFailed",
@@ -30,7 +32,9 @@ __all__ = [
     "StderrSink",
     "StdioServerParameters",
     "StdioTransport",
+    "SupportsClientTransport",
     "Transport",
     "create_memory_transport_pair",
     "default_environment",
+    "transport_for",
 ]

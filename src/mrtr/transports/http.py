@@ -23,7 +23,6 @@ messages for `receive` is bounded, so a server that floods stops being read.
 from __future__ import annotations
 
 import enum
-import itertools
 import json
 import logging
 import urllib.request
@@ -60,7 +59,7 @@ from mrtr.transports._http_headers import (
     tool_param_headers,
 )
 from mrtr.transports._http_sse import BoundedSSEDecoder
-from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
+from mrtr.types._constants import META_PROTOCOL_VERSION
 
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_MAX_QUEUED_MESSAGES", "StreamableHTTPTransport"]
 
@@ -89,7 +88,6 @@ _PROTOCOL_HEADERS = frozenset(
 _MAX_RESUME_ATTEMPTS = 5
 _DEFAULT_RETRY_MS = 1000
 _MAX_RETRY_MS = 60_000
-_RELIST_MAX_PAGES = 100
 _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 _EXCERPT = 200
@@ -192,7 +190,6 @@ class StreamableHTTPTransport(Transport):
         self._get_stream_started = False
         self._get_ready: anyio.Event | None = None
         self._tool_headers: dict[str, tuple[ParamHeader, ...]] = {}
-        self._private_ids = itertools.count(1)
 
     @property
     def session_id(self) -> str | None:
@@ -393,7 +390,7 @@ class StreamableHTTPTransport(Transport):
             with pending.scope:
                 await self._wait_for_get_stream(pending)
                 try:
-                    response = await self._exchange(message, pending)
+                    response = await self._post_request(message)
                 except MRTRError as exc:
                     await self._deliver(RequestFailed(request_id, exc))
                 else:
@@ -405,13 +402,6 @@ class StreamableHTTPTransport(Transport):
         if self._get_ready is not None and not pending.modern:
             with anyio.move_on_after(_GET_READY_WAIT):
                 await self._get_ready.wait()
-
-    async def _exchange(self, message: JSONObject, pending: _Pending) -> JSONObject:
-        response = await self._post_request(message, relay=True)
-        retry = pending.modern and pending.method == "tools/call"
-        if retry and _is_header_mismatch(response) and await self._relist_tools(message):
-            response = await self._post_request(message, relay=True)
-        return response
 
     def _on_response(
         self, request: JSONObject, pending: _Pending, response: JSONObject
@@ -447,33 +437,9 @@ class StreamableHTTPTransport(Transport):
             kept.append(tool)
         return {**result, "tools": kept}
 
-    async def _relist_tools(self, call: JSONObject) -> bool:
-        """List tools again (after -32020 on tools/call); return True if it worked."""
-        meta = call["params"]["_meta"]
-        cursor: Any = None
-        try:
-            for _ in range(_RELIST_MAX_PAGES):
-                params: JSONObject = {"_meta": meta}
-                if cursor is not None:
-                    params["cursor"] = cursor
-                request_id = f"mrtr-http-relist-{next(self._private_ids)}"
-                request = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}
-                response = await self._post_request({**request, "params": params}, relay=False)
-                result = response.get("result")
-                if not isinstance(result, dict):
-                    return False
-                self._learn_tools(result, drop_invalid=False)
-                cursor = result.get("nextCursor")
-                if cursor is None:
-                    return True
-        except MRTRError as exc:
-            logger.warning("re-listing tools after a header mismatch failed: %s", exc)
-            return False
-        return True
-
     # -- one POST -------------------------------------------------------------------
 
-    async def _post_request(self, message: JSONObject, *, relay: bool) -> JSONObject:
+    async def _post_request(self, message: JSONObject) -> JSONObject:
         """POST one request and return its response message.
 
         Raises:
@@ -491,11 +457,9 @@ class StreamableHTTPTransport(Transport):
             self._check_session(response, headers)
             if method == "initialize" and response.is_success:
                 self._session_id = response.headers.get("mcp-session-id") or self._session_id
-            return await self._read_response(message, response, relay=relay)
+            return await self._read_response(message, response)
 
-    async def _read_response(
-        self, message: JSONObject, response: httpx.Response, *, relay: bool
-    ) -> JSONObject:
+    async def _read_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
         method: str = message["method"]
         if not response.is_success:
             return await self._error_response(message, response)
@@ -505,7 +469,7 @@ class StreamableHTTPTransport(Transport):
             parsed = _parse_json(body, method=method, status=response.status_code)
             return _as_response(parsed, message)
         if kind == "text/event-stream":
-            return await self._read_post_stream(message, response, relay=relay)
+            return await self._read_post_stream(message, response)
         body = await self._read_capped(response, limit=_EXCERPT)
         raise ProtocolError(
             f"the server answered {method} with HTTP {response.status_code} and "
@@ -534,16 +498,14 @@ class StreamableHTTPTransport(Transport):
             raise TransportError(text)
         raise ProtocolError(text, method=method)
 
-    async def _read_post_stream(
-        self, message: JSONObject, response: httpx.Response, *, relay: bool
-    ) -> JSONObject:
+    async def _read_post_stream(self, message: JSONObject, response: httpx.Response) -> JSONObject:
         decoder = BoundedSSEDecoder(max_event_size=self._max_sse_event_size)
         resumable = self._legacy_version is not None
         try:
             async with _translate_http_errors(
                 message["method"], message["id"], self._read_timeout()
             ):
-                found = await self._pump_sse(response, decoder, want=message["id"], relay=relay)
+                found = await self._pump_sse(response, decoder, want=message["id"])
         except TransportError as exc:
             # a dropped legacy stream is resumed below; anything else loses the request
             if isinstance(exc, MessageTooLargeError) or not resumable:
@@ -567,7 +529,6 @@ class StreamableHTTPTransport(Transport):
         decoder: BoundedSSEDecoder,
         *,
         want: RequestId | None,
-        relay: bool = True,
     ) -> JSONObject | None:
         """Read SSE events: return the response to ``want``; relay everything else."""
         async for chunk in response.aiter_bytes():
@@ -579,8 +540,7 @@ class StreamableHTTPTransport(Transport):
                     continue
                 if want is not None and _is_response_to(parsed, want):
                     return parsed
-                if relay:
-                    await self._deliver(parsed)
+                await self._deliver(parsed)
         return None
 
     async def _resume(
@@ -983,11 +943,6 @@ def _is_response_to(message: Any, request_id: RequestId) -> bool:
         and message.get("id") == request_id
         and ("result" in message or "error" in message)
     )
-
-
-def _is_header_mismatch(response: JSONObject) -> bool:
-    error = response.get("error")
-    return isinstance(error, dict) and error.get("code") == HEADER_MISMATCH
 
 
 def _retry_seconds(retry_ms: int | None) -> float:

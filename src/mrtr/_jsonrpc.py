@@ -1,12 +1,13 @@
-"""The JSON-RPC core of the client session: ids, correlation, timeouts, cancellation.
+"""`JSONRPCConnection`: JSON-RPC over a transport, on plain dicts.
 
-It works on plain dicts and knows nothing about MCP methods except the three
-notifications it routes (progress, log messages, everything else to a handler) and the
-requests a server may send (answered by `_serve_request`, which the session overrides).
+It owns request ids, the requests waiting for their responses, the reader task, timeouts
+and cancellation, and knows nothing about MCP methods: the session that holds it passes
+hooks for what is MCP-specific (the params envelope of each request, the server's
+requests, notifications other than progress).
 
 One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
-the reader fills it and sets its event. When the transport ends, every slot is failed at
-once with the transport's error, and later requests raise that same error.
+the reader fills it and sets its event. When the transport ends, every slot is failed
+with (its own copy of) the transport's error, and later requests raise copies of it too.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import enum
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -23,7 +25,8 @@ import anyio
 import anyio.abc
 from typing_extensions import Self
 
-from mrtr._session_context import LoggingCallback, MessageHandler, ProgressCallback
+from mrtr._anyio import event_factory
+from mrtr._session_context import ProgressCallback
 from mrtr.errors import (
     ClientStateError,
     MCPError,
@@ -34,8 +37,17 @@ from mrtr.errors import (
     fresh_copy,
 )
 from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
+from mrtr.types._constants import METHOD_NOT_FOUND
 
-__all__ = ["SessionState"]
+__all__ = [
+    "InFlight",
+    "JSONRPCConnection",
+    "NotificationHandler",
+    "ParamsEnvelope",
+    "RequestHandler",
+    "SessionState",
+    "error_from_wire",
+]
 
 _logger = logging.getLogger("mrtr.session")
 
@@ -44,11 +56,29 @@ _CANCEL_SEND_TIMEOUT = 2.0
 
 
 class SessionState(enum.Enum):
-    """Where a session (or client) is in its life."""
+    """Where a connection, session or client is in its life."""
 
     UNOPENED = "unopened"
     OPEN = "open"
     CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    """A request of ours still waiting for its response: what it asked."""
+
+    method: str
+    params: Mapping[str, Any] | None
+
+
+RequestHandler = Callable[[RequestId, str, JSONObject], Awaitable[None]]
+"""``async (request_id, method, message)``: answer one request from the peer."""
+
+NotificationHandler = Callable[[str, Any], Awaitable[None]]
+"""``async (method, params)``: one notification other than progress and cancellation."""
+
+ParamsEnvelope = Callable[["Mapping[str, Any] | None", "int | None"], "Mapping[str, Any] | None"]
+"""``(params, progress_token) -> params to send``: adds what every request carries."""
 
 
 class _Pending:
@@ -91,23 +121,53 @@ def error_from_wire(error: Any, *, method: str | None) -> MRTRError:
     return MCPError.from_error_data(data, method=method)
 
 
-class SessionCore:
-    """JSON-RPC over a `Transport`: the part of `ClientSession` that is not MCP-specific."""
+def with_progress_token(
+    params: Mapping[str, Any] | None, progress_token: int | None
+) -> Mapping[str, Any] | None:
+    """`params` with ``_meta.progressToken`` set (the default `ParamsEnvelope`)."""
+    if progress_token is None:
+        return params
+    meta = dict(params.get("_meta") or {}) if params else {}
+    meta["progressToken"] = progress_token
+    return {**(params or {}), "_meta": meta}
+
+
+async def _ignore_notification(method: str, params: Any) -> None:
+    _logger.debug("ignoring the %s notification", method)
+
+
+class JSONRPCConnection:
+    """JSON-RPC over a `Transport`: ids, correlation, timeouts, cancellation.
+
+    Args:
+        transport: an open transport (the connection does not close it).
+        read_timeout_seconds: the default per-request timeout (``None``: none).
+        on_request: answers a request from the peer (default: -32601); each runs in
+            its own task of the connection's task group.
+        on_notification: receives every notification but progress and cancellation,
+            in order, on the reader task.
+        envelope: builds the params of each request (default: adds the progress token).
+
+    Raises:
+        ValueError: ``read_timeout_seconds`` is not positive.
+    """
 
     def __init__(
         self,
         transport: Transport,
         *,
         read_timeout_seconds: float | None = None,
-        logging_callback: LoggingCallback | None = None,
-        message_handler: MessageHandler | None = None,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        envelope: ParamsEnvelope = with_progress_token,
     ) -> None:
         if read_timeout_seconds is not None and not read_timeout_seconds > 0:
             raise ValueError("read_timeout_seconds must be positive (or None for no timeout)")
         self._transport = transport
         self._read_timeout = read_timeout_seconds
-        self._logging_callback = logging_callback
-        self._message_handler = message_handler
+        self._on_request = on_request or self._answer_method_not_found
+        self._on_notification = on_notification or _ignore_notification
+        self.envelope = envelope
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._failure: MRTRError | None = None
@@ -127,13 +187,22 @@ class SessionCore:
 
     @property
     def transport(self) -> Transport:
-        """The transport the session talks over (the session does not close it)."""
+        """The transport the connection talks over (the connection does not close it)."""
         return self._transport
+
+    @property
+    def read_timeout_seconds(self) -> float | None:
+        """The default per-request timeout."""
+        return self._read_timeout
+
+    def in_flight(self) -> list[InFlight]:
+        """The requests of ours still waiting for their responses, oldest first."""
+        return [InFlight(pending.method, pending.params) for pending in self._pending.values()]
 
     async def __aenter__(self) -> Self:
         if self._state is not SessionState.UNOPENED:
             raise ClientStateError(f"a session can be opened once; this one is {self._state.value}")
-        self._new_event = type(anyio.Event())
+        self._new_event = event_factory()
         stack = AsyncExitStack()
         self._task_group = await stack.enter_async_context(anyio.create_task_group())
         self._exit_stack = stack
@@ -162,6 +231,15 @@ class SessionCore:
         # `async with` as itself, never wrapped in an ExceptionGroup by the task group.
         await self._exit_stack.aclose()
 
+    def check_usable(self) -> None:
+        """Raise unless requests can be sent.
+
+        Raises:
+            ClientStateError: the connection is not open.
+            TransportError: the connection failed (a copy of its error).
+        """
+        self._check_usable()
+
     def _check_usable(self) -> None:
         if self._state is not SessionState.OPEN:
             raise ClientStateError(
@@ -171,16 +249,6 @@ class SessionCore:
             raise fresh_copy(self._failure)
 
     # -- sending ---------------------------------------------------------------------
-
-    def _request_params(
-        self, params: Mapping[str, Any] | None, progress_token: int | None
-    ) -> Mapping[str, Any] | None:
-        """The params object to send; the session adds its era's envelope here."""
-        if progress_token is None:
-            return params
-        meta = dict(params.get("_meta") or {}) if params else {}
-        meta["progressToken"] = progress_token
-        return {**(params or {}), "_meta": meta}
 
     async def send_request(
         self,
@@ -194,7 +262,7 @@ class SessionCore:
 
         Args:
             method: the JSON-RPC method.
-            params: the params object (the session adds ``_meta`` as its era needs).
+            params: the params object (the envelope hook adds ``_meta`` as needed).
             timeout: seconds to wait for the response; defaults to the session's
                 ``read_timeout_seconds`` (``None``: wait as long as it takes).
             progress_callback: called with ``(progress, total, message)`` for each
@@ -214,9 +282,7 @@ class SessionCore:
         self._check_usable()
         request_id = self._next_id
         self._next_id = request_id + 1
-        sent_params = self._request_params(
-            params, request_id if progress_callback is not None else None
-        )
+        sent_params = self.envelope(params, request_id if progress_callback is not None else None)
         pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
         message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -274,12 +340,14 @@ class SessionCore:
             message["params"] = params
         await self._transport.send(message)
 
-    async def _send_response(self, request_id: RequestId, result: JSONObject) -> None:
+    async def send_response(self, request_id: RequestId, result: JSONObject) -> None:
+        """Answer a request from the peer; a failure to send is logged, not raised."""
         await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def _send_error(
+    async def send_error(
         self, request_id: RequestId, code: int, message: str, data: Any = None
     ) -> None:
+        """Answer a request from the peer with an error; a failure to send is logged."""
         error: JSONObject = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
@@ -331,13 +399,13 @@ class SessionCore:
             assert self._task_group is not None
             self._task_group.start_soon(self._serve_safely, request_id, method, message)
         else:
-            await self._on_notification(method, message.get("params"))
+            await self._notification(method, message.get("params"))
 
     async def _serve_safely(self, request_id: RequestId, method: str, message: JSONObject) -> None:
         # Each server request runs in its own task of the session's task group: a failure
         # here must neither kill the reader nor surface as an ExceptionGroup at close.
         try:
-            await self._serve_request(request_id, method, message)
+            await self._on_request(request_id, method, message)
         except Exception:
             _logger.exception("answering the server's %s request failed", method)
 
@@ -361,20 +429,14 @@ class SessionCore:
                 )
             )
 
-    async def _on_notification(self, method: str, params: Any) -> None:
+    async def _notification(self, method: str, params: Any) -> None:
         try:
             if method == "notifications/progress":
                 await self._on_progress(params)
-            elif method == "notifications/message":
-                await self._on_log_message(params)
             elif method == "notifications/cancelled":
-                _logger.debug("the server cancelled its request: %r", params)
-            elif self._message_handler is not None:
-                await self._message_handler(
-                    {"jsonrpc": "2.0", "method": method, "params": params}
-                    if params is not None
-                    else {"jsonrpc": "2.0", "method": method}
-                )
+                _logger.debug("the peer cancelled its request: %r", params)
+            else:
+                await self._on_notification(method, params)
         except Exception:  # a user's callback must not kill the reader
             _logger.exception("a notification handler raised on %s", method)
 
@@ -399,21 +461,10 @@ class SessionCore:
             message if isinstance(message, str) else None,
         )
 
-    async def _on_log_message(self, params: Any) -> None:
-        if self._logging_callback is None:
-            return
-        from mrtr.types import LoggingMessageNotificationParams
-
-        try:
-            parsed = LoggingMessageNotificationParams.model_validate(params)
-        except ValueError:
-            _logger.warning("ignoring a malformed log message notification: %r", params)
-            return
-        await self._logging_callback(parsed)
-
-    async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
-        """Answer a request from the server; the session overrides this."""
-        await self._send_error(request_id, -32601, f"Method not found: {method}")
+    async def _answer_method_not_found(
+        self, request_id: RequestId, method: str, message: JSONObject
+    ) -> None:
+        await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 def _is_number(value: Any) -> bool:
