@@ -14,12 +14,8 @@ from mrtr.transports._base import (
     Transport,
 )
 from mrtr.transports._memory import MemoryTransport, create_memory_transport_pair
-from mrtr.transports._stdio import (
-    StderrSink,
-    StdioServerParameters,
-    StdioTransport,
-    default_environment,
-)
+from mrtr.transports._stdio import StderrSink, StdioTransport
+from mrtr.transports._stdio_params import StdioServerParameters, default_environment
 from mrtr.transports._target import ClientTarget, SupportsClientTransport, transport_for
 
 __all__ = [

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from mrtr.transports._base import Transport
-from mrtr.transports._stdio import StdioServerParameters, StdioTransport
+from mrtr.transports._stdio import StdioTransport
+from mrtr.transports._stdio_params import StdioServerParameters
 
 if TYPE_CHECKING:
     import httpx
