@@ -10,8 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import event, given, settings
-from hypothesis import strategies as st
+from hypothesis import event, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from mrtr._driver import (

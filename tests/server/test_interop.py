@@ -17,8 +17,11 @@ import pytest
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp import types as mt  # noqa: E402
+from mcp import (  # noqa: E402
+    Client,
+    StdioServerParameters,
+    types as mt,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
