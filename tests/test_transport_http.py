@@ -746,3 +746,26 @@ async def test_refused_notification_is_logged_not_delivered(
     finally:
         logging.getLogger("mrtr.transports.http").removeHandler(signal)
     assert "notifications/whatever" in caplog.text and "400" in caplog.text
+
+
+async def test_a_full_receive_queue_holds_the_stream_back_and_loses_nothing() -> None:
+    with pytest.raises(ValueError, match="max_queued_messages"):
+        StreamableHTTPTransport("http://127.0.0.1:9/mcp", max_queued_messages=0)
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        await respond.start_sse()
+        for n in range(5):
+            await respond.event(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": n}}
+            )
+        await respond.event(result(request, {"done": True}))
+        await respond.end()
+
+    async with (
+        serve_http(handler) as server,
+        StreamableHTTPTransport(server.url, max_queued_messages=1) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "slow"}, id=1))
+        received = [await receive_message(t) for _ in range(6)]
+    assert [m["params"]["progress"] for m in received[:5]] == [0, 1, 2, 3, 4]
+    assert received[5]["result"] == {"done": True}
