@@ -38,7 +38,7 @@ from mrtr.types import (
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
     from mrtr.server._core import ServerConnection
-    from mrtr.server._server import Server, TokenVerifier
+    from mrtr.server._server import TokenVerifier
 
 __all__ = ["ASGIApp", "StreamableHTTPApp"]
 
@@ -116,13 +116,13 @@ class StreamableHTTPApp:
 
     def __init__(
         self,
-        server: Server,
+        connect: Callable[[], ServerConnection],
         *,
         path: str,
         token_verifier: TokenVerifier | None,
         max_message_size: int,
     ) -> None:
-        self._server = server
+        self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
         self._max_message_size = max_message_size
@@ -244,9 +244,9 @@ class StreamableHTTPApp:
             self._check_legacy_version(request, connection, message)
             legacy = True
         elif message.get("method") == "initialize":
-            connection, legacy = self._server.connection(), True
+            connection, legacy = self._connect(), True
         else:
-            connection, legacy = self._server.connection(), False
+            connection, legacy = self._connect(), False
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
         if not is_request:

@@ -244,13 +244,13 @@ class Server:
         """
         from mrtr.server._stream import InProcessTransport
 
-        return InProcessTransport(self, max_message_size=max_message_size)
+        return InProcessTransport(self.connection, max_message_size=max_message_size)
 
     async def run_stdio_async(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         """Serve one client over stdin/stdout until stdin closes."""
         from mrtr.server._stream import serve_stdio
 
-        await serve_stdio(self, max_message_size=max_message_size)
+        await serve_stdio(self.connection, max_message_size=max_message_size)
 
     def run_stdio(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         """Serve one client over stdin/stdout until stdin closes (blocking)."""
@@ -280,7 +280,10 @@ class Server:
         from mrtr.server._http import StreamableHTTPApp
 
         return StreamableHTTPApp(
-            self, path=path, token_verifier=token_verifier, max_message_size=max_message_size
+            self.connection,
+            path=path,
+            token_verifier=token_verifier,
+            max_message_size=max_message_size,
         )
 
     def run_http(

@@ -31,7 +31,10 @@ from mrtr.transports._memory import MemoryTransport
 from mrtr.types import INVALID_REQUEST, PARSE_ERROR
 
 if TYPE_CHECKING:
-    from mrtr.server._server import Server
+    from mrtr.server._core import ServerConnection
+
+Connect = Callable[[], "ServerConnection"]
+"""Makes the protocol state of one new connection (`Server.connection`)."""
 
 __all__ = ["InProcessTransport", "serve_messages", "serve_stdio"]
 
@@ -41,7 +44,7 @@ Receive = Callable[[], Awaitable["JSONObject | RequestFailed | HandlerError"]]
 Send = Callable[[JSONObject], Awaitable[None]]
 
 
-async def serve_messages(server: Server, receive: Receive, send: Send) -> None:
+async def serve_messages(connect: Connect, receive: Receive, send: Send) -> None:
     """Serve one connection until ``receive`` raises `TransportError` (end of input).
 
     Requests still running when the input ends are allowed to finish; the caller
@@ -50,7 +53,7 @@ async def serve_messages(server: Server, receive: Receive, send: Send) -> None:
     per call; the stdio shell serializes its writes itself).
     """
     async with anyio.create_task_group() as tg:
-        stream = _StreamServer(server, send, tg)
+        stream = _StreamServer(connect(), send, tg)
         try:
             while True:
                 try:
@@ -83,8 +86,10 @@ class _StreamServer:
     exits (another takes its place on demand).
     """
 
-    def __init__(self, server: Server, send: Send, task_group: anyio.abc.TaskGroup) -> None:
-        self._connection = server.connection()
+    def __init__(
+        self, connection: ServerConnection, send: Send, task_group: anyio.abc.TaskGroup
+    ) -> None:
+        self._connection = connection
         self.send = send
         self._task_group = task_group
         self._inflight: dict[Any, anyio.CancelScope] = {}
@@ -165,8 +170,8 @@ class InProcessTransport(Transport):
     server's workers run in the transport's lifespan task group (``async with``).
     """
 
-    def __init__(self, server: Server, *, max_message_size: int) -> None:
-        self._server = server
+    def __init__(self, connect: Connect, *, max_message_size: int) -> None:
+        self._connect = connect
         self._max_message_size = max_message_size
         self._client_end: MemoryTransport | None = None
         self._server_end: MemoryTransport | None = None
@@ -189,7 +194,7 @@ class InProcessTransport(Transport):
         )
         self._client_end, self._server_end = client_end, server_end
         async with anyio.create_task_group() as task_group:
-            self._stream = _StreamServer(self._server, server_end.send, task_group)
+            self._stream = _StreamServer(self._connect(), server_end.send, task_group)
             try:
                 yield
             finally:
@@ -291,7 +296,7 @@ class _StdioReader:
                 return
 
 
-async def serve_stdio(server: Server, *, max_message_size: int) -> None:
+async def serve_stdio(connect: Connect, *, max_message_size: int) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
     reader = _StdioReader(sys.stdin.buffer, max_message_size=max_message_size)
     stdout = sys.stdout.buffer
@@ -310,4 +315,4 @@ async def serve_stdio(server: Server, *, max_message_size: int) -> None:
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 
-    await serve_messages(server, reader.receive, send)
+    await serve_messages(connect, reader.receive, send)
