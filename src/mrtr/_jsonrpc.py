@@ -167,7 +167,7 @@ class JSONRPCConnection:
         self._read_timeout = read_timeout_seconds
         self._on_request = on_request or self._answer_method_not_found
         self._on_notification = on_notification or _ignore_notification
-        self.envelope = envelope
+        self._envelope = envelope
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._failure: MRTRError | None = None
@@ -231,15 +231,6 @@ class JSONRPCConnection:
         # `async with` as itself, never wrapped in an ExceptionGroup by the task group.
         await self._exit_stack.aclose()
 
-    def check_usable(self) -> None:
-        """Raise unless requests can be sent.
-
-        Raises:
-            ClientStateError: the connection is not open.
-            TransportError: the connection failed (a copy of its error).
-        """
-        self._check_usable()
-
     def _check_usable(self) -> None:
         if self._state is not SessionState.OPEN:
             raise ClientStateError(
@@ -282,7 +273,7 @@ class JSONRPCConnection:
         self._check_usable()
         request_id = self._next_id
         self._next_id = request_id + 1
-        sent_params = self.envelope(params, request_id if progress_callback is not None else None)
+        sent_params = self._envelope(params, request_id if progress_callback is not None else None)
         pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
         message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}

@@ -80,7 +80,7 @@ class StdioTransport(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
     ) -> None:
-        """Prepare the transport; nothing starts until `open` (or ``async with``).
+        """Prepare the transport; nothing starts before ``async with``.
 
         Args:
             params: what to run.
