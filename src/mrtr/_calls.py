@@ -12,10 +12,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
+
 from mrtr._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
 from mrtr._legs import InputMethod, InputResponsesArg
 from mrtr._session_context import ClientRequestContext, ProgressCallback
-from mrtr.errors import ProtocolError
+from mrtr.errors import DeadlineExceededError, ProtocolError
 
 if TYPE_CHECKING:
     from mrtr.session import ClientSession
@@ -60,15 +62,34 @@ async def drive(
     input_responses: InputResponsesArg | None,
     request_state: str | None,
     *,
+    deadline: float | None,
     max_rounds: int,
     limits: InputLimits | None,
     on_round: Callable[[RoundEvent], object] | None,
 ) -> Any:
-    """Run `call` to its terminal result, answering each round through the callbacks.
+    """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
 
     Raises:
-        the errors of `Client.call_tool`.
+        DeadlineExceededError: the whole call ran past `deadline`.
+        the other errors of `Client.call_tool`.
     """
+    if deadline is None:
+        return await _drive(call, input_responses, request_state, max_rounds, limits, on_round)
+    with anyio.move_on_after(deadline) as scope:
+        return await _drive(call, input_responses, request_state, max_rounds, limits, on_round)
+    assert scope.cancelled_caught
+    raise DeadlineExceededError(deadline)
+
+
+async def _drive(
+    call: Call,
+    input_responses: InputResponsesArg | None,
+    request_state: str | None,
+    max_rounds: int,
+    limits: InputLimits | None,
+    on_round: Callable[[RoundEvent], object] | None,
+) -> Any:
+    """Send the first leg; if the server asks for input, run the driver over the rest."""
     from mrtr.types import InputRequiredResult
 
     leg = call.leg

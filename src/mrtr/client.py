@@ -25,7 +25,6 @@ from dataclasses import KW_ONLY, dataclass, field, fields
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from typing_extensions import Self
 
 from mrtr._calls import MAX_PAGES, Call, drive, walk_pages
@@ -41,7 +40,7 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
-from mrtr.errors import ClientStateError, DeadlineExceededError
+from mrtr.errors import ClientStateError
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
 from mrtr.transports._target import ClientTarget, HTTPClientArg, check_target, transport_for
@@ -389,7 +388,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - an SDK-style whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> CallToolResult:
@@ -437,7 +436,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - an SDK-style whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> GetPromptResult:
@@ -464,7 +463,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - an SDK-style whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> ReadResourceResult:
@@ -517,26 +516,12 @@ class Client:
     ) -> Any:
         """Run one call to its terminal result within its deadline."""
         budget = self.call_timeout if deadline is None else deadline
-        if budget is None:
-            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
         _check_positive("timeout", budget)
-        with anyio.move_on_after(budget) as scope:
-            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
-        assert scope.cancelled_caught
-        raise DeadlineExceededError(budget)
-
-    async def _drive(
-        self,
-        call: Call,
-        input_responses: _InputResponses | None,
-        request_state: str | None,
-        max_rounds: int | None,
-        on_round: Callable[[RoundEvent], object] | None,
-    ) -> Any:
         return await drive(
             call,
             input_responses,
             request_state,
+            deadline=budget,
             max_rounds=self.input_required_max_rounds if max_rounds is None else max_rounds,
             limits=self.input_limits,
             on_round=self.on_round if on_round is None else on_round,

@@ -28,7 +28,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError, fresh_copy
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import decode_message, encode_message
 from mrtr.transports._pipes import AsyncioPipeReader, FdWriter, PipeWriter, StreamWriter
@@ -270,7 +270,7 @@ class StdioTransport(Transport):
         if self._state is _State.CLOSED:
             raise TransportError(f"the connection to {self.params.command!r} is closed")
         if self._failure is not None:
-            raise self._failure
+            raise fresh_copy(self._failure)  # one failure, many callers: one object each
         assert self._process is not None
         return self._process
 
