@@ -749,8 +749,8 @@ async def test_refused_notification_is_logged_not_delivered(
 
 
 async def test_a_full_receive_queue_holds_the_stream_back_and_loses_nothing() -> None:
-    with pytest.raises(ValueError, match="max_queued_messages"):
-        StreamableHTTPTransport("http://127.0.0.1:9/mcp", max_queued_messages=0)
+    with pytest.raises(ValueError, match="receive_queue_size"):
+        StreamableHTTPTransport("http://127.0.0.1:9/mcp", receive_queue_size=0)
 
     async def handler(request: ReceivedRequest, respond: Responder) -> None:
         await respond.start_sse()
@@ -763,7 +763,7 @@ async def test_a_full_receive_queue_holds_the_stream_back_and_loses_nothing() ->
 
     async with (
         serve_http(handler) as server,
-        StreamableHTTPTransport(server.url, max_queued_messages=1) as t,
+        StreamableHTTPTransport(server.url, receive_queue_size=1) as t,
     ):
         await t.send(modern("tools/call", {"name": "slow"}, id=1))
         received = [await receive_message(t) for _ in range(6)]

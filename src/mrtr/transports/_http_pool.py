@@ -13,6 +13,7 @@ front of them (a FIFO semaphore, `connection_slots`) instead of in httpcore.
 
 from __future__ import annotations
 
+import logging
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,7 +22,12 @@ from typing import Any
 import anyio
 import httpx
 
+from mrtr.errors import RedirectError
+from mrtr.transports._http_wire import origin, same_origin_target
+
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "HTTPClientSource", "HTTPExchange", "ShardedTransport"]
+
+logger = logging.getLogger("mrtr.transports.http")
 
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
@@ -30,6 +36,8 @@ POOLS = 25
 POOL_SIZE = 4
 MAX_CONNECTIONS = POOLS * POOL_SIZE
 POOL_LIMITS = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 HTTPClientSource = httpx.AsyncClient | Callable[[], httpx.AsyncClient]
 
@@ -63,14 +71,12 @@ class HTTPExchange:
             self.client, self._owned = source(), True
         elif urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
-            self.client = httpx.AsyncClient(timeout=own_timeout, follow_redirects=True)
+            self.client = httpx.AsyncClient(timeout=own_timeout)
             self._owned = True
         else:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
             pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
-            self.client = httpx.AsyncClient(
-                timeout=own_timeout, follow_redirects=True, transport=pools
-            )
+            self.client = httpx.AsyncClient(timeout=own_timeout, transport=pools)
             self._owned = True
 
     async def aclose(self) -> None:
@@ -88,14 +94,48 @@ class HTTPExchange:
         A request waits for a free slot without a time limit (its own cancellation and
         the session's timeouts still apply); inside httpx, the pool timeout then only
         covers a connection that is slow to be handed over.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
         """
         slots = self._slots
         if slots is None:
-            async with self.client.stream(method, url, **kwargs) as response:
+            async with self._follow_redirects(method, url, kwargs) as response:
                 yield response
             return
-        async with slots, self.client.stream(method, url, **kwargs) as response:
+        async with slots, self._follow_redirects(method, url, kwargs) as response:
             yield response
+
+    @asynccontextmanager
+    async def _follow_redirects(
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AsyncIterator[httpx.Response]:
+        """Open the request, following redirects within the endpoint's origin only.
+
+        httpx would follow a redirect anywhere, re-sending the body (a tool's arguments)
+        and, for a port change on the same host, the caller's credential headers. Here a
+        redirect is followed, method and body unchanged, only to the same scheme, host
+        and port, at most `MAX_REDIRECTS` times.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
+        """
+        start = url
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self.client.stream(
+                method, url, follow_redirects=False, **kwargs
+            ) as response:
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUSES or location is None:
+                    yield response
+                    return
+                url = same_origin_target(response.url, location)
+                logger.info("following an HTTP %s redirect to %s", response.status_code, url)
+        raise RedirectError(
+            f"the server at {start} redirected more than {MAX_REDIRECTS} times",
+            location=str(url),
+            origin=origin(httpx.URL(url)),
+        )
 
     def options(self, **timeout_overrides: float | None) -> dict[str, Any]:
         """The ``auth`` and ``timeout`` keywords of one request (``read=`` overrides)."""

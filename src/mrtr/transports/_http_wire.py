@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
+import anyio.lowlevel
 import httpx
 
-from mrtr.errors import MessageTooLargeError, ProtocolError, RequestTimeoutError, TransportError
+from mrtr.errors import (
+    MessageTooLargeError,
+    ProtocolError,
+    RedirectError,
+    RequestTimeoutError,
+    TransportError,
+)
 from mrtr.transports._base import JSONObject, RequestId
+from mrtr.transports._http_decoding import body_decoder
 from mrtr.types._constants import META_PROTOCOL_VERSION
 
 __all__ = [
@@ -25,15 +34,21 @@ __all__ = [
     "EXCERPT",
     "as_response",
     "content_type",
+    "decoded_body",
     "encode_body",
     "excerpt",
+    "is_response",
     "is_response_to",
+    "is_valid_id",
     "meta_version",
+    "origin",
     "parse_event",
     "parse_json",
     "parsed_url",
     "read_capped",
     "retry_seconds",
+    "same_origin_target",
+    "session_id_of",
     "translate_http_errors",
     "user_headers",
 ]
@@ -46,6 +61,7 @@ EXCERPT = 200
 _PROTOCOL_HEADERS = frozenset(
     {
         "accept",
+        "accept-encoding",
         "content-type",
         "last-event-id",
         "mcp-method",
@@ -54,6 +70,7 @@ _PROTOCOL_HEADERS = frozenset(
         "mcp-session-id",
     }
 )
+_VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
 _DEFAULT_RETRY_MS = 1000
 _MAX_RETRY_MS = 60_000
 
@@ -76,6 +93,83 @@ async def translate_http_errors(
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
     except httpx.HTTPError as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
+    except UnicodeEncodeError as exc:  # httpx sends header values as ASCII
+        raise TransportError(
+            # not the value itself: it may be a credential
+            f"{method}: a header value holds a non-ASCII character and cannot be sent"
+        ) from exc
+
+
+async def decoded_body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body's bytes, decoded in bounded pieces (see `_http_decoding`).
+
+    Raises:
+        ProtocolError: the body's encoding is stacked, unknown or corrupt.
+    """
+    decoder = body_decoder(response.headers.get("content-encoding"))
+    if decoder is None:
+        async for chunk in response.aiter_raw():
+            yield chunk
+        return
+    async for chunk in response.aiter_raw():
+        for index, piece in enumerate(decoder.feed(chunk)):
+            if index:
+                await anyio.lowlevel.checkpoint()  # a bomb decodes in many pieces: stay fair
+            yield piece
+    tail = decoder.flush()
+    if tail:
+        yield tail
+
+
+def session_id_of(response: httpx.Response) -> str | None:
+    """The ``Mcp-Session-Id`` a response assigns, checked before it is ever sent back.
+
+    Raises:
+        ProtocolError: the id is not one or more visible ASCII characters (0x21-0x7E),
+            as the spec requires; sending it back would fail (or smuggle bytes).
+    """
+    raw = response.headers.get_list("mcp-session-id")
+    if not raw:
+        return None
+    value = raw[0]
+    if len(raw) > 1 or _VISIBLE_ASCII.fullmatch(value) is None:
+        shown = b", ".join(v for k, v in response.headers.raw if k.lower() == b"mcp-session-id")
+        raise ProtocolError(
+            f"the server assigned an Mcp-Session-Id that is not visible ASCII: {shown!r}",
+            method="initialize",
+        )
+    return value
+
+
+def origin(url: httpx.URL) -> str:
+    """``scheme://host[:port]`` of `url` (the port only when it is not the default)."""
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = url.port or default
+    return f"{url.scheme}://{url.host}" + (f":{port}" if port != default else "")
+
+
+def same_origin_target(current: httpx.URL, location: str) -> httpx.URL:
+    """Where a redirect from ``current`` points, if it is the same origin.
+
+    Raises:
+        RedirectError: the target is another origin (or not a URL at all).
+    """
+    try:
+        target = current.join(location)
+    except httpx.InvalidURL as exc:
+        raise RedirectError(
+            f"the server at {origin(current)} redirected to {location!r}, which is not a URL",
+            location=location,
+            origin="",
+        ) from exc
+    if origin(target) != origin(current):
+        raise RedirectError(
+            f"the server at {origin(current)} redirected to another origin, "
+            f"{origin(target)}; the request (and its credentials) was not sent there",
+            location=str(target),
+            origin=origin(target),
+        )
+    return target
 
 
 def user_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -127,7 +221,7 @@ def excerpt(body: bytes) -> str:
 def parse_json(body: bytes, *, method: str, status: int) -> Any:
     try:
         return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         raise ProtocolError(
             f"the server answered {method} with HTTP {status} and a body that is not JSON "
             f"({exc}): {excerpt(body)}",
@@ -153,7 +247,7 @@ def as_response(parsed: Any, request: JSONObject) -> JSONObject:
 def parse_event(data: str) -> JSONObject | None:
     try:
         parsed = json.loads(data)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, 4,300+ digits, too deep
         logger.warning("dropping an unparseable SSE message (%s): %r", exc, data[:EXCERPT])
         return None
     if not isinstance(parsed, dict):
@@ -163,12 +257,27 @@ def parse_event(data: str) -> JSONObject | None:
 
 
 def is_response_to(message: Any, request_id: RequestId) -> bool:
+    """Whether `message` is the response to `request_id` (ids match by type and value)."""
+    return is_response(message) and _same_id(message.get("id"), request_id)
+
+
+def is_response(message: Any) -> bool:
+    """Whether `message` is a JSON-RPC response (a result or an error, no method)."""
     return (
         isinstance(message, dict)
         and "method" not in message
-        and message.get("id") == request_id
         and ("result" in message or "error" in message)
     )
+
+
+def _same_id(received: Any, sent: RequestId) -> bool:
+    """Ids match by type and value: JSON ``true`` or ``1.0`` is not the id ``1``."""
+    return type(received) is type(sent) and received == sent
+
+
+def is_valid_id(value: Any) -> bool:
+    """Whether `value` is a request id a client sends (a string or an integer)."""
+    return type(value) in (int, str)
 
 
 def retry_seconds(retry_ms: int | None) -> float:
@@ -177,20 +286,22 @@ def retry_seconds(retry_ms: int | None) -> float:
 
 
 async def read_capped(response: httpx.Response, cap: int, *, limit: int | None = None) -> bytes:
-    """Read a body without ever holding more than `cap` (or `limit`, silently cut).
+    """Read a (decoded) body without ever holding more than `cap` (or `limit`, cut).
 
     Raises:
         MessageTooLargeError: the body is over `cap` (only without `limit`).
+        ProtocolError: the body's encoding is stacked, unknown or corrupt.
     """
     cap = cap if limit is None else limit
     declared = response.headers.get("content-length", "")
     if limit is None and declared.isdigit() and int(declared) > cap:
         raise MessageTooLargeError(int(declared), cap)
     body = bytearray()
-    async for chunk in response.aiter_bytes():
-        body.extend(chunk)
-        if len(body) > cap:
-            if limit is not None:
-                return bytes(body[:limit])
-            raise MessageTooLargeError(len(body), cap)
+    async with aclosing(decoded_body(response)) as chunks:
+        async for chunk in chunks:
+            body.extend(chunk)
+            if len(body) > cap:
+                if limit is not None:
+                    return bytes(body[:limit])
+                raise MessageTooLargeError(len(body), cap)
     return bytes(body)

@@ -25,7 +25,7 @@ import enum
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._http_decoding import ACCEPT_ENCODING
 from mrtr.transports._http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
 from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
@@ -51,24 +52,28 @@ from mrtr.transports._http_wire import (
     EXCERPT,
     as_response,
     content_type,
+    decoded_body,
     encode_body,
     excerpt,
+    is_response,
     is_response_to,
+    is_valid_id,
     meta_version,
     parse_event,
     parse_json,
     parsed_url,
     read_capped,
+    session_id_of,
     translate_http_errors,
     user_headers,
 )
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_MAX_QUEUED_MESSAGES", "StreamableHTTPTransport"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_RECEIVE_QUEUE_SIZE", "StreamableHTTPTransport"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_QUEUED_MESSAGES = 1024
-"""Messages from the server waiting for `receive` before reading them waits too."""
+DEFAULT_RECEIVE_QUEUE_SIZE = 64
+"""Received messages that may wait for `StreamableHTTPTransport.receive` (then back-pressure)."""
 
 
 class _State(enum.Enum):
@@ -104,11 +109,11 @@ class StreamableHTTPTransport(Transport):
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
-        max_queued_messages: how many messages from the server wait for `receive`
-            before the streams that carry them stop being read (back-pressure).
+        receive_queue_size: how many received messages may wait for `receive`; past
+            that, reading from the server pauses until `receive` takes one.
 
     Raises:
-        ValueError: ``max_queued_messages`` is not positive.
+        ValueError: ``receive_queue_size`` is not positive.
     """
 
     def __init__(
@@ -121,19 +126,20 @@ class StreamableHTTPTransport(Transport):
         http_client: HTTPClientSource | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        max_queued_messages: int = DEFAULT_MAX_QUEUED_MESSAGES,
+        receive_queue_size: int = DEFAULT_RECEIVE_QUEUE_SIZE,
     ) -> None:
-        if max_queued_messages < 1:
-            raise ValueError("max_queued_messages must be positive")
+        if receive_queue_size < 1:
+            raise ValueError("receive_queue_size must be positive")
         self.url = url
         self._target: httpx.URL | str = url
-        self._extra_headers = user_headers(headers)
+        # We decode bodies ourselves, under the caps: offer only what we can bound.
+        self._extra_headers = {**user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
         self._auth = auth
         self._timeout = timeout
         self._client_source = http_client
         self._max_message_size = max_message_size
         self._max_sse_event_size = max_sse_event_size
-        self._max_queued_messages = max_queued_messages
+        self._receive_queue_size = receive_queue_size
         self._state = _State.NEW
         self._exchange: HTTPExchange | None = None
         self._legacy: LegacySession | None = None
@@ -181,7 +187,7 @@ class StreamableHTTPTransport(Transport):
         )
         self._legacy = legacy
         send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject | RequestFailed](
-            self._max_queued_messages
+            self._receive_queue_size
         )
         self._send_stream, self._receive_stream = send_stream, receive_stream
         try:
@@ -380,7 +386,7 @@ class StreamableHTTPTransport(Transport):
         ):
             legacy.check_session(response, headers)
             if method == "initialize" and response.is_success:
-                legacy.session_id = response.headers.get("mcp-session-id") or legacy.session_id
+                legacy.session_id = session_id_of(response) or legacy.session_id
             return await self._read_response(message, response)
 
     async def _read_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
@@ -408,7 +414,7 @@ class StreamableHTTPTransport(Transport):
         body = await read_capped(response, self._max_message_size)
         try:
             parsed = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):
             parsed = None
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if isinstance(error, dict) and isinstance(error.get("code"), int):
@@ -451,17 +457,34 @@ class StreamableHTTPTransport(Transport):
     async def _pump_sse(
         self, response: httpx.Response, decoder: BoundedSSEDecoder, want: RequestId | None
     ) -> JSONObject | None:
-        """Read SSE events: return the response to ``want``; relay everything else."""
-        async for chunk in response.aiter_bytes():
-            for event in decoder.feed(chunk):
-                if not event.data:
-                    continue  # a priming event: it only carries an id
-                parsed = parse_event(event.data)
-                if parsed is None:
-                    continue
-                if want is not None and is_response_to(parsed, want):
-                    return parsed
-                await self._deliver(parsed)
+        """Read SSE events: return the response to ``want``; relay everything else.
+
+        Raises:
+            ProtocolError: a response on this stream with an id no request can have.
+        """
+        async with aclosing(decoded_body(response)) as chunks:
+            async for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    if not event.data:
+                        continue  # a priming event: it only carries an id
+                    parsed = parse_event(event.data)
+                    if parsed is None:
+                        continue
+                    if want is not None and is_response_to(parsed, want):
+                        return parsed
+                    if (
+                        want is not None
+                        and is_response(parsed)
+                        and not is_valid_id(parsed.get("id"))
+                    ):
+                        # no request has that id: it can only be an answer to this one
+                        if parsed.get("id") is None and isinstance(parsed.get("error"), dict):
+                            return {"jsonrpc": "2.0", "id": want, "error": parsed["error"]}
+                        raise ProtocolError(
+                            f"the server answered request {want!r} with a response whose id "
+                            f"is {parsed.get('id')!r}, not a valid request id"
+                        )
+                    await self._deliver(parsed)
         return None
 
     # -- notifications and responses ------------------------------------------------
