@@ -18,6 +18,7 @@ LAYERS: list[set[str]] = [
         "mrtr._anyio",
         "mrtr._lazy",
         "mrtr._version",
+        "mrtr._stray",
     },
     {"mrtr.transports"},
     {"mrtr._jsonrpc"},

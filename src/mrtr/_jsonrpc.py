@@ -13,15 +13,13 @@ with (its own copy of) the transport's error, and later requests raise copies of
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import math
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeGuard
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -29,6 +27,7 @@ from typing_extensions import Self
 
 from mrtr._anyio import event_factory
 from mrtr._session_context import ProgressCallback
+from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr.errors import (
     ClientStateError,
     MCPError,
@@ -55,12 +54,6 @@ _logger = logging.getLogger("mrtr.session")
 
 _CANCEL_SEND_TIMEOUT = 2.0
 """How long a cancelled caller may spend telling the server it gave up (shielded)."""
-
-_UNKNOWN_ID_WINDOW = 10.0
-"""Responses to unknown ids are warned about once per this many seconds (then counted)."""
-
-_ABANDONED_IDS_KEPT = 1024
-"""Ids of requests given up on (cancelled, timed out) whose late answer is expected."""
 
 
 class SessionState(enum.Enum):
@@ -178,9 +171,7 @@ class JSONRPCConnection:
         self._envelope = envelope
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
-        self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
-        self._unknown_window_start: float | None = None
-        self._unknown_suppressed = 0
+        self._stray = StrayResponses()
         self._failure: MRTRError | None = None
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -300,7 +291,7 @@ class JSONRPCConnection:
         finally:
             del self._pending[request_id]
             if pending.outcome is None:
-                self._remember_abandoned(request_id)
+                self._stray.abandon(request_id)
         outcome = pending.outcome
         if isinstance(outcome, dict):
             return outcome
@@ -416,21 +407,21 @@ class JSONRPCConnection:
     def _on_response(self, message: JSONObject) -> None:
         request_id = message.get("id")
         pending = None
-        if _is_request_id(request_id):  # by type too: `True == 1` in Python
+        if is_request_id(request_id):  # by type too: `True == 1` in Python
             pending = self._pending.get(request_id)
-        elif (twin := _same_value_id(request_id)) is not None and twin in self._pending:
+        elif (twin := same_value_id(request_id)) is not None and twin in self._pending:
             # ``true`` or ``1.0`` for our request 1: a broken answer to it, which must not
             # leave it waiting forever
             self._pending[twin].settle(
                 ProtocolError(
                     f"the server answered {self._pending[twin].method} (id {twin}) with "
-                    f"the id {_json_text(request_id)}, of the wrong type",
+                    f"the id {json_text(request_id)}, of the wrong type",
                     method=self._pending[twin].method,
                 )
             )
             return
         if pending is None:
-            self._log_unknown_response(request_id)
+            self._stray.report(request_id)
             return
         if "error" in message and "result" not in message:
             pending.settle(error_from_wire(message["error"], method=pending.method))
@@ -443,39 +434,6 @@ class JSONRPCConnection:
                     method=pending.method,
                 )
             )
-
-    def _remember_abandoned(self, request_id: RequestId) -> None:
-        self._abandoned[request_id] = None
-        if len(self._abandoned) > _ABANDONED_IDS_KEPT:
-            self._abandoned.popitem(last=False)
-
-    def _log_unknown_response(self, request_id: Any) -> None:
-        """Say that a response matched nothing, without one log line per message.
-
-        A late answer to a request we gave up on is expected (DEBUG). Anything else is
-        warned about once per burst (`_UNKNOWN_ID_WINDOW`): a server flooding stray
-        responses must not flood the log too.
-        """
-        if _is_request_id(request_id) and request_id in self._abandoned:
-            del self._abandoned[request_id]
-            _logger.debug("ignoring a late response to abandoned request id %r", request_id)
-            return
-        now = anyio.current_time()
-        start = self._unknown_window_start
-        if start is not None and now - start < _UNKNOWN_ID_WINDOW:
-            self._unknown_suppressed += 1
-            _logger.debug("ignoring a response to unknown request id %r", request_id)
-            return
-        earlier = self._unknown_suppressed
-        self._unknown_window_start = now
-        self._unknown_suppressed = 0
-        _logger.warning(
-            "ignoring a response to unknown request id %r%s (further ones in the next %.0f s "
-            "are logged at DEBUG)",
-            request_id,
-            f"; {earlier} more were ignored before it" if earlier else "",
-            _UNKNOWN_ID_WINDOW,
-        )
 
     async def _notification(self, method: str, params: Any) -> None:
         try:
@@ -493,7 +451,7 @@ class JSONRPCConnection:
             _logger.warning("ignoring a progress notification without params")
             return
         token = params.get("progressToken")
-        pending = self._pending.get(token) if _is_request_id(token) else None
+        pending = self._pending.get(token) if is_request_id(token) else None
         if pending is None or pending.progress_callback is None:
             _logger.debug("ignoring progress for unknown token %r", token)
             return
@@ -513,25 +471,6 @@ class JSONRPCConnection:
         self, request_id: RequestId, method: str, message: JSONObject
     ) -> None:
         await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-
-
-def _is_request_id(value: Any) -> TypeGuard[RequestId]:
-    """A JSON-RPC id as we send them: a string or an integer (JSON ``true`` is neither)."""
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
-
-def _same_value_id(value: Any) -> int | None:
-    """The int id a JSON ``true``/``false`` or integral float would equal in Python."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _json_text(value: Any) -> str:
-    """How a JSON scalar looked on the wire (``true``, ``2.0``), for error messages."""
-    return json.dumps(value) if isinstance(value, (bool, float)) else repr(value)
 
 
 def _is_number(value: Any) -> bool:

@@ -23,14 +23,12 @@ if TYPE_CHECKING:
         MemoryTransport as MemoryTransport,
         create_memory_transport_pair as create_memory_transport_pair,
     )
-    from mrtr.transports._stdio import (
-        StderrSink as StderrSink,
-        StdioTransport as StdioTransport,
-    )
+    from mrtr.transports._stdio import StdioTransport as StdioTransport
     from mrtr.transports._stdio_params import (
         StdioServerParameters as StdioServerParameters,
         default_environment as default_environment,
     )
+    from mrtr.transports._stdio_stderr import StderrSink as StderrSink
     from mrtr.transports._target import (
         ClientTarget as ClientTarget,
         SupportsClientTransport as SupportsClientTransport,
@@ -46,7 +44,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Transport",
     ),
     "mrtr.transports._memory": ("MemoryTransport", "create_memory_transport_pair"),
-    "mrtr.transports._stdio": ("StderrSink", "StdioTransport"),
+    "mrtr.transports._stdio": ("StdioTransport",),
+    "mrtr.transports._stdio_stderr": ("StderrSink",),
     "mrtr.transports._stdio_params": ("StdioServerParameters", "default_environment"),
     "mrtr.transports._target": ("ClientTarget", "SupportsClientTransport", "transport_for"),
 }

@@ -32,10 +32,12 @@ __all__ = [
     "ACCEPT_POST",
     "ACCEPT_SSE",
     "EXCERPT",
+    "answer_to",
     "as_response",
     "content_type",
     "decoded_body",
     "encode_body",
+    "error_response",
     "excerpt",
     "is_response",
     "is_response_to",
@@ -254,6 +256,55 @@ def parse_event(data: str) -> JSONObject | None:
         logger.warning("dropping an SSE message that is not a JSON object: %r", data[:EXCERPT])
         return None
     return parsed
+
+
+def answer_to(message: JSONObject, want: RequestId) -> JSONObject | None:
+    """The response to request `want` that `message` is, if it is one.
+
+    On a request's own response stream, a response whose id no request can have
+    (``null``, ``true``, ``1.5``) can only be an answer to that request: an id-less
+    error answers it; anything else is a broken answer.
+
+    Raises:
+        ProtocolError: a response with an invalid id that is not an id-less error.
+    """
+    if is_response_to(message, want):
+        return message
+    if not is_response(message) or is_valid_id(message.get("id")):
+        return None
+    if message.get("id") is None and isinstance(message.get("error"), dict):
+        return {"jsonrpc": "2.0", "id": want, "error": message["error"]}
+    raise ProtocolError(
+        f"the server answered request {want!r} with a response whose id "
+        f"is {message.get('id')!r}, not a valid request id"
+    )
+
+
+async def error_response(message: JSONObject, response: httpx.Response, cap: int) -> JSONObject:
+    """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error.
+
+    Raises:
+        TransportError: a 5xx without a JSON-RPC error.
+        ProtocolError: another status without one.
+        MessageTooLargeError: the body is over `cap`.
+    """
+    method: str = message["method"]
+    body = await read_capped(response, cap)
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        parsed = None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+    status = response.status_code
+    text = (
+        f"the server answered {method} with HTTP {status} {response.reason_phrase} "
+        f"and no JSON-RPC error: {excerpt(body)}"
+    )
+    if status >= 500:
+        raise TransportError(text)
+    raise ProtocolError(text, method=method)
 
 
 def is_response_to(message: Any, request_id: RequestId) -> bool:

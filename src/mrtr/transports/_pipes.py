@@ -33,6 +33,8 @@ __all__ = [
     "FdWriter",
     "PipeWriter",
     "StreamWriter",
+    "asyncio_stdout_pipe",
+    "close_fds",
 ]
 
 
@@ -227,3 +229,28 @@ def _close_fd(fd: int | None) -> None:
     anyio.notify_closing(fd)  # wakes a task waiting on it with ClosedResourceError
     with contextlib.suppress(OSError):
         os.close(fd)
+
+
+async def asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
+    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
+
+    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
+    cannot read pipes: the server's stdout is then anyio's pipe.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return None, -1
+    read_fd, write_fd = os.pipe()
+    try:
+        reader = await AsyncioPipeReader.connect(read_fd)
+    except (NotImplementedError, OSError, ValueError):
+        close_fds(write_fd)
+        return None, -1
+    return reader, write_fd
+
+
+def close_fds(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)

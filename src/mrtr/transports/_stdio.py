@@ -13,7 +13,6 @@ are this transport's own (see `_pipes`: fewer trips through the event loop per m
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import enum
 import logging
@@ -23,7 +22,6 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import IO, TypeAlias
 
 import anyio
 import anyio.abc
@@ -43,9 +41,16 @@ from mrtr.transports._framing import (
     encode_message,
     response_id_of_unparseable,
 )
-from mrtr.transports._pipes import AsyncioPipeReader, FdWriter, PipeWriter, StreamWriter
-from mrtr.transports._stderr_writer import BackgroundLineWriter
+from mrtr.transports._pipes import (
+    AsyncioPipeReader,
+    FdWriter,
+    PipeWriter,
+    StreamWriter,
+    asyncio_stdout_pipe,
+    close_fds,
+)
 from mrtr.transports._stdio_params import StdioServerParameters, default_environment
+from mrtr.transports._stdio_stderr import DEFAULT_MAX_STDERR_BACKLOG, StderrLines, StderrSink
 
 __all__ = [
     "DEFAULT_MAX_STDERR_BACKLOG",
@@ -67,14 +72,6 @@ _OWN_PIPES = sys.platform != "win32"
 # The server runs in a process group of its own, stopped as a whole (POSIX only).
 _PROCESS_GROUPS = sys.platform != "win32"
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
-
-DEFAULT_MAX_STDERR_BACKLOG = 1024 * 1024
-"""Characters of server stderr that may wait for a slow file sink before lines are dropped."""
-# A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
-_MAX_STDERR_LINE = 65536
-
-StderrSink: TypeAlias = "Callable[[str], object] | IO[str]"
-"""Where the server's stderr goes: a callable taking one line, or a text file."""
 
 
 class _State(enum.Enum):
@@ -124,14 +121,7 @@ class StdioTransport(Transport):
                 "max_message_size, shutdown_timeout and max_stderr_backlog must be positive"
             )
         self.params = params
-        self._stderr_sink = stderr
-        self._stderr_writer: BackgroundLineWriter | None = None
-        if stderr is None or not callable(stderr):
-            file_sink = stderr
-            self._stderr_writer = BackgroundLineWriter(
-                lambda: file_sink if file_sink is not None else sys.stderr,
-                max_backlog=max_stderr_backlog,
-            )
+        self._stderr = StderrLines(stderr, max_backlog=max_stderr_backlog)
         self._max_message_size = max_message_size
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
@@ -143,7 +133,6 @@ class StdioTransport(Transport):
         self._buffer = bytearray()
         self._scanned = 0
         self._stdout_eof = False
-        self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
         self._stdout_ended: anyio.Event | None = None
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
@@ -186,7 +175,8 @@ class StdioTransport(Transport):
         self._stderr_done = anyio.Event()
         self._stdout_ended = anyio.Event()
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(self._pump_stderr)
+            assert process.stderr is not None
+            task_group.start_soon(self._stderr.pump, process.stderr, self._stderr_done)
             task_group.start_soon(self._watch_exit)
             self._state = _State.OPEN
             try:
@@ -205,7 +195,7 @@ class StdioTransport(Transport):
         """
         command = [self.params.command, *self.params.args]
         stdin_read, stdin_write = os.pipe() if _OWN_PIPES else (-1, -1)
-        reader, stdout_write = await _asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
+        reader, stdout_write = await asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
         try:
             process = await anyio.open_process(
                 command,
@@ -219,12 +209,12 @@ class StdioTransport(Transport):
                 start_new_session=_PROCESS_GROUPS,
             )
         except BaseException:
-            _close_fds(stdin_write)
+            close_fds(stdin_write)
             if reader is not None:
                 await reader.aclose()
             raise
         finally:
-            _close_fds(stdin_read, stdout_write)  # the child holds its own copies now
+            close_fds(stdin_read, stdout_write)  # the child holds its own copies now
         if _OWN_PIPES:
             self._stdin = FdWriter(stdin_write)
         else:
@@ -409,59 +399,6 @@ class StdioTransport(Transport):
             await self._stderr_done.wait()
         return process.returncode
 
-    # -- stderr --------------------------------------------------------------------
-
-    async def _pump_stderr(self) -> None:
-        """Pass the server's stderr on line by line until it ends (or this is cancelled).
-
-        Runs in the lifespan's task group, from entry to exit.
-        """
-        assert self._process is not None and self._process.stderr is not None
-        assert self._stderr_done is not None
-        stderr = self._process.stderr
-        try:
-            while True:
-                try:
-                    chunk = await stderr.receive(_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    break
-                self._stderr_buffer += chunk
-                self._emit_complete_stderr_lines()
-            if self._stderr_buffer:
-                self._emit_stderr(bytes(self._stderr_buffer))
-                self._stderr_buffer.clear()
-        except Exception:  # a broken sink or pipe must not end the connection
-            _logger.exception("reading the server's stderr failed")
-        finally:
-            self._stderr_done.set()
-
-    def _emit_complete_stderr_lines(self) -> None:
-        buffer = self._stderr_buffer
-        while True:
-            index = buffer.find(b"\n")
-            if index < 0:
-                if len(buffer) >= _MAX_STDERR_LINE:
-                    self._emit_stderr(bytes(buffer[:_MAX_STDERR_LINE]))
-                    del buffer[:_MAX_STDERR_LINE]
-                    continue
-                return
-            self._emit_stderr(bytes(buffer[:index]))
-            del buffer[: index + 1]
-
-    def _emit_stderr(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace").rstrip("\r")
-        if self._stderr_writer is not None:
-            self._stderr_writer.write(line)  # a file: written by the writer's thread
-            return
-        sink = self._stderr_sink
-        assert callable(sink)
-        try:
-            sink(line)
-        except Exception:
-            # The sink is the caller's code or file; if it breaks, the server's log is
-            # lost but the connection must not be: say so in the log and carry on.
-            _logger.exception("the stderr sink failed; dropping a line of server stderr")
-
     async def _watch_exit(self) -> None:
         """End the connection when the server exits, even if its stdout stays open.
 
@@ -510,13 +447,7 @@ class StdioTransport(Transport):
             await process.aclose()
         if self._own_stdout is not None:
             await self._own_stdout.aclose()  # process.aclose closes only anyio's streams
-        if self._stderr_writer is not None:
-            self._stderr_writer.close()
-        if self._stderr_writer is not None and self._stderr_writer.started:
-            # pass on the server's last words, unless the sink is stuck
-            await anyio.to_thread.run_sync(
-                self._stderr_writer.join, self._shutdown_timeout, abandon_on_cancel=True
-            )
+        await self._stderr.close(self._shutdown_timeout)
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -550,31 +481,6 @@ async def _acquire(lock: anyio.Lock) -> None:
         lock.acquire_nowait()
     except anyio.WouldBlock:
         await lock.acquire()
-
-
-async def _asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
-    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
-
-    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
-    cannot read pipes: the server's stdout is then anyio's pipe.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return None, -1
-    read_fd, write_fd = os.pipe()
-    try:
-        reader = await AsyncioPipeReader.connect(read_fd)
-    except (NotImplementedError, OSError, ValueError):
-        _close_fds(write_fd)
-        return None, -1
-    return reader, write_fd
-
-
-def _close_fds(*fds: int) -> None:
-    for fd in fds:
-        if fd >= 0:
-            os.close(fd)
 
 
 def _signal_group(

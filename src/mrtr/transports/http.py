@@ -22,7 +22,6 @@ one place, `_http_wire.translate_http_errors`; the client and its pools are
 from __future__ import annotations
 
 import enum
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -50,14 +49,13 @@ from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.transports._http_wire import (
     ACCEPT_POST,
     EXCERPT,
+    answer_to,
     as_response,
     content_type,
     decoded_body,
     encode_body,
+    error_response,
     excerpt,
-    is_response,
-    is_response_to,
-    is_valid_id,
     meta_version,
     parse_event,
     parse_json,
@@ -392,7 +390,7 @@ class StreamableHTTPTransport(Transport):
     async def _read_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
         method: str = message["method"]
         if not response.is_success:
-            return await self._error_response(message, response)
+            return await error_response(message, response, self._max_message_size)
         kind = content_type(response)
         if kind == "application/json":
             body = await read_capped(response, self._max_message_size)
@@ -407,26 +405,6 @@ class StreamableHTTPTransport(Transport):
             f"text/event-stream: {excerpt(body)}",
             method=method,
         )
-
-    async def _error_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
-        """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error."""
-        method: str = message["method"]
-        body = await read_capped(response, self._max_message_size)
-        try:
-            parsed = json.loads(body)
-        except (ValueError, RecursionError):
-            parsed = None
-        error = parsed.get("error") if isinstance(parsed, dict) else None
-        if isinstance(error, dict) and isinstance(error.get("code"), int):
-            return {"jsonrpc": "2.0", "id": message["id"], "error": error}
-        status = response.status_code
-        text = (
-            f"the server answered {method} with HTTP {status} {response.reason_phrase} "
-            f"and no JSON-RPC error: {excerpt(body)}"
-        )
-        if status >= 500:
-            raise TransportError(text)
-        raise ProtocolError(text, method=method)
 
     async def _read_post_stream(self, message: JSONObject, response: httpx.Response) -> JSONObject:
         decoder = BoundedSSEDecoder(max_event_size=self._max_sse_event_size)
@@ -470,20 +448,8 @@ class StreamableHTTPTransport(Transport):
                     parsed = parse_event(event.data)
                     if parsed is None:
                         continue
-                    if want is not None and is_response_to(parsed, want):
-                        return parsed
-                    if (
-                        want is not None
-                        and is_response(parsed)
-                        and not is_valid_id(parsed.get("id"))
-                    ):
-                        # no request has that id: it can only be an answer to this one
-                        if parsed.get("id") is None and isinstance(parsed.get("error"), dict):
-                            return {"jsonrpc": "2.0", "id": want, "error": parsed["error"]}
-                        raise ProtocolError(
-                            f"the server answered request {want!r} with a response whose id "
-                            f"is {parsed.get('id')!r}, not a valid request id"
-                        )
+                    if want is not None and (found := answer_to(parsed, want)) is not None:
+                        return found
                     await self._deliver(parsed)
         return None
 
