@@ -122,7 +122,7 @@ def test_construction_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError):
         Client(Unused(), call_timeout=0)
     with pytest.raises(TypeError):
-        Client(42)
+        Client(42)  # type: ignore[arg-type]
     Client(Unused(), mode="legacy")
     Client(Unused(), mode=MODERN)
 
@@ -131,6 +131,8 @@ async def test_lifecycle_is_explicit() -> None:
     client = Client(Unused())
     assert client.state is ClientState.UNOPENED
     with pytest.raises(ClientStateError):
+        await client.list_tools()
+    with pytest.raises(RuntimeError):  # misuse is also a builtin RuntimeError
         await client.list_tools()
     with pytest.raises(ClientStateError):
         _ = client.protocol_version
@@ -481,6 +483,7 @@ async def test_deadline_bounds_the_whole_call() -> None:
         with pytest.raises(DeadlineExceededError) as info:
             await client.call_tool("t", timeout=0.2)
         assert info.value.timeout == 0.2
+        assert isinstance(info.value, TimeoutError)  # `except TimeoutError:` catches it
         assert started.is_set()
 
     await run(Server(), {"tools/call": asks}, body, elicitation_callback=stuck)

@@ -70,7 +70,10 @@ async def modern_server(request: ReceivedRequest, respond: Responder) -> bool:
         await respond.body(405, b"", content_type=None)
         return True
     method = request.json().get("method")
-    results = {"server/discover": DISCOVER, "tools/list": {"tools": [TOOL]}}
+    results: dict[str, dict[str, Any]] = {
+        "server/discover": DISCOVER,
+        "tools/list": {"tools": [TOOL]},
+    }
     if method in results:
         await respond.body(200, answer(request, results[method]), content_type="application/json")
         return True

@@ -30,6 +30,7 @@ class ServerSpec:
         audience: the audience claim of sealed state.
         discover_result: builds the answer to ``server/discover``.
         initialize_result: builds the answer to a legacy ``initialize`` at a version.
+        handler_error_log_level: the level at which a handler's exception is logged.
     """
 
     handlers: Mapping[str, Handler]
@@ -37,3 +38,4 @@ class ServerSpec:
     audience: str | None
     discover_result: Callable[[], dict[str, Any]]
     initialize_result: Callable[[str], dict[str, Any]]
+    handler_error_log_level: int

@@ -36,7 +36,6 @@ __all__ = [
     "as_response",
     "content_type",
     "decoded_body",
-    "encode_body",
     "error_response",
     "excerpt",
     "is_response",
@@ -93,7 +92,7 @@ async def translate_http_errors(
         if request_id is None:
             raise TransportError(f"{method}: the server stalled past the read timeout") from exc
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
     except UnicodeEncodeError as exc:  # httpx sends header values as ASCII
         raise TransportError(
@@ -186,21 +185,22 @@ def user_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     return kept
 
 
-def parsed_url(url: str) -> httpx.URL | str:
-    """The URL, parsed once.
+def parsed_url(url: str) -> httpx.URL:
+    """The URL, checked and parsed once.
 
-    httpx parses a string URL again on every request, a measurable share of a round's
-    CPU. A URL httpx cannot parse is kept as the string, so each request reports it as
-    before.
+    httpx parses a string URL again on every request; and a typo is better reported
+    where the transport is built than as a failed request later.
+
+    Raises:
+        ValueError: the URL cannot be parsed, or is not an absolute http(s) URL.
     """
     try:
-        return httpx.URL(url)
-    except Exception:
-        return url
-
-
-def encode_body(message: JSONObject) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"not a valid URL: {url!r} ({exc})") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    return parsed
 
 
 def meta_version(message: JSONObject) -> str | None:

@@ -41,6 +41,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._framing import encode_message
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
 from mrtr.transports._http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
@@ -53,7 +54,6 @@ from mrtr.transports._http_wire import (
     as_response,
     content_type,
     decoded_body,
-    encode_body,
     error_response,
     excerpt,
     meta_version,
@@ -111,7 +111,8 @@ class StreamableHTTPTransport(Transport):
             that, reading from the server pauses until `receive` takes one.
 
     Raises:
-        ValueError: ``receive_queue_size`` is not positive.
+        ValueError: ``url`` is not an absolute http(s) URL (the message names it), or
+            ``receive_queue_size`` is not positive.
     """
 
     def __init__(
@@ -129,7 +130,7 @@ class StreamableHTTPTransport(Transport):
         if receive_queue_size < 1:
             raise ValueError("receive_queue_size must be positive")
         self.url = url
-        self._target: httpx.URL | str = url
+        self._target = parsed_url(url)
         # We decode bodies ourselves, under the caps: offer only what we can bound.
         self._extra_headers = {**user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
         self._auth = auth
@@ -174,7 +175,6 @@ class StreamableHTTPTransport(Transport):
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
         exchange = HTTPExchange(self._client_source, auth=self._auth, timeout=self._timeout)
         self._exchange = exchange
-        self._target = parsed_url(self.url)
         legacy = LegacySession(
             exchange,
             self._target,
@@ -221,8 +221,11 @@ class StreamableHTTPTransport(Transport):
 
         Raises:
             TransportError: the transport is not open, or the connection has ended.
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity (not valid JSON).
         """
         self._check_usable()
+        encode_message(message)  # reject what the wire cannot carry here, as every transport does
         method = message.get("method")
         if not isinstance(method, str):
             self._spawn(self._post_plain, message)
@@ -377,7 +380,7 @@ class StreamableHTTPTransport(Transport):
             exchange.stream(
                 "POST",
                 self._target,
-                content=encode_body(message),
+                content=encode_message(message),
                 headers=headers,
                 **exchange.options(),
             ) as response,
@@ -474,7 +477,7 @@ class StreamableHTTPTransport(Transport):
                 exchange.stream(
                     "POST",
                     self._target,
-                    content=encode_body(message),
+                    content=encode_message(message),
                     headers=headers,
                     **exchange.options(),
                 ) as response,
