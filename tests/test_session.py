@@ -772,3 +772,17 @@ async def test_stray_responses_are_logged_once_per_burst(caplog: pytest.LogCaptu
     assert [r.levelno for r in stray].count(logging.WARNING) == 1
     late = [r for r in caplog.records if "abandoned request id" in r.getMessage()]
     assert [r.levelno for r in late] == [logging.DEBUG]
+
+
+async def test_an_id_of_the_wrong_type_fails_the_only_request_waiting() -> None:
+    async with open_session() as (session, peer), anyio.create_task_group() as tg:
+
+        async def script() -> None:
+            await peer.expect_request("tools/list")
+            await peer.send({"jsonrpc": "2.0", "id": {"not": "an id"}, "result": {"tools": []}})
+            await answer_next(peer, {"tools": []})
+
+        tg.start_soon(script)
+        with pytest.raises(ProtocolError, match="wrong type"):
+            await session.list_tools()
+        assert (await session.list_tools()).tools == []

@@ -183,6 +183,35 @@ async def test_gzip_and_deflate_bodies_are_decoded() -> None:
     assert accepted is not None and "br" not in accepted and "gzip" in accepted
 
 
+@pytest.mark.parametrize("kind", ["json", "sse"])
+async def test_a_large_compressed_body_under_the_cap_decodes_exactly(kind: str) -> None:
+    text = "a" * 300_000 + "".join(str(n) for n in range(50_000))  # many full pieces
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        body = answer(request, {"text": text})
+        headers = {"Content-Encoding": "gzip"}
+        if kind == "json":
+            await respond.body(200, gzipped(body), content_type="application/json", headers=headers)
+            return
+        await respond.start_sse(headers=headers)
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        event = b"data: " + body + b"\n\n"
+        for start in range(0, len(event), 1000):  # compressed bytes in many small chunks
+            if piece := compressor.compress(event[start : start + 1000]):
+                await respond.chunk(piece)  # (an empty chunk would end the body)
+        await respond.chunk(compressor.flush())
+        await respond.end()
+
+    async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
+        await t.send(modern("tools/call", {"name": "x"}))
+        assert await receive(t) == {"jsonrpc": "2.0", "id": 1, "result": {"text": text}}
+
+
+def test_the_new_limits_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="receive_queue_size"):
+        StreamableHTTPTransport("http://127.0.0.1:1/mcp", receive_queue_size=0)
+
+
 async def test_an_encoding_the_client_did_not_offer_is_refused() -> None:
     async def handler(request: ReceivedRequest, respond: Responder) -> None:
         headers = {"Content-Encoding": "br"}

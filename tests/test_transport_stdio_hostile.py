@@ -41,6 +41,14 @@ async def test_one_unusual_message_fails_at_most_its_own_request_over_stdio() ->
                 assert result.content[0].text == "called plain"  # type: ignore[union-attr]
 
 
+async def test_answers_with_the_id_true_fail_the_connect_instead_of_hanging() -> None:
+    server = str(HELPERS / "hostile_stdio_server.py")
+    params = StdioServerParameters(sys.executable, [server, "--id-true"])
+    with anyio.fail_after(BOUND), pytest.raises(ProtocolError, match="wrong type"):
+        async with Client(params):
+            pass  # pragma: no cover - the connect must fail
+
+
 # -- processes left behind -----------------------------------------------------------------
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")

@@ -409,14 +409,15 @@ class JSONRPCConnection:
         pending = None
         if is_request_id(request_id):  # by type too: `True == 1` in Python
             pending = self._pending.get(request_id)
-        elif (twin := same_value_id(request_id)) is not None and twin in self._pending:
-            # ``true`` or ``1.0`` for our request 1: a broken answer to it, which must not
-            # leave it waiting forever
-            self._pending[twin].settle(
+        elif request_id is not None and (target := self._wrong_type_target(request_id)) is not None:
+            # ``true`` or ``1.0`` (or an object...) cannot be any request's id: a broken
+            # answer to the request it must be meant for, which must not wait forever
+            broken = self._pending[target]
+            broken.settle(
                 ProtocolError(
-                    f"the server answered {self._pending[twin].method} (id {twin}) with "
-                    f"the id {json_text(request_id)}, of the wrong type",
-                    method=self._pending[twin].method,
+                    f"the server answered {broken.method} (id {target}) with the id "
+                    f"{json_text(request_id)}, of the wrong type",
+                    method=broken.method,
                 )
             )
             return
@@ -434,6 +435,19 @@ class JSONRPCConnection:
                     method=pending.method,
                 )
             )
+
+    def _wrong_type_target(self, request_id: Any) -> RequestId | None:
+        """The request a response with an id of the wrong type must be meant for, if clear.
+
+        The request whose id it equals in Python (``true`` and ``1.0`` for ``1``), else the
+        only request waiting; with several waiting and no such match, nobody can tell.
+        """
+        twin = same_value_id(request_id)
+        if twin is not None and twin in self._pending:
+            return twin
+        if len(self._pending) == 1:
+            return next(iter(self._pending))
+        return None
 
     async def _notification(self, method: str, params: Any) -> None:
         try:

@@ -2,7 +2,8 @@
 
 Standard library only. ``tools/list`` lists a tool whose input schema nests 600 deep;
 ``tools/call`` answers by the tool's name: ``bigint`` (a 5,000-digit integer), ``deep``
-(arrays nested 100,000 deep), anything else a plain text result.
+(arrays nested 100,000 deep), anything else a plain text result. With ``--id-true``,
+every answer carries the id ``true`` instead of its request's.
 """
 
 from __future__ import annotations
@@ -54,8 +55,12 @@ def answer(request: dict[str, object]) -> str | None:
 
 
 def main() -> None:
+    wrong_ids = sys.argv[1:] == ["--id-true"]  # answer every request with the id `true`
     for raw in sys.stdin:
-        line = answer(json.loads(raw))
+        request = json.loads(raw)
+        if wrong_ids and "id" in request:
+            request["id"] = True
+        line = answer(request)
         if line is not None:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()

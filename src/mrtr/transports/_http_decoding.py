@@ -48,7 +48,7 @@ class BodyDecoder:
             ProtocolError: the body is not valid data in its declared encoding.
         """
         data = chunk
-        while data:
+        while True:
             try:
                 piece = self._inflater.decompress(data, DECODED_PIECE)
             except zlib.error as exc:
@@ -69,6 +69,9 @@ class BodyDecoder:
                 self._inflater = zlib.decompressobj(self._wbits)
             if piece:
                 yield piece
+            # a full piece may leave output pending inside zlib even with no input left
+            if not data and len(piece) < DECODED_PIECE:
+                return
 
     def flush(self) -> bytes:
         """Whatever the decoder still holds at the end of the body (at most a piece)."""

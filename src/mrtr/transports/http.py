@@ -30,6 +30,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -296,8 +297,12 @@ class StreamableHTTPTransport(Transport):
         """Queue `item` for `receive`, waiting while the queue is full (back-pressure)."""
         if self._send_stream is None:
             return
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the fast path still honours it
         try:
-            await self._send_stream.send(item)
+            try:
+                self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
+            except anyio.WouldBlock:
+                await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
