@@ -123,6 +123,8 @@ if TYPE_CHECKING:
     )
     from mrtr.types._jsonrpc import (
         ErrorData as ErrorData,
+        JSONRPCNotification as JSONRPCNotification,
+        TypedNotification as TypedNotification,
     )
     from mrtr.types._lifecycle import (
         ClientCapabilities as ClientCapabilities,
@@ -278,7 +280,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Root",
         "SamplingMessage",
     ),
-    "mrtr.types._jsonrpc": ("ErrorData",),
+    "mrtr.types._jsonrpc": ("ErrorData", "JSONRPCNotification", "TypedNotification"),
     "mrtr.types._lifecycle": (
         "ClientCapabilities",
         "DiscoverRequest",
