@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from mrtr import Client, EraProbeTimeoutError, StdioServerParameters
-from tests.helpers.peer import memory_pair
+from mrtr.transports import create_memory_transport_pair
+from tests.helpers.peer import ScriptedPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +68,9 @@ async def test_a_server_answering_nothing_raises_a_typed_error_naming_legacy_mod
 
 async def test_a_silent_in_process_peer_raises_instead_of_hanging() -> None:
     with anyio.fail_after(30):
-        async with memory_pair() as (client_end, peer):
+        client_end, server_end = create_memory_transport_pair()
+        peer = ScriptedPeer(server_end)
+        async with server_end:
             with pytest.raises(EraProbeTimeoutError, match="probe_timeout"):
                 async with Client(client_end, probe_timeout=0.5):
                     pytest.fail("connected to a peer that answers nothing")

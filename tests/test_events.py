@@ -79,4 +79,4 @@ def test_other_sdks_stdio_parameters_are_read_into_ours() -> None:
         as_stdio_parameters(OtherParams("python", [], {"A": 1}))  # type: ignore[dict-item]
     assert not looks_like_stdio_parameters(object())
     with pytest.raises(TypeError):
-        Client(object())
+        Client(object())  # type: ignore[arg-type]

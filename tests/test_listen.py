@@ -20,7 +20,8 @@ from mrtr import (
     ToolsListChanged,
 )
 from mrtr.errors import MCPError, RequestTimeoutError
-from tests.helpers.peer import LEGACY, MODERN, ScriptedPeer, memory_pair
+from mrtr.transports import create_memory_transport_pair
+from tests.helpers.peer import LEGACY, MODERN, ScriptedPeer
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,9 @@ async def client_and_peer(
     era: str = MODERN, **kwargs: Any
 ) -> AsyncIterator[tuple[Client, ScriptedPeer]]:
     with anyio.fail_after(30):
-        async with memory_pair() as (client_end, peer), anyio.create_task_group() as tg:
+        client_end, server_end = create_memory_transport_pair()
+        peer = ScriptedPeer(server_end)
+        async with server_end, anyio.create_task_group() as tg:
             shaken = anyio.Event()
 
             async def handshake() -> None:

@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -37,7 +37,8 @@ from mrtr.errors import (
 )
 
 if TYPE_CHECKING:
-    from mrtr.session import ClientSession
+    from collections.abc import Callable, Coroutine, Mapping
+
     from mrtr.transports import JSONObject, RequestId
 
 __all__ = [
@@ -194,6 +195,30 @@ class ListenRoutes:
         return event is not None
 
 
+class ListenHost(Protocol):
+    """What `listen` needs of a session (`ClientSession` is one)."""
+
+    @property
+    def era(self) -> Literal["legacy", "modern"] | None: ...
+
+    @property
+    def protocol_version(self) -> str | None: ...
+
+    @property
+    def listen_routes(self) -> ListenRoutes: ...
+
+    def start_background(self, function: Callable[[], Coroutine[Any, Any, object]]) -> None: ...
+
+    async def send_request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the session's per-request timeout
+        request_id: str | None = None,
+    ) -> JSONObject: ...
+
+
 class Subscription:
     """An open ``subscriptions/listen`` stream: ``async for event in subscription``.
 
@@ -236,7 +261,7 @@ class Subscription:
 
 @asynccontextmanager
 async def listen(
-    session: ClientSession,
+    session: ListenHost,
     requested: SubscriptionFilter,
     *,
     ack_timeout: float | None,

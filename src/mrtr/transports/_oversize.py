@@ -1,6 +1,7 @@
 """Which request an oversized message answers, read from its first and last bytes.
 
-A message over the size cap is never held whole: a transport keeps its first
+A message over the size cap is never held whole (`BoundedLines`, the stdio transport's
+line splitter, skips it as it arrives): a transport keeps its first
 `HEAD_BYTES` and last `TAIL_BYTES`, skips the rest, and asks `oversized_failure` what to
 do. A response names its request in a top-level ``"id"``, which serializers put near the
 start (``{"jsonrpc":"2.0","id":7,"result":...}``) or at the end; when it is found, that
@@ -18,7 +19,15 @@ import re
 from mrtr.errors import MessageTooLargeError
 from mrtr.transports._base import RequestFailed, RequestId
 
-__all__ = ["HEAD_BYTES", "TAIL_BYTES", "oversized_failure", "top_level_id"]
+__all__ = [
+    "HEAD_BYTES",
+    "BoundedLines",
+    "TAIL_BYTES",
+    "OversizedLine",
+    "SkippedLine",
+    "oversized_failure",
+    "top_level_id",
+]
 
 HEAD_BYTES = 4096
 TAIL_BYTES = 256
@@ -94,3 +103,79 @@ def oversized_failure(
     what = "a server request or notification" if is_request else "a message"
     logger.warning("dropping %s that cannot be attributed to a request: %s", what, error)
     return None
+
+
+class SkippedLine:
+    """A line over the cap, as it is skipped: its first bytes, its last bytes, its length."""
+
+    def __init__(self, data: bytes | bytearray) -> None:
+        self.head = bytes(data[:HEAD_BYTES])
+        self.tail = bytes(data[-TAIL_BYTES:])
+        self.size = len(data)
+
+    def add(self, data: bytes | bytearray) -> None:
+        """Count more of the line (only its last bytes are kept)."""
+        self.size += len(data)
+        self.tail = (self.tail + bytes(data[-TAIL_BYTES:]))[-TAIL_BYTES:]
+
+    def failure(self, limit: int, *, logger: logging.Logger) -> RequestFailed | None:
+        """The failure of the request this line answers, or ``None`` (dropped)."""
+        return oversized_failure(self.head, self.tail, self.size, limit, logger=logger)
+
+
+class OversizedLine(Exception):
+    """A line over the cap ended; `skipped` is what was kept of it."""
+
+    def __init__(self, skipped: SkippedLine) -> None:
+        super().__init__(skipped.size)
+        self.skipped = skipped
+
+
+class BoundedLines:
+    """Newline-delimited messages from a byte stream, none held past `limit` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._skipping: SkippedLine | None = None
+
+    def feed(self, chunk: bytes) -> None:
+        """Add bytes read from the stream."""
+        self._buffer += chunk
+
+    def next_line(self) -> bytes | None:
+        """The next complete line, or ``None`` (feed more).
+
+        Raises:
+            OversizedLine: a line over the cap ended (it was skipped, not buffered).
+        """
+        buffer, skipping = self._buffer, self._skipping
+        index = buffer.find(b"\n", self._scanned)
+        if index < 0:
+            if skipping is not None:
+                skipping.add(buffer)
+                buffer.clear()
+            elif len(buffer) > self._limit:
+                self._skipping = SkippedLine(buffer)  # skip the rest as it arrives
+                buffer.clear()
+            self._scanned = len(buffer)
+            return None
+        line = bytes(buffer[:index])
+        del buffer[: index + 1]
+        self._scanned = 0
+        if skipping is not None:
+            skipping.add(line)
+            self._skipping = None
+            raise OversizedLine(skipping)
+        if len(line) > self._limit:
+            raise OversizedLine(SkippedLine(line))
+        return line
+
+    def rest(self) -> bytes:
+        """What is left of an unterminated last line (empty when skipping one), cleared."""
+        line = b"" if self._skipping is not None else bytes(self._buffer)
+        self._buffer.clear()
+        self._scanned = 0
+        self._skipping = None
+        return line

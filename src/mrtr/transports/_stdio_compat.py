@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mrtr.transports._stdio import StdioServerParameters
+from mrtr.transports._stdio_params import StdioServerParameters
 
 __all__ = ["as_stdio_parameters", "looks_like_stdio_parameters"]
 
