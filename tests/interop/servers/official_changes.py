@@ -84,6 +84,7 @@ TOOLS = [
 async def list_tools(
     ctx: ServerRequestContext, params: PaginatedRequestParams | None
 ) -> ListToolsResult:
+    _record(ctx, "listed", "tools")
     return ListToolsResult(tools=TOOLS)
 
 
@@ -125,6 +126,7 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
 async def list_prompts(
     ctx: ServerRequestContext, params: PaginatedRequestParams | None
 ) -> ListPromptsResult:
+    _record(ctx, "listed", "prompts")
     return ListPromptsResult(
         prompts=[Prompt(name="greet", arguments=[PromptArgument(name="language", required=True)])]
     )
@@ -149,6 +151,7 @@ async def complete(ctx: ServerRequestContext, params: CompleteRequestParams) -> 
 async def list_resources(
     ctx: ServerRequestContext, params: PaginatedRequestParams | None
 ) -> ListResourcesResult:
+    _record(ctx, "listed", "resources")
     return ListResourcesResult(resources=[Resource(uri="note://a", name="a")])
 
 
