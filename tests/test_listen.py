@@ -434,3 +434,26 @@ async def test_a_server_cancel_ends_the_stream_gracefully_and_pre_ack_events_are
             tg.start_soon(server)
             async with client.listen(tools_list_changed=True) as sub:
                 assert [event async for event in sub] == [ResourceUpdated("x")]
+
+
+def test_the_cache_is_bounded_and_clamps_hostile_ttls() -> None:
+    clock = FakeClock()
+    cache = ResponseCache(max_entries=2, clock=clock)
+    for cursor in ("a", "b", "c"):
+        cache.put("srv", "tools/list", cursor, "p", _Page(ttl_ms=60_000, cache_scope="public"))
+    assert len(cache) == 2
+    assert cache.get("srv", "tools/list", "a", "p") is None  # the least recently used went
+    cache.put("srv", "prompts/list", None, "p", _Page(ttl_ms=10**15, cache_scope="public"))
+    clock.now += 24 * 60 * 60 + 1  # a day, the most any hint may ask for
+    assert cache.get("srv", "prompts/list", None, "p") is None
+    cache.put("srv", "prompts/list", None, "p", _Page(ttl_ms=-5, cache_scope="public"))
+    assert cache.get("srv", "prompts/list", None, "p") is None  # a negative hint is no hint
+    with pytest.raises(ValueError):
+        ResponseCache(max_entries=0)
+    with pytest.raises(ValueError):
+        ResponseCache(default_ttl_ms=-1)
+    defaulted = ResponseCache(default_ttl_ms=1000, clock=clock)
+    defaulted.put("srv", "tools/list", None, "p", _Page(ttl_ms=None, cache_scope=None))
+    assert defaulted.get("srv", "tools/list", None, "p") is not None
+    defaulted.clear()
+    assert len(defaulted) == 0
