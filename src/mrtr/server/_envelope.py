@@ -9,7 +9,7 @@ request), checks every later request against it, and yields each request's `Enve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ValidationError
 
@@ -56,9 +56,12 @@ class Envelope:
     log_level: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Incoming:
-    """One checked message: a request (with an id) or a notification (without)."""
+class Incoming(NamedTuple):
+    """One checked message: a request (with an id) or a notification (without).
+
+    A named tuple, not a frozen dataclass: one is built per message, and a tuple is the
+    cheapest immutable value to build.
+    """
 
     method: str
     params: dict[str, Any]
