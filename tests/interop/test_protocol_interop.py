@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from mrtr import (
@@ -22,6 +23,7 @@ from mrtr import (
     ToolsListChanged,
 )
 from mrtr.errors import MessageTooLargeError
+from mrtr.transports.http import StreamableHTTPTransport
 from mrtr.types import PromptReference
 from tests.helpers.builders import text_of
 
@@ -59,6 +61,17 @@ async def test_listen_gets_the_ack_and_typed_events_and_cancels_cleanly(target: 
             # a second subscription on the same connection works too
             async with client.listen(prompts_list_changed=True) as again:
                 assert again.honored.prompts_list_changed
+
+
+async def test_a_quiet_listen_stream_outlives_the_http_read_timeout(official_http: str) -> None:
+    # The server stays silent on the stream for longer than the transport's read timeout.
+    transport = StreamableHTTPTransport(
+        f"{official_http}/changes/mcp", timeout=httpx.Timeout(10.0, read=0.5)
+    )
+    with anyio.fail_after(BOUND):
+        async with Client(transport) as client, client.listen(tools_list_changed=True) as sub:
+            assert text_of(await client.call_tool("announce_later", {"seconds": 1.5})) == "later"
+            assert await sub.__anext__() == ToolsListChanged()
 
 
 async def test_legacy_subscribe_and_change_notifications(target: Target) -> None:

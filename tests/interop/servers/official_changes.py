@@ -12,6 +12,7 @@ interop tests run one at a time, so each clears it first.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -75,6 +76,11 @@ TOOLS = [
         },
     ),
     Tool(name="announce", description="Tools list changed; note://a updated.", input_schema=OBJECT),
+    Tool(
+        name="announce_later",
+        description="Tools list changed, `seconds` from now.",
+        input_schema=OBJECT,
+    ),
     Tool(name="big", description="A text result of `size` characters, twice.", input_schema=OBJECT),
     Tool(name="seen", description="What this session's client sent.", input_schema=OBJECT),
     Tool(name="log", description="Log at every level.", input_schema=OBJECT),
@@ -105,6 +111,11 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
             await bus.publish(ToolsListChanged())
             await bus.publish(ResourceUpdated(uri="note://a"))
         return text("announced")
+    if params.name == "announce_later":  # 2026-07-28 only: after the call has returned
+        loop = asyncio.get_running_loop()
+        publish = lambda: asyncio.ensure_future(bus.publish(ToolsListChanged()))  # noqa: E731
+        loop.call_later(float(arguments["seconds"]), publish)
+        return text("later")
     if params.name == "big":
         blob = "x" * int(arguments["size"])
         return CallToolResult(
