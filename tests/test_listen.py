@@ -427,13 +427,16 @@ async def test_a_server_cancel_ends_the_stream_gracefully_and_pre_ack_events_are
             # before the ack nothing may be sent on the stream: dropped
             await peer.notify("notifications/tools/list_changed", on_stream(listen))
             await peer.notify(*ack(listen, {"toolsListChanged": True}))
+            # what was not asked for is dropped too
+            await peer.notify("notifications/prompts/list_changed", on_stream(listen))
             await peer.notify("notifications/resources/updated", on_stream(listen, {"uri": "x"}))
+            await peer.notify("notifications/tools/list_changed", on_stream(listen))
             await peer.notify("notifications/cancelled", {"requestId": listen["id"]})
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(server)
             async with client.listen(tools_list_changed=True) as sub:
-                assert [event async for event in sub] == [ResourceUpdated("x")]
+                assert [event async for event in sub] == [ToolsListChanged()]
 
 
 def test_the_cache_is_bounded_and_clamps_hostile_ttls() -> None:

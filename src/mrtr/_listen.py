@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
-from mrtr._events import ChangeEvent, change_event
+from mrtr._events import (
+    ChangeEvent,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+    change_event,
+)
 from mrtr.errors import (
     MRTRError,
     NotInThisEraError,
@@ -87,6 +93,20 @@ class SubscriptionFilter:
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
         return wire
+
+    def allows(self, event: ChangeEvent) -> bool:
+        """Whether `event` is of a kind this filter asks for.
+
+        Any URI passes when resources were subscribed: an update may name a
+        sub-resource of a subscribed one.
+        """
+        if isinstance(event, ToolsListChanged):
+            return self.tools_list_changed
+        if isinstance(event, PromptsListChanged):
+            return self.prompts_list_changed
+        if isinstance(event, ResourcesListChanged):
+            return self.resources_list_changed
+        return bool(self.resource_subscriptions)
 
     @classmethod
     def from_wire(cls, wire: Any) -> SubscriptionFilter:
@@ -190,9 +210,13 @@ class ListenRoutes:
             _logger.warning("dropping %s sent on subscription %r before its ack", method, key)
             return True
         event = change_event(method, params)
-        if event is not None:
+        if event is None:
+            return False
+        if route.requested.allows(event):
             route.push(event)
-        return event is not None
+        else:  # the server must not send what was not asked for
+            _logger.debug("dropping %s on subscription %r: not asked for", method, key)
+        return True
 
 
 class ListenHost(Protocol):
