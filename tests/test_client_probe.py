@@ -18,9 +18,9 @@ OLD_SERVER = str(Path(__file__).parent / "helpers" / "old_stdio_server.py")
 PROBE = 5.0  # generous for a loaded machine: the probe also waits for the process to start
 
 
-def old_server(mode: str, starts: Path | None = None) -> StdioServerParameters:
+def old_server(mode: str, starts: Path | None = None, *extra: str) -> StdioServerParameters:
     env = {"OLD_SERVER_STARTS": str(starts)} if starts is not None else None
-    return StdioServerParameters(sys.executable, [OLD_SERVER, mode], env=env)
+    return StdioServerParameters(sys.executable, [OLD_SERVER, mode, *extra], env=env)
 
 
 async def test_a_server_ignoring_the_probe_is_spoken_to_in_the_legacy_era(tmp_path: Path) -> None:
@@ -58,10 +58,21 @@ async def test_a_server_killed_by_the_probe_is_restarted_for_the_legacy_handshak
     assert len(starts.read_text().split()) == 2
 
 
+async def test_a_server_slow_to_start_still_connects_after_a_restart(tmp_path: Path) -> None:
+    # Each start takes longer than the probe and the bounded initialize together: the
+    # fresh process's initialize waits as any request does (no read timeout here).
+    starts = tmp_path / "starts"
+    with anyio.fail_after(90):
+        async with Client(old_server("slow", starts, "2.5"), probe_timeout=1.0) as client:
+            assert client.protocol_version == "2025-03-26"
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+    assert len(starts.read_text().split()) == 2
+
+
 async def test_a_server_answering_nothing_raises_a_typed_error_naming_legacy_mode() -> None:
     with anyio.fail_after(90):
         with pytest.raises(EraProbeTimeoutError, match='mode="legacy"') as info:
-            async with Client(old_server("dead"), probe_timeout=1.0):
+            async with Client(old_server("dead"), probe_timeout=1.0, read_timeout_seconds=1.0):
                 pytest.fail("connected to a server that answers nothing")
         assert isinstance(info.value, TimeoutError)
 

@@ -5,8 +5,10 @@ falls back to the legacy ``initialize`` handshake on anything that is not positi
 evidence of a modern server. A transport failure or timeout is never an era verdict,
 with one exception: the first probe is bounded (``probe_timeout``), because servers on
 ``mcp`` 1.8 and older never answer it (they stay alive, stuck, or exit at the next
-message). `connect` then tries ``initialize`` on the same connection, and for a stdio
-server in a fresh process, before giving up with `EraProbeTimeoutError`.
+message). `connect` then tries ``initialize`` on the same connection (also bounded: a
+stuck server must not hang it), and for a stdio server in a fresh process, which only
+ever sees ``initialize`` and so gets the ordinary read timeout: a server that is merely
+slow to start (``npx`` fetching it) still connects.
 """
 
 from __future__ import annotations
@@ -47,7 +49,12 @@ OpenSession = Callable[[AsyncExitStack], Awaitable[ClientSession]]
 
 
 async def connect(
-    open_session: OpenSession, mode: str, *, probe_timeout: float, restartable: bool
+    open_session: OpenSession,
+    mode: str,
+    *,
+    probe_timeout: float,
+    restartable: bool,
+    read_timeout: float | None = None,
 ) -> tuple[AsyncExitStack, ClientSession]:
     """Open a session and settle its era; never hang on a server that ignores the probe.
 
@@ -56,12 +63,14 @@ async def connect(
         mode: ``"auto"``, ``"legacy"`` or a modern protocol version.
         probe_timeout: the bound on the first ``server/discover`` in ``"auto"`` mode.
         restartable: a fresh connection is a fresh server process (stdio).
+        read_timeout: the bound on ``initialize`` in a fresh process (``None``: none).
 
     Returns:
         The stack that closes the session and transport, and the session.
 
     Raises:
-        EraProbeTimeoutError: no handshake answered in time (it names ``mode="legacy"``).
+        EraProbeTimeoutError: no handshake answered in time (it names ``mode="legacy"``);
+            never raised for a fresh process without a `read_timeout`.
         MCPError, ProtocolError, RequestTimeoutError, TransportError: as `negotiate`.
     """
     stack = AsyncExitStack()
@@ -88,9 +97,9 @@ async def connect(
         stack = AsyncExitStack()
         session = await open_session(stack)
         try:
-            await session.initialize(timeout=probe_timeout)
+            await session.initialize(timeout=read_timeout)
         except RequestTimeoutError as exc:
-            raise EraProbeTimeoutError(probe_timeout) from exc
+            raise EraProbeTimeoutError(exc.timeout) from exc
         return stack, session
     except BaseException:
         try:

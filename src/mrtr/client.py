@@ -130,7 +130,8 @@ class Client(ClientEvents):
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks (for the manual loop, e.g. ``{"elicitation": {}}``).
         probe_timeout: the bound on ``mode="auto"``'s ``server/discover``; past it,
-            ``initialize`` (for stdio in a fresh process if needed).
+            ``initialize`` (as long again; then for stdio in a fresh process, bounded
+            by ``read_timeout_seconds`` only).
         response_cache: ``True`` or a (shared) `ResponseCache`: list results kept as
             the server's hints allow; ``cache_mode`` per call. Off by default.
         cache_partition: the authorization context of this client's private cache
@@ -236,6 +237,7 @@ class Client(ClientEvents):
                 self.mode,
                 probe_timeout=self.probe_timeout,
                 restartable=is_process_target(self.target),
+                read_timeout=self.read_timeout_seconds,
             )
         except BaseException:
             self._state = ClientState.CLOSED

@@ -6,7 +6,9 @@ nothing back, and stays alive. ``argv[1]`` picks how badly it takes the probe:
 - ``ignore``: it goes on reading, and answers ``initialize`` on the same connection;
 - ``stuck``: it stops reading stdin altogether (only a fresh process answers);
 - ``crash``: as ``mcp`` 1.8.1 really does, it waits, and exits at the next message;
-- ``dead``: it answers nothing at all, ever.
+- ``dead``: it answers nothing at all, ever;
+- ``slow``: like ``ignore``, but every start takes ``argv[2]`` seconds first (as a
+  server fetched by ``npx`` on its first run does).
 
 Standard library only, so it starts fast and depends on nothing under test.
 """
@@ -17,6 +19,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 MODE = sys.argv[1]
 out = sys.stdout.buffer
@@ -33,6 +36,8 @@ def main() -> None:
     if starts:  # one line per process started, for the tests to count
         with open(starts, "a") as log:
             log.write(f"{os.getpid()}\n")
+    if MODE == "slow":
+        time.sleep(float(sys.argv[2]))  # a slow start, before reading anything
     probed = False
     for line in sys.stdin.buffer:
         request = json.loads(line)
