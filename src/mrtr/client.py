@@ -122,8 +122,8 @@ class Client(ClientEvents):
         input_required_max_rounds: retries allowed per call (10: at most 11 requests).
         input_limits: bounds against a hostile server (`InputLimits`).
         on_round: called with a `RoundEvent` after every round of every call.
-        max_message_size: the cap on one incoming message, in bytes (32 MiB); a bigger
-            one fails the request it answers, not the connection.
+        max_message_size: the cap on one incoming message, in bytes (32 MiB; over HTTP
+            also each SSE event's). A bigger one fails the request it answers, only.
         headers: extra HTTP headers (URL targets only).
         auth: an ``httpx.Auth`` (URL targets only).
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
