@@ -51,6 +51,7 @@ from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.transports._http_wire import (
     ACCEPT_POST,
     EXCERPT,
+    HTTPResponse,
     answer_to,
     as_response,
     content_type,
@@ -174,7 +175,9 @@ class StreamableHTTPTransport(Transport):
         """
         if self._state is not _State.NEW:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
-        exchange = HTTPExchange(self._client_source, auth=self._auth, timeout=self._timeout)
+        exchange = HTTPExchange(
+            self._client_source, auth=self._auth, timeout=self._timeout, target=self._target
+        )
         self._exchange = exchange
         legacy = LegacySession(
             exchange,
@@ -395,7 +398,7 @@ class StreamableHTTPTransport(Transport):
                 legacy.session_id = session_id_of(response) or legacy.session_id
             return await self._read_response(message, response)
 
-    async def _read_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
+    async def _read_response(self, message: JSONObject, response: HTTPResponse) -> JSONObject:
         method: str = message["method"]
         if not response.is_success:
             return await error_response(message, response, self._max_message_size)
@@ -414,7 +417,7 @@ class StreamableHTTPTransport(Transport):
             method=method,
         )
 
-    async def _read_post_stream(self, message: JSONObject, response: httpx.Response) -> JSONObject:
+    async def _read_post_stream(self, message: JSONObject, response: HTTPResponse) -> JSONObject:
         decoder = BoundedSSEDecoder(max_event_size=self._max_sse_event_size)
         legacy = self._require_legacy()
         resumable = legacy.version is not None
@@ -441,7 +444,7 @@ class StreamableHTTPTransport(Transport):
         )
 
     async def _pump_sse(
-        self, response: httpx.Response, decoder: BoundedSSEDecoder, want: RequestId | None
+        self, response: HTTPResponse, decoder: BoundedSSEDecoder, want: RequestId | None
     ) -> JSONObject | None:
         """Read SSE events: return the response to ``want``; relay everything else.
 
