@@ -166,17 +166,22 @@ class BodyReader:
         self.done = True
 
     def _feed_chunked(self, data: bytes) -> list[bytes]:
+        """Chunked framing, resumable at any byte.
+
+        ``_chunk_left`` > 0 is data left in a chunk, 0 a size line next, -2 the CRLF
+        after a chunk's data, -1 the trailer section.
+        """
         buffer = self._buffer + data if self._buffer else data
         out: list[bytes] = []
         position = 0
-        while position < len(buffer):
+        while position < len(buffer) and not self.done:
             if self._chunk_left > 0:
                 piece = buffer[position : position + self._chunk_left]
                 out.append(piece)
                 position += len(piece)
                 self._chunk_left -= len(piece)
                 if self._chunk_left == 0:
-                    self._chunk_left = -2  # the CRLF after the chunk's data
+                    self._chunk_left = -2
                 continue
             if self._chunk_left == -2:
                 if len(buffer) - position < 2:
@@ -191,20 +196,21 @@ class BodyReader:
                 if len(buffer) - position > _CHUNK_LINE_MAX:
                     raise httpx.RemoteProtocolError("bad chunked encoding in the response")
                 break
-            line = buffer[position:end]
+            self._line(buffer[position:end])
             position = end + 2
-            if self._chunk_left == -1:  # trailers, up to an empty line
-                if not line:
-                    self.done = True
-                    if position != len(buffer):
-                        raise httpx.RemoteProtocolError("bytes past the response body")
-                    self._buffer = b""
-                    return out
-                continue
-            size_text = line.split(b";", 1)[0].strip(b" \t")
-            if _CHUNK_SIZE.fullmatch(size_text) is None:
-                raise httpx.RemoteProtocolError("bad chunk size in the response")
-            size = int(size_text, 16)
-            self._chunk_left = size if size else -1
+        if self.done and position != len(buffer):
+            raise httpx.RemoteProtocolError("the server sent bytes past the response body")
         self._buffer = buffer[position:]
         return out
+
+    def _line(self, line: bytes) -> None:
+        """A chunk-size line, or a trailer line (an empty one ends the body)."""
+        if self._chunk_left == -1:
+            if not line:
+                self.done = True
+            return
+        size_text = line.split(b";", 1)[0].strip(b" \t")
+        if _CHUNK_SIZE.fullmatch(size_text) is None:
+            raise httpx.RemoteProtocolError("bad chunk size in the response")
+        size = int(size_text, 16)
+        self._chunk_left = size if size else -1

@@ -19,7 +19,7 @@ from __future__ import annotations
 import select
 import time
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -62,11 +62,8 @@ class _Connection:
         return not readable
 
     async def close(self) -> None:
-        with anyio.CancelScope(shield=True):
-            try:
-                await self.stream.aclose()
-            except _CONNECT_ERRORS:
-                pass
+        with anyio.CancelScope(shield=True), suppress(*_CONNECT_ERRORS):
+            await self.stream.aclose()
 
 
 class _Body:
@@ -84,8 +81,8 @@ class _Body:
 
     @property
     def complete(self) -> bool:
-        """Whether the whole body arrived and was taken (the connection can be reused)."""
-        return self.reader.done and not self._pending
+        """Whether the whole body arrived (read or not, the connection can be reused)."""
+        return self.reader.done
 
     def __aiter__(self) -> _Body:
         return self
@@ -157,7 +154,7 @@ class OwnClient:
         *,
         content: bytes = b"",
         headers: Mapping[str, str] | None = None,
-        timeout: httpx.Timeout | None = None,
+        timeout: httpx.Timeout | None = None,  # noqa: ASYNC109 (httpx's keyword, per request)
         follow_redirects: bool = False,
     ) -> AsyncIterator[OwnResponse]:
         """Send one request; yield its response, whose body is read while in the block.

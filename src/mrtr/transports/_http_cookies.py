@@ -52,24 +52,28 @@ class CookieJar:
         name, value = name.strip(), value.strip()
         if not equals or not name or any(c in name + value for c in ',\r\n"\\'):
             return
-        expires: float | None = None
-        secure = False
-        for attribute in attributes:
-            key, _, argument = attribute.strip().partition("=")
-            key = key.lower()
-            if key == "max-age":
-                try:
-                    expires = time.time() + int(argument)
-                except ValueError:
-                    continue
-            elif key == "expires" and expires is None:
-                try:
-                    expires = email.utils.parsedate_to_datetime(argument).timestamp()
-                except (TypeError, ValueError, IndexError, OverflowError):
-                    continue
-            elif key == "secure":
-                secure = True
+        expires, secure = _attributes(attributes)
         if expires is not None and expires <= time.time():
             self._cookies.pop(name, None)
         elif name in self._cookies or len(self._cookies) < MAX_COOKIES:
             self._cookies[name] = (value, expires, secure)
+
+
+def _attributes(attributes: list[str]) -> tuple[float | None, bool]:
+    """When a cookie expires (``Max-Age`` wins over ``Expires``), and if it is ``Secure``."""
+    max_age: float | None = None
+    expires: float | None = None
+    secure = False
+    for attribute in attributes:
+        key, _, argument = attribute.strip().partition("=")
+        key = key.lower()
+        if key == "max-age" and argument.strip().lstrip("-").isdigit():
+            max_age = time.time() + int(argument)
+        elif key == "expires":
+            try:
+                expires = email.utils.parsedate_to_datetime(argument).timestamp()
+            except (TypeError, ValueError, IndexError, OverflowError):
+                continue
+        elif key == "secure":
+            secure = True
+    return (max_age if max_age is not None else expires), secure
