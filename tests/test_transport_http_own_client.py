@@ -85,14 +85,16 @@ def test_malformed_heads_are_refused() -> None:
         with pytest.raises(httpx.RemoteProtocolError):
             parse_head(head)
     head = parse_head(b"HTTP/1.1 404 Not Found\r\nA:  b \r\nA: c")
-    assert (head.status, head.reason, head.headers) == (404, "Not Found", [(b"A", b"b"), (b"A", b"c")])
+    assert (head.status, head.reason, head.headers) == (
+        404,
+        "Not Found",
+        [(b"A", b"b"), (b"A", b"c")],
+    )
 
 
 def test_requests_refuse_header_injection_and_non_ascii() -> None:
     wire = encode_request("POST", b"/mcp?x=1", b"h:1", [("X-A", "b")], b"{}")
-    assert wire == (
-        b"POST /mcp?x=1 HTTP/1.1\r\nHost: h:1\r\nX-A: b\r\nContent-Length: 2\r\n\r\n{}"
-    )
+    assert wire == (b"POST /mcp?x=1 HTTP/1.1\r\nHost: h:1\r\nX-A: b\r\nContent-Length: 2\r\n\r\n{}")
     with pytest.raises(httpx.LocalProtocolError):
         encode_request("POST", b"/", b"h", [("X-A", "b\r\nX-Evil: 1")], b"")
     with pytest.raises(httpx.LocalProtocolError):

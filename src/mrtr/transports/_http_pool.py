@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
@@ -117,8 +118,16 @@ class HTTPExchange:
             async with self._follow_redirects(method, url, kwargs) as response:
                 yield response
             return
-        async with slots, self._follow_redirects(method, url, kwargs) as response:
-            yield response
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            slots.acquire_nowait()  # the usual case: a free slot, no trip through the loop
+        except anyio.WouldBlock:
+            await slots.acquire()
+        try:
+            async with self._follow_redirects(method, url, kwargs) as response:
+                yield response
+        finally:
+            slots.release()
 
     @asynccontextmanager
     async def _follow_redirects(

@@ -88,6 +88,7 @@ class _Pending:
 
     method: str
     modern: bool
+    body: bytes
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
 
 
@@ -229,12 +230,12 @@ class StreamableHTTPTransport(Transport):
             ValueError: the message holds NaN or an infinity (not valid JSON).
         """
         self._check_usable()
-        encode_message(message)  # reject what the wire cannot carry here, as every transport does
+        body = encode_message(message)  # reject what the wire cannot carry here, as all do
         method = message.get("method")
         if not isinstance(method, str):
             self._spawn(self._post_plain, message)
         elif "id" in message:
-            self._start_request(message, method)
+            self._start_request(message, method, body)
         elif method == "notifications/cancelled" and self._cancel_modern(message):
             return
         else:
@@ -323,11 +324,11 @@ class StreamableHTTPTransport(Transport):
 
     # -- requests -------------------------------------------------------------------
 
-    def _start_request(self, message: JSONObject, method: str) -> None:
+    def _start_request(self, message: JSONObject, method: str, body: bytes) -> None:
         version = meta_version(message)
         if version is not None:
             self._modern_version = version
-        self._pending[message["id"]] = _Pending(method=method, modern=version is not None)
+        self._pending[message["id"]] = _Pending(method, version is not None, body)
         self._spawn(self._run_request, message)
 
     def _cancel_modern(self, message: JSONObject) -> bool:
@@ -383,12 +384,13 @@ class StreamableHTTPTransport(Transport):
         request_id: RequestId = message["id"]
         headers = self._request_headers(message)
         exchange, legacy = self._require_exchange(), self._require_legacy()
+        pending = self._pending.get(request_id)
         async with (
             translate_http_errors(method, request_id, exchange.read_timeout()),
             exchange.stream(
                 "POST",
                 self._target,
-                content=encode_message(message),
+                content=encode_message(message) if pending is None else pending.body,
                 headers=headers,
                 **exchange.options(),
             ) as response,
