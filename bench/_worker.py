@@ -102,11 +102,9 @@ async def _hostile(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rss_mib() -> float:
-    """The current resident set (not the peak), in MiB, after a full collection."""
+    """Peak RSS so far, in MiB, after a full collection (a leak keeps raising it)."""
     gc.collect()
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * resource.getpagesize() / 2**20
+    return _maxrss_kib() / 1024
 
 
 async def _leak(spec: dict[str, Any]) -> dict[str, Any]:
@@ -126,8 +124,8 @@ async def _cold(spec: dict[str, Any]) -> dict[str, Any]:
     """One call on a new client, in a process started just before (see `bench._cold`)."""
     async with open_client(spec["lib"], spec["target"]) as client:
         await client.call_tool("rounds", {"n": spec["n"]})
-        first = time.time()
-    return {"first_result_at": first}
+        first, cpu = time.time(), time.process_time()
+    return {"first_result_at": first, "cpu": cpu, "maxrss": _maxrss_kib()}
 
 
 _JOBS = {

@@ -321,7 +321,11 @@ def _cold_once(lib: str) -> dict[str, Any]:
     spec = {"job": "cold", "lib": lib, "target": "stdio", "n": 0}
     start = time.time()
     result = run_worker(spec)
-    return {"first_result": result["first_result_at"] - start}
+    return {
+        "first_result": result["first_result_at"] - start,
+        "cpu": result["cpu"],
+        "maxrss": result["maxrss"],
+    }
 
 
 def scenario_cold(opts: Options) -> list[str]:
@@ -329,12 +333,18 @@ def scenario_cold(opts: Options) -> list[str]:
         for lib in ("mrtr", "official"):
             _cold_once(lib)
     data = alternate(opts.import_reps // 2, _cold_once)
-    rows = [Row("python start to first tool result", "first_result", target=0.5)]
+    rows = [
+        Row("python start to first tool result", "first_result", target=0.5),
+        Row("client CPU to first tool result", "cpu"),
+        Row("client peak RSS", "maxrss", unit="MiB", scale=KIB),
+    ]
     note = (
         "A fresh `python -m bench._worker` per repetition (interpreter start, import, "
         "spawning the official server over stdio, negotiation, models built on first use, "
         "one call); the clock runs from just before the parent starts the child to the "
-        f"moment the child holds the result. {opts.import_reps // 2} processes per library."
+        "moment the child holds the result, and includes the official server's own start, "
+        "which both clients wait for. Client CPU is the client process's alone "
+        f"(`time.process_time`). {opts.import_reps // 2} processes per library."
     )
     return [table("6. Cold start over stdio", rows, data, note=note)]
 
@@ -354,8 +364,8 @@ def scenario_leak(opts: Options) -> list[str]:
     ]
     note = (
         f"One client, {total:,} sequential 1-round calls to the official server over stdio "
-        "(the server is another process); current RSS from `/proc/self/statm` after a full "
-        f"`gc.collect()`. {opts.heavy_reps} process(es) per library. A leak shows as growth "
+        "(the server is another process); peak RSS (`ru_maxrss`) of the client process after "
+        f"a full `gc.collect()`. {opts.heavy_reps} process(es) per library. A leak shows as growth "
         "that scales with the number of calls."
     )
     return [table("7. Memory over many calls (leak check)", rows, data, note=note)]

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
+import ssl
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import anyio.abc
 import httpx
 import pytest
+from anyio.streams.tls import TLSListener
 
 from mrtr.transports._http1 import BodyReader, encode_request, parse_head
 from mrtr.transports._http_client import OwnClient
@@ -293,3 +299,80 @@ async def test_a_refused_connection_is_a_connect_error() -> None:
     with anyio.fail_after(BOUND), pytest.raises(httpx.ConnectError):
         await _post(client, f"http://127.0.0.1:{port}/mcp")
     await client.aclose()
+
+
+# -- TLS -------------------------------------------------------------------------------
+
+
+def _tls_contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A throwaway CA-less certificate for 127.0.0.1: (server context, client context)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        cert_path, key_path = Path(folder) / "cert.pem", Path(folder) / "key.pem"
+        cert_path.write_bytes(cert_pem)
+        key_path.write_bytes(key_pem)
+        server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        server.load_cert_chain(cert_path, key_path)
+    client = ssl.create_default_context(cadata=cert_pem.decode())
+    return server, client
+
+
+async def test_https_keeps_its_connection_and_checks_the_certificate() -> None:
+    server_context, client_context = _tls_contexts()
+    seen: list[int] = []
+    counter = 0
+
+    async def serve(stream: anyio.abc.ByteStream) -> None:
+        nonlocal counter
+        counter += 1
+        number, buffer = counter, bytearray()
+        async with stream:
+            while (await _read_request(stream, buffer)) is not None:  # type: ignore[arg-type]
+                seen.append(number)
+                await stream.send(OK)
+
+    tcp = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = tcp.extra(anyio.abc.SocketAttribute.local_port)
+    listener = TLSListener(tcp, server_context, standard_compatible=False)
+    url = f"https://127.0.0.1:{port}/mcp"
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, serve)
+        client = OwnClient(httpx.URL(url), timeout=TIMEOUT, tls=client_context)
+        with anyio.fail_after(BOUND):
+            assert await _post(client, url) == b"{}"
+            assert await _post(client, url) == b"{}"
+        await client.aclose()
+        untrusting = OwnClient(httpx.URL(url), timeout=TIMEOUT, tls=ssl.create_default_context())
+        with anyio.fail_after(BOUND), pytest.raises(httpx.ConnectError):
+            await _post(untrusting, url)
+        await untrusting.aclose()
+        tg.cancel_scope.cancel()
+    assert seen == [1, 1]

@@ -3,10 +3,10 @@
 `HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
-Over plain http, with no ``auth`` and no proxy configured, the transport's own client is
-`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets; otherwise (https, an
-``httpx.Auth``, proxies from the environment) it is httpx, as below, and a client the
-caller gives is always used as given.
+With no ``auth`` and no proxy configured, the transport's own client is
+`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
+default context); otherwise (an ``httpx.Auth``, proxies from the environment) it is
+httpx, as below, and a client the caller gives is always used as given.
 
 httpcore 1.0's pool rescans all its connections (and every queued request against each
 of them) whenever a request starts or ends, and closes every idle connection while it
@@ -58,7 +58,7 @@ class HTTPExchange:
         auth: an ``httpx.Auth`` applied to every request.
         timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
             caller's client its own timeout.
-        target: the endpoint; over plain http the own client is `OwnClient`.
+        target: the endpoint; without auth or proxies the own client is `OwnClient`.
     """
 
     client: httpx.AsyncClient | OwnClient
@@ -84,9 +84,10 @@ class HTTPExchange:
             # a transport of our own would turn off httpx's proxies from the environment
             self.client = httpx.AsyncClient(timeout=own_timeout)
             self._owned = True
-        elif auth is None and target is not None and target.scheme == "http":
+        elif auth is None and target is not None:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
-            self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout))
+            tls = httpx.create_ssl_context() if target.scheme == "https" else None
+            self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
             self._owned = True
         else:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
