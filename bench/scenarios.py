@@ -349,13 +349,14 @@ def scenario_cold(opts: Options) -> list[str]:
     return [table("6. Cold start over stdio", rows, data, note=note)]
 
 
-def scenario_leak(opts: Options) -> list[str]:
+def _leak_table(title: str, target: str, opts: Options, where: str) -> str:
     first, total = 1000, (3000 if opts.quick else 10000)
 
     def measure(lib: str) -> dict[str, Any]:
-        spec = {"job": "leak", "lib": lib, "target": "stdio", "n": 1, "first": first}
+        spec = {"job": "leak", "lib": lib, "target": target, "n": 1, "first": first}
         return run_worker({**spec, "total": total}, timeout=1800)
 
+    _log(f"  {title}")
     data = alternate(opts.heavy_reps, measure)
     rows = [
         Row(f"RSS after {first:,} calls", "rss_first", unit="MiB", scale=1, target=0.5),
@@ -363,12 +364,23 @@ def scenario_leak(opts: Options) -> list[str]:
         Row(f"growth from {first:,} to {total:,} calls", "growth", unit="MiB", scale=1),
     ]
     note = (
-        f"One client, {total:,} sequential 1-round calls to the official server over stdio "
+        f"One client, {total:,} sequential 1-round calls to the official server {where} "
         "(the server is another process); peak RSS (`ru_maxrss`) of the client process after "
-        f"a full `gc.collect()`. {opts.heavy_reps} process(es) per library. A leak shows as growth "
-        "that scales with the number of calls."
+        f"a full `gc.collect()`. {opts.heavy_reps} process(es) per library. A leak shows as "
+        "growth that scales with the number of calls."
     )
-    return [table("7. Memory over many calls (leak check)", rows, data, note=note)]
+    return table(title, rows, data, note=note)
+
+
+def scenario_leak(opts: Options) -> list[str]:
+    out = [
+        _leak_table("7a. Memory over many calls, stdio (leak check)", "stdio", opts, "over stdio")
+    ]
+    with http_server() as url:
+        out.append(
+            _leak_table("7b. Memory over many calls, HTTP (leak check)", url, opts, "under uvicorn")
+        )
+    return out
 
 
 SCENARIOS: dict[str, Callable[[Options], list[str]]] = {

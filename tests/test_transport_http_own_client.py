@@ -17,7 +17,7 @@ import pytest
 from anyio.streams.tls import TLSListener
 
 from mrtr.transports._http1 import BodyReader, encode_request, parse_head
-from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import CookieJar
 
 pytestmark = pytest.mark.anyio
@@ -289,6 +289,24 @@ async def test_cookies_the_endpoint_sets_are_sent_back() -> None:
         await client.aclose()
     assert b"cookie:" not in requests[0].lower()
     assert b"\r\nCookie: lb=r2\r\n" in requests[1]
+
+
+async def test_a_user_agent_is_sent_unless_the_caller_names_one() -> None:
+    requests: list[bytes] = []
+
+    def answer(connection: int, request: bytes) -> bytes:
+        requests.append(request)
+        return OK
+
+    async with _raw_server(answer) as (url, _seen):
+        client = OwnClient(httpx.URL(url), timeout=TIMEOUT)
+        with anyio.fail_after(BOUND):
+            await _post(client, url)
+            await _post(client, url, {"user-agent": "mine/1"})
+        await client.aclose()
+    assert f"\r\nUser-Agent: {USER_AGENT}\r\n".encode() in requests[0]
+    assert b"\r\nuser-agent: mine/1\r\n" in requests[1]
+    assert b"mrtr/" not in requests[1]
 
 
 async def test_a_refused_connection_is_a_connect_error() -> None:

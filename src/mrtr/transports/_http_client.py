@@ -26,6 +26,7 @@ import anyio
 import anyio.abc
 import httpx
 
+from mrtr._version import __version__
 from mrtr.transports._http1 import (
     MAX_HEAD_SIZE,
     BodyReader,
@@ -35,10 +36,13 @@ from mrtr.transports._http1 import (
 )
 from mrtr.transports._http_cookies import CookieJar
 
-__all__ = ["KEEPALIVE_EXPIRY", "OwnClient", "OwnResponse"]
+__all__ = ["KEEPALIVE_EXPIRY", "USER_AGENT", "OwnClient", "OwnResponse"]
 
 KEEPALIVE_EXPIRY = 5.0
 """Seconds an idle connection is kept for reuse (httpcore's default)."""
+
+USER_AGENT = f"mrtr/{__version__}"
+"""Sent unless the caller's headers name their own ``User-Agent``."""
 
 _CONNECT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
@@ -166,6 +170,8 @@ class OwnClient:
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         limits = timeout or self.timeout
         pairs = list((headers or {}).items())
+        if not any(name.lower() == "user-agent" for name, _ in pairs):
+            pairs.append(("User-Agent", USER_AGENT))
         cookie = self._cookies.header()
         if cookie:
             pairs.append(("Cookie", cookie))
