@@ -17,6 +17,7 @@ its connection: that is how a modern request is cancelled.
 from __future__ import annotations
 
 import select
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
@@ -60,10 +61,9 @@ class _Connection:
             return False
         try:
             sock = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
-            readable, _, _ = select.select([sock], [], [], 0)
+            return not _readable(sock)
         except (OSError, ValueError, anyio.TypedAttributeLookupError):
             return False
-        return not readable
 
     async def close(self) -> None:
         with anyio.CancelScope(shield=True), suppress(*_CONNECT_ERRORS):
@@ -248,6 +248,16 @@ class OwnClient:
         except _CONNECT_ERRORS as exc:
             raise httpx.ConnectError(str(exc) or repr(exc)) from exc
         return _Connection(stream), False
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether `sock` has bytes (or its end) waiting; ``poll`` has no descriptor limit."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([sock], [], [], 0)  # pragma: no cover - Windows
+    return bool(readable)
 
 
 async def _send(connection: _Connection, data: bytes, seconds: float | None) -> None:
