@@ -16,6 +16,7 @@ import httpx
 import pytest
 from anyio.streams.tls import TLSListener
 
+from mrtr.transports import _http_client
 from mrtr.transports._http1 import BodyReader, encode_request, parse_head
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import CookieJar
@@ -206,6 +207,21 @@ async def test_connections_are_kept_alive_and_reused() -> None:
                 assert await _post(client, url) == b"{}"
         await client.aclose()
     assert seen == [1, 1, 1]
+
+
+async def test_expired_idle_connections_are_closed_not_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_http_client, "KEEPALIVE_EXPIRY", -1.0)  # every idle one expired
+    async with _raw_server(lambda _, __: OK) as (url, seen):
+        client = OwnClient(httpx.URL(url), timeout=TIMEOUT)
+        with anyio.fail_after(BOUND):
+            for _ in range(3):
+                assert await _post(client, url) == b"{}"
+            assert len(client._idle) == 1  # the older ones were closed on the way
+        await client.aclose()
+        assert client._idle == []
+    assert seen == [1, 2, 3]
 
 
 async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:

@@ -227,6 +227,9 @@ class OwnClient:
 
     async def _acquire(self, limits: httpx.Timeout) -> tuple[_Connection, bool]:
         now = time.monotonic()
+        # the oldest idle connections first: expired ones are closed, not left open
+        while self._idle and now - self._idle[0].idle_since > KEEPALIVE_EXPIRY:
+            await self._idle.pop(0).close()
         while self._idle:
             connection = self._idle.pop()
             if connection.usable(now):
