@@ -1,4 +1,4 @@
-"""The Streamable HTTP client transport, for both MCP eras, on httpx.
+"""The Streamable HTTP client transport, for both MCP eras.
 
 The transport learns the era from what it carries. A request whose ``params._meta`` holds
 ``io.modelcontextprotocol/protocolVersion`` is modern (2026-07-28, stateless): it goes
@@ -14,9 +14,10 @@ Each outgoing message is POSTed from a task of the transport's lifespan task gro
 notifications, server requests on SSE streams) is queued for `receive`, in a bounded
 queue (a server that floods stops being read). A request the server could not answer
 is delivered as `RequestFailed` carrying a typed error; a JSON-RPC error body on an HTTP
-error status is delivered as that error response. httpx's exceptions are translated in
-one place, `_http_wire.translate_http_errors`; the client and its pools are
-`_http_pool.HTTPExchange`.
+error status is delivered as that error response. HTTP errors (httpx's exception
+classes, also raised by the own client) are translated in one place,
+`_http_wire.translate_http_errors`; which client carries the requests (the own HTTP/1.1
+pool, httpx for ``auth`` and proxies, or the caller's) is `_http_pool.HTTPExchange`.
 """
 
 from __future__ import annotations
