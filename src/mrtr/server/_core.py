@@ -45,6 +45,8 @@ from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
+    CompleteRequestParams,
+    CompleteResult,
     CreateMessageRequest,
     ElicitRequest,
     ElicitRequestURLParams,
@@ -103,6 +105,7 @@ _ROUTES: dict[str, _Route] = {
     "resources/read": _Route(
         ReadResourceRequestParams, "on_read_resource", ReadResourceResult, True
     ),
+    "completion/complete": _Route(CompleteRequestParams, "on_complete", CompleteResult, True),
 }
 
 
@@ -280,7 +283,7 @@ class ServerConnection:
             return self._modern_envelope(meta)
         if self._legacy_version is None:
             raise HandlerError(
-                INVALID_REQUEST,
+                INVALID_PARAMS,
                 f"Invalid Request: {method} carries no protocol version; send initialize "
                 f"first, or put {META_PROTOCOL_VERSION} in params._meta",
             )
@@ -347,10 +350,11 @@ class ServerConnection:
         emit: Emit,
         principal: Principal | None,
     ) -> JSONObject:
-        if method == "initialize":
-            return self._initialize(params)
         meta = params.get("_meta")
-        if method == "ping" and not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):
+        enveloped = isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+        if method == "initialize" and not enveloped:
+            return self._initialize(params)
+        if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._envelope(method, params)
         route = _ROUTES.get(method)

@@ -297,7 +297,7 @@ class StreamableHTTPApp:
             connection = session.connection
             self._check_legacy_version(request, connection, message)
             legacy = True
-        elif message.get("method") == "initialize":
+        elif message.get("method") == "initialize" and not _has_envelope(message):
             if len(self._sessions) >= self._sessions.max_sessions:
                 raise _busy("too many sessions", message.get("id"))
             connection, legacy = self._server.connection(), True
