@@ -139,6 +139,7 @@ def _sample(text: str, max_tokens: int) -> dict[str, Any]:
 
 
 LIST_ROOTS: dict[str, Any] = {"method": "roots/list", "params": {}}
+CONFIRM = _elicit("Please confirm", "ok", "boolean")
 
 
 def _ask(requests: dict[str, Any], state: dict[str, Any] | None = None) -> InputRequiredResult:
@@ -233,8 +234,10 @@ async def _mrtr_tool(ctx: ServerRequestContext, name: str) -> CallToolResult | I
         return _ask({"probe": _sample("Say hello", 10)})
     if name == "test_input_required_result_elicitation":
         user = _field(responses, "user_name", "name")
-        return _result(_text(f"Hello, {user}!")) if user else _ask(
-            {"user_name": _elicit("What is your name?", "name")}
+        return (
+            _result(_text(f"Hello, {user}!"))
+            if user
+            else _ask({"user_name": _elicit("What is your name?", "name")})
         )
     if name == "test_input_required_result_sampling":
         if "sample_request" in responses:
@@ -249,7 +252,7 @@ async def _mrtr_tool(ctx: ServerRequestContext, name: str) -> CallToolResult | I
     if name == "test_input_required_result_request_state":
         if state.get("kind") == "request-state" and _field(responses, "confirm", "ok") is True:
             return _result(_text("state-ok: requestState validated"))
-        return _ask({"confirm": _elicit("Please confirm", "ok", "boolean")}, {"kind": "request-state"})
+        return _ask({"confirm": CONFIRM}, {"kind": "request-state"})
     if name == "test_input_required_result_multiple_inputs":
         return _multiple_inputs(responses, state)
     if name == "test_input_required_result_multi_round":
@@ -258,7 +261,7 @@ async def _mrtr_tool(ctx: ServerRequestContext, name: str) -> CallToolResult | I
         # the core verified the sealed state before this ran: tampering never gets here
         if state.get("kind") == "tamper-test" and "confirm" in responses:
             return _result(_text("integrity-ok: state verified"))
-        return _ask({"confirm": _elicit("Please confirm", "ok", "boolean")}, {"kind": "tamper-test"})
+        return _ask({"confirm": CONFIRM}, {"kind": "tamper-test"})
     return _capabilities(ctx, responses)
 
 
