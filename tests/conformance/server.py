@@ -7,9 +7,10 @@ Usage (tests/conformance/run_server.py does this)::
 It serves streamable HTTP on 127.0.0.1 only and prints its URL on the first line of
 stdout once it is listening. It offers what the suite's server scenarios call, under the
 names the scenarios use: content tools (text, image, audio, embedded resource, mixed),
-a logging tool, a progress tool, an error tool, a JSON Schema 2020-12 tool, the
-multi-round-trip tools and prompt (answered with `InputRequiredResult`), static and
-templated resources, prompts, and completion.
+a logging tool, a progress tool, an error tool, a JSON Schema 2020-12 tool, a tool whose
+argument is mirrored into an ``Mcp-Param-*`` header, the multi-round-trip tools and
+prompt (answered with `InputRequiredResult`), static and templated resources, prompts,
+and completion.
 """
 
 from __future__ import annotations
@@ -195,7 +196,15 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     "test_input_required_result_capabilities": "Asks only what the client can answer",
     "test_streaming_elicitation": "Answers on a response stream",
     "test_logging_tool": "Logs only when the request set a log level",
+    "test_mirrored_header": "Mirrors its region argument into the Mcp-Param-Region header",
 }
+# the region argument travels in a header too; the server checks the two agree
+MIRRORED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    "required": ["region"],
+}
+SCHEMAS = {"json_schema_2020_12_tool": SCHEMA_2020_12, "test_mirrored_header": MIRRORED_SCHEMA}
 
 
 async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
@@ -203,7 +212,7 @@ async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams |
         {
             "name": name,
             "description": description,
-            "inputSchema": SCHEMA_2020_12 if name == "json_schema_2020_12_tool" else EMPTY_SCHEMA,
+            "inputSchema": SCHEMAS.get(name, EMPTY_SCHEMA),
         }
         for name, description in TOOL_DESCRIPTIONS.items()
         if ctx.is_modern or "input_required" not in name
@@ -341,6 +350,8 @@ async def call_tool(
         return _result(_text("This tool intentionally returns an error for testing"), is_error=True)
     if name == "json_schema_2020_12_tool":
         return _result(_text(f"JSON Schema 2020-12 tool called with: {params.arguments or {}}"))
+    if name == "test_mirrored_header":
+        return _result(_text(f"region: {(params.arguments or {}).get('region')}"))
     if name == "test_streaming_elicitation":
         await ctx.send_progress(50, 100)
         return _result(_text("Streaming complete"))

@@ -18,8 +18,6 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -39,6 +37,7 @@ from mrtr.server._jsonrpc import (
     error_response,
 )
 from mrtr.server._origin import OriginPolicy
+from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -66,7 +65,6 @@ Scope = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-_SENTINEL_PREFIX, _SENTINEL_SUFFIX = "=?base64?", "?="
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 
@@ -96,17 +94,6 @@ class _Reply(Exception):
 
 def _error_reply(status: int, code: int, message: str, request_id: Any = None) -> _Reply:
     return _Reply(status, error_response(request_id, HandlerError(code, message)))
-
-
-def _decode_header_value(value: str) -> str | None:
-    """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken."""
-    if not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX)):
-        return value
-    encoded = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
-    try:
-        return base64.b64decode(encoded, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
 
 
 class _Request:
@@ -305,6 +292,7 @@ class StreamableHTTPApp:
             connection, legacy = self._server.connection(), False
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
+                await self._check_param_headers(request, message, principal)
         if not is_request:
             await connection.handle(message, emit=_drop, principal=principal)
             raise _Reply(202)
@@ -353,7 +341,7 @@ class StreamableHTTPApp:
                 raise _error_reply(
                     400, HEADER_MISMATCH, f"Header mismatch: {name} header is missing", request_id
                 )
-            value = _decode_header_value(raw) if name == "Mcp-Name" else raw
+            value = decode_header_value(raw) if name == "Mcp-Name" else raw
             if value != expected:
                 raise _error_reply(
                     400,
@@ -362,6 +350,17 @@ class StreamableHTTPApp:
                     f"body value {expected!r}",
                     request_id,
                 )
+
+    async def _check_param_headers(
+        self, request: _Request, message: JSONObject, principal: Principal | None
+    ) -> None:
+        if message.get("method") != "tools/call":
+            return
+        problem = await param_header_mismatch(self._server, message, request.headers, principal)
+        if problem is not None:
+            raise _error_reply(
+                400, HEADER_MISMATCH, f"Header mismatch: {problem}", message.get("id")
+            )
 
     async def _answer(
         self,
