@@ -181,3 +181,47 @@ async def test_legacy_sessions_see_no_tool_that_only_asks() -> None:
     names = {tool["name"] for tool in tools}
     assert "test_simple_text" in names
     assert not any("input_required" in name for name in names)
+
+
+# --- the official client (mcp==2.3.0) against the conformance server ----------------------
+
+
+async def _official_client_session(url: str, mode: str) -> None:
+    mcp = pytest.importorskip("mcp")
+    from mcp import types as mt
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        return mt.ElicitResult(action="accept", content={"name": "Ada", "color": "teal"})
+
+    async with mcp.Client(url, elicitation_callback=on_elicit, mode=mode) as client:
+        ref = mt.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
+        done = await client.complete(ref, {"name": "arg1", "value": "al"})
+        assert done.completion.values == ["alpha"]
+        # once listed, the official client mirrors the argument into Mcp-Param-Region
+        # (2026-07-28); the server checks the header against the body before the tool runs
+        assert "test_mirrored_header" in [tool.name for tool in (await client.list_tools()).tools]
+        mirrored = await client.call_tool("test_mirrored_header", {"region": "zürich"})
+        assert mirrored.content[0].text == "region: zürich"  # type: ignore[union-attr]
+        if mode != "legacy":
+            rounds = await client.call_tool("test_input_required_result_multi_round", {})
+            text = rounds.content[0].text  # type: ignore[union-attr]
+            assert text == "Multi-round complete for Ada who likes teal"
+
+
+@pytest.mark.anyio
+@pytest.mark.interop
+# Under trio, the official SDK's SSE reader leaves httpx async generators for the garbage
+# collector (its bug, not ours); pytest would turn that into a failure.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_the_official_client_completes_and_mirrors_headers(tmp_path: Path) -> None:
+    import anyio
+
+    script = Path(run_server.__file__).with_name("server.py")
+    server = run_server.ServerProcess(f"{sys.executable} {script}", tmp_path / "err.log")
+    url = server.start()
+    try:
+        with anyio.fail_after(90):
+            await _official_client_session(url, "auto")
+            await _official_client_session(url, "legacy")
+    finally:
+        server.stop()
