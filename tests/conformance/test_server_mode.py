@@ -225,3 +225,17 @@ async def test_the_official_client_completes_and_mirrors_headers(tmp_path: Path)
             await _official_client_session(url, "legacy")
     finally:
         server.stop()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_our_client_completes_against_the_conformance_server(mode: str) -> None:
+    import anyio
+
+    from mrtr import Client
+
+    async with Client(build_server(), mode=mode) as client:
+        with anyio.fail_after(60):
+            ref = {"type": "ref/prompt", "name": "test_prompt_with_arguments"}
+            done = await client.complete(ref, {"name": "arg2", "value": "d"})
+    assert done.completion.values == ["delta"]
