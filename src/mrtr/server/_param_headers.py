@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mrtr.transports._http_headers import InvalidToolDefinition, param_headers, tool_param_headers
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
@@ -31,8 +32,6 @@ _logger = logging.getLogger("mrtr.server")
 MAX_LIST_PAGES = 100
 """``tools/list`` pages read to find a called tool's schema before giving up (unchecked)."""
 
-_SENTINEL_PREFIX, _SENTINEL_SUFFIX = "=?base64?", "?="
-
 
 def decode_header_value(value: str) -> str | None:
     """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken.
@@ -41,12 +40,12 @@ def decode_header_value(value: str) -> str | None:
     padding is required and only the standard alphabet is allowed.
     """
     if not (
-        len(value) >= len(_SENTINEL_PREFIX) + len(_SENTINEL_SUFFIX)
-        and value.startswith(_SENTINEL_PREFIX)
-        and value.endswith(_SENTINEL_SUFFIX)
+        len(value) >= len(BASE64_HEADER_PREFIX) + len(BASE64_HEADER_SUFFIX)
+        and value.startswith(BASE64_HEADER_PREFIX)
+        and value.endswith(BASE64_HEADER_SUFFIX)
     ):
         return value
-    encoded = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    encoded = value[len(BASE64_HEADER_PREFIX) : -len(BASE64_HEADER_SUFFIX)]
     try:
         return base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
