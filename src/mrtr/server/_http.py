@@ -356,7 +356,9 @@ class StreamableHTTPApp:
     ) -> None:
         if message.get("method") != "tools/call":
             return
-        problem = await param_header_mismatch(self._server, message, request.headers, principal)
+        problem = await param_header_mismatch(
+            self._server.connection, message, request.headers, principal
+        )
         if problem is not None:
             raise _error_reply(
                 400, HEADER_MISMATCH, f"Header mismatch: {problem}", message.get("id")

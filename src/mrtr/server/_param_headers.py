@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mrtr.transports._http_headers import InvalidToolDefinition, param_headers, tool_param_headers
@@ -22,8 +22,8 @@ from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
+    from mrtr.server._core import ServerConnection
     from mrtr.server._jsonrpc import JSONObject
-    from mrtr.server._server import Server
 
 __all__ = ["MAX_LIST_PAGES", "decode_header_value", "param_header_mismatch"]
 
@@ -84,24 +84,33 @@ def header_mismatch(input_schema: Any, arguments: Any, headers: Mapping[str, str
 
 
 async def param_header_mismatch(
-    server: Server,
+    connect: Callable[[], ServerConnection],
     message: JSONObject,
     headers: Mapping[str, str],
     principal: Principal | None,
 ) -> str | None:
-    """Check one modern ``tools/call``; returns why it must be refused, or ``None``."""
+    """Check one modern ``tools/call``; returns why it must be refused, or ``None``.
+
+    Args:
+        connect: makes a fresh server connection, on which ``tools/list`` is asked.
+        message: the ``tools/call`` request.
+        headers: its HTTP headers, names lower-cased.
+        principal: who sent it (the listing is asked as them).
+    """
     params = message.get("params")
-    if server.on_list_tools is None or not isinstance(params, dict):
+    if not isinstance(params, dict):
         return None
     name, arguments = params.get("name"), params.get("arguments") or {}
     has_param_header = any(key.startswith("mcp-param-") for key in headers)
     if not isinstance(name, str) or not (arguments or has_param_header):
         return None
-    schema = await _input_schema(server, name, params.get("_meta"), principal)
+    schema = await _input_schema(connect, name, params.get("_meta"), principal)
     return None if schema is None else header_mismatch(schema, arguments, headers)
 
 
-async def _input_schema(server: Server, name: str, meta: Any, principal: Principal | None) -> Any:
+async def _input_schema(
+    connect: Callable[[], ServerConnection], name: str, meta: Any, principal: Principal | None
+) -> Any:
     """The ``inputSchema`` the server lists for ``name`` to this caller, or ``None``."""
     cursor: Any = None
     for _ in range(MAX_LIST_PAGES):
@@ -109,10 +118,10 @@ async def _input_schema(server: Server, name: str, meta: Any, principal: Princip
         if cursor is not None:
             params["cursor"] = cursor
         listing = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": params}
-        response = await server.connection().handle(listing, emit=_drop, principal=principal)
+        response = await connect().handle(listing, emit=_drop, principal=principal)
         result = response.get("result") if response is not None else None
         if not isinstance(result, dict):
-            return None  # the listing failed: the call itself will meet the same error
+            return None  # no tools/list handler, or it failed: nothing declared to check
         for tool in result.get("tools") or ():
             if isinstance(tool, dict) and tool.get("name") == name:
                 return tool.get("inputSchema")
