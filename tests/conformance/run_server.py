@@ -241,6 +241,11 @@ def _main_isolated(args: argparse.Namespace) -> int:
     if problems:
         print("conformance: server mode FAILED")
         print("\n".join(f"  - {p}" for p in problems))
+        for log in sorted(work.glob("server-*.stderr")):
+            tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+            if tail:
+                print(f"== {log.name} (last lines)")
+                print("\n".join("      " + line for line in tail))
         return 1
     print("conformance: OK, server results match expected-failures-server.txt")
     return 0
