@@ -284,7 +284,7 @@ class ServerConnection:
         if self._legacy_version is None:
             raise HandlerError(
                 INVALID_PARAMS,
-                f"Invalid Request: {method} carries no protocol version; send initialize "
+                f"Invalid params: {method} carries no protocol version; send initialize "
                 f"first, or put {META_PROTOCOL_VERSION} in params._meta",
             )
         return _Envelope(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._jsonrpc import JSONObject
 
-__all__ = ["MAX_LIST_PAGES", "decode_header_value", "param_header_mismatch"]
+__all__ = ["MAX_LIST_PAGES", "decode_header_value", "header_mismatch", "param_header_mismatch"]
 
 _logger = logging.getLogger("mrtr.server")
 
