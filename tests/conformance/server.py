@@ -21,7 +21,6 @@ import io
 import json
 import socket
 import struct
-import sys
 import uuid
 import wave
 import zlib
@@ -511,7 +510,6 @@ def build_server() -> Server:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve on 127.0.0.1 and print the URL once listening."""
-    import anyio
     import uvicorn
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -526,8 +524,7 @@ def main(argv: list[str] | None = None) -> None:
     config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     print(f"http://127.0.0.1:{port}/mcp", flush=True)
-    anyio.run(lambda: server.serve(sockets=[sock]))
-    sys.exit(0)
+    server.run(sockets=[sock])
 
 
 if __name__ == "__main__":
