@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from mrtr.types import ErrorData, InputRequiredResult
 
 __all__ = [
+    "AlreadyAnsweredError",
     "ClientStateError",
     "DeadlineExceededError",
     "InputLimitExceededError",
@@ -51,11 +52,10 @@ __all__ = [
     "InputRequiredNotAllowedError",
     "InputRequiredRoundsExceededError",
     "InvalidInputResponseError",
-    "AlreadyAnsweredError",
     "InvalidRequestState",
+    "LeaseLostError",
     "MCPError",
     "MRTRError",
-    "LeaseLostError",
     "MessageTooLargeError",
     "PausedCallBusyError",
     "PausedCallClosedError",

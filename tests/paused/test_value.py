@@ -3,63 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
 import mrtr
 from mrtr import PAUSE, AlreadyAnsweredError, PausedCall, PausedCallFormatError
-from mrtr._driver_flow import FlowState
 from mrtr.errors import InvalidInputResponseError
-from mrtr.types import ElicitResult, InputRequiredResult, ListRootsResult, parse_result
-
-LONE = "st-\ud800-\udfff-\u00e9-\U0001f600"
-
-
-def pending(state: str | None = LONE) -> InputRequiredResult:
-    raw = {
-        "resultType": "input_required",
-        "inputRequests": {
-            "approval": {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "form",
-                    "message": "Approve?",
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {"approval": {"type": "string"}},
-                    },
-                },
-            },
-            "roots": {"method": "roots/list"},
-        },
-        "requestState": state,
-    }
-    result = parse_result("tools/call", raw)
-    assert isinstance(result, InputRequiredResult)
-    return result
-
-
-def make(**changes: object) -> PausedCall:
-    call = PausedCall(
-        id="abc",
-        method="tools/call",
-        name="approve",
-        arguments={"n": 1, "note": "\udc80"},
-        protocol_version="2026-07-28",
-        server_name="Approvals",
-        server_version="2.0.0",
-        flow=FlowState(round=2, delay=0.1, pending=pending()),
-        max_rounds=7,
-        created_at=1.5,
-        paused_at=2.5,
-        expires_at=100.0,
-        meta={"tenant": "acme"},
-    )
-    return replace(call, **changes)  # type: ignore[arg-type]
-
-
-ACCEPT = {"action": "accept", "content": {"approval": "yes"}}
+from mrtr.types import ElicitResult, ListRootsResult
+from tests.paused.values import ACCEPT, LONE, make
 
 
 def test_json_round_trip_keeps_lone_surrogates_byte_for_byte() -> None:
@@ -88,7 +39,7 @@ def test_reading_helpers() -> None:
     call = call.answer("approval", ACCEPT)
     assert call.is_answered and call.missing == ()
     assert isinstance(call.answers["approval"], ElicitResult)
-    assert call.is_expired(now=100.0) and not call.is_expired(now=99.0)
+    assert call.is_expired(now=call.expires_at) and not call.is_expired(now=call.expires_at - 1)
 
 
 def test_answer_is_pure_and_checked() -> None:
