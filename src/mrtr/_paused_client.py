@@ -194,27 +194,48 @@ async def resume_from(client: Client, store: PausedCallStore, id: str, *, lease:
             await store.release(id, fence)
         raise
     await store.mark_sent(id, fence, lease=lease)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_renew_forever, store, id, fence, lease)
-        try:
-            outcome = await client.resume(paused)
-        except RequestStateRejectedError as exc:
-            with anyio.CancelScope(shield=True):
-                await store.finish(id, fence, Failed("state_rejected", str(exc)))
-            raise
-        except TransportError as exc:
-            # Bytes may have left: the record stays "sending" and turns in-doubt.
-            _logger.warning("paused call %s: transport failed during the retry: %r", id, exc)
-            raise
-        except Exception as exc:
-            with anyio.CancelScope(shield=True):
-                await store.finish(id, fence, Failed(type(exc).__name__, str(exc)))
-            raise
-        finally:
-            tg.cancel_scope.cancel()
+    try:
+        outcome = await _resume_renewing(client, store, paused, fence, lease)
+    except RequestStateRejectedError as exc:
+        with anyio.CancelScope(shield=True):
+            await store.finish(id, fence, Failed("state_rejected", str(exc)))
+        raise
+    except TransportError as exc:
+        # Bytes may have left: the record stays "sending", its lease lapses, and the
+        # next claim reports it in doubt rather than sending it again.
+        _logger.warning("paused call %s: transport failed during the retry: %r", id, exc)
+        raise
+    except Exception as exc:
+        with anyio.CancelScope(shield=True):
+            await store.finish(id, fence, Failed(type(exc).__name__, str(exc)))
+        raise
     with anyio.CancelScope(shield=True):
         if isinstance(outcome, PausedCall):
             await store.finish(id, fence, Repaused(outcome))
         else:
             await store.finish(id, fence, Completed(outcome))
+    return outcome
+
+
+async def _resume_renewing(
+    client: Client, store: PausedCallStore, paused: PausedCall, fence: int, lease: float
+) -> Any:
+    """`client.resume`, renewing the lease meanwhile; its exception comes out as itself."""
+    outcome: Any = None
+    failure: list[BaseException] = []
+
+    async def run() -> None:
+        nonlocal outcome
+        try:
+            outcome = await client.resume(paused)
+        except Exception as exc:
+            failure.append(exc)
+        finally:
+            tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_renew_forever, store, paused.id, fence, lease)
+        tg.start_soon(run)
+    if failure:
+        raise failure[0]
     return outcome
