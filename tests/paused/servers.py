@@ -5,8 +5,9 @@ confirmation; then it completes with what it was told. ``once``: one question, t
 Every leg that carries answers is counted per ``n`` argument, so tests can check that a
 call was retried exactly once (``counts`` returns the tallies as JSON).
 
-Subprocess: ``python -m tests.paused.servers http [--keys HEX] [--name NAME]`` prints
-``READY <port>`` once it listens on 127.0.0.1.
+Subprocess: ``python -m tests.paused.servers http [--keys HEX] [--name NAME] [--redis URL]``
+prints ``READY <port>`` once it listens on 127.0.0.1; ``--redis`` makes every state
+single-use, with the nonces in that Redis (shared by every instance given the same URL).
 """
 
 from __future__ import annotations
@@ -172,12 +173,19 @@ def main() -> None:
     parser.add_argument("transport", choices=["http"])
     parser.add_argument("--keys", default="")
     parser.add_argument("--name", default="Approvals")
+    parser.add_argument("--redis", default="")
     args = parser.parse_args()
-    security = (
-        RequestStateSecurity(keys=[bytes.fromhex(k) for k in args.keys.split(",")])
-        if args.keys
-        else None
-    )
+    keys = [bytes.fromhex(k) for k in args.keys.split(",")] if args.keys else None
+    security = None
+    if args.redis:
+        import redis
+
+        from mrtr.server import RedisReplayStore
+
+        replay = RedisReplayStore(redis.Redis.from_url(args.redis, socket_timeout=10))
+        security = RequestStateSecurity(keys=keys, single_use=True, replay_store=replay)
+    elif keys:
+        security = RequestStateSecurity(keys=keys)
     server, _ = make_server(args.name, security=security)
     import uvicorn
 
