@@ -80,9 +80,8 @@ async def race(store: Any, url: str, ids: list[str], seed: int) -> Counter[str]:
     return tally
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace, ids: list[str]) -> None:
     store = open_store(args.store)
-    ids: list[str] = json.loads(open(args.ids).read())
     if args.crash_after:
         async with Client(args.url, capabilities={"elicitation": {}}) as client:
             await client.resume_from(CrashingStore(store, args.crash_after), ids[0], lease=0.001)
@@ -102,5 +101,7 @@ if __name__ == "__main__":
     parser.add_argument("backend", choices=["asyncio", "trio"])
     parser.add_argument("--crash-after", choices=["claim", "sent"])
     parsed = parser.parse_args()
-    anyio.run(main, parsed, backend=parsed.backend)
+    with open(parsed.ids, encoding="utf-8") as file:
+        given: list[str] = json.load(file)
+    anyio.run(main, parsed, given, backend=parsed.backend)
     sys.exit(0)

@@ -46,12 +46,10 @@ async def server_counts(url: str) -> dict[str, int]:
 
 
 def run_workers(spec: str, url: str, ids_file: Path) -> list[dict[str, int]]:
+    command = [sys.executable, "-m", "tests.paused.race_worker", spec, url, str(ids_file)]
     workers = [
         subprocess.Popen(
-            [
-                sys.executable, "-m", "tests.paused.race_worker", spec, url, str(ids_file),
-                str(seed), "trio" if seed % 2 else "asyncio",
-            ],  # fmt: skip
+            [*command, str(seed), "trio" if seed % 2 else "asyncio"],
             stdout=subprocess.PIPE,
             text=True,
             cwd=ROOT,
