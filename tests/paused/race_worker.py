@@ -38,7 +38,11 @@ def open_store(spec: str) -> Any:
 
 
 class CrashingStore:
-    """A store that stops the process dead right after one step of `resume_from`."""
+    """A store that stops the process dead right after one step of `resume_from`.
+
+    The step that dies is given a lease of one millisecond, so the dead worker's lease
+    has lapsed by the time the test looks (instead of a minute later).
+    """
 
     def __init__(self, store: Any, after: str) -> None:
         self._store = store
@@ -48,13 +52,13 @@ class CrashingStore:
         return getattr(self._store, name)
 
     async def claim(self, id: str, *, owner: str, lease: float) -> Any:
-        claim = await self._store.claim(id, owner=owner, lease=lease)
-        if self._after == "claim":
-            await self._die("CLAIMED")
-        return claim
+        if self._after != "claim":
+            return await self._store.claim(id, owner=owner, lease=lease)
+        await self._store.claim(id, owner=owner, lease=0.001)
+        await self._die("CLAIMED")
 
     async def mark_sent(self, id: str, fence: int, *, lease: float) -> None:
-        await self._store.mark_sent(id, fence, lease=lease)
+        await self._store.mark_sent(id, fence, lease=0.001)
         await self._die("SENT")
 
     async def _die(self, word: str) -> None:
@@ -84,7 +88,7 @@ async def main(args: argparse.Namespace, ids: list[str]) -> None:
     store = open_store(args.store)
     if args.crash_after:
         async with Client(args.url, capabilities={"elicitation": {}}) as client:
-            await client.resume_from(CrashingStore(store, args.crash_after), ids[0], lease=0.001)
+            await client.resume_from(CrashingStore(store, args.crash_after), ids[0], lease=60)
         return
     random.Random(args.seed).shuffle(ids)
     tally = await race(store, args.url, ids, args.seed)
