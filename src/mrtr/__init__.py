@@ -36,6 +36,7 @@ from mrtr.errors import (
     RequestTimeoutError,
     StaleRoundError,
     TransportError,
+    UnknownInputKeyError,
 )
 
 if TYPE_CHECKING:
@@ -138,6 +139,7 @@ __all__ = [
     "StdioServerParameters",
     "StoredCall",
     "TransportError",
+    "UnknownInputKeyError",
     "run_input_required_driver",
 ]
 

@@ -25,6 +25,7 @@ from mrtr.errors import (
     AlreadyAnsweredError,
     MRTRError,
     PausedCallFormatError,
+    UnknownInputKeyError,
 )
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class PausedCall:
         """A new value with ``response`` recorded under ``key`` (a plain dict is validated).
 
         Raises:
-            KeyError: the round did not ask ``key``.
+            UnknownInputKeyError: the round did not ask ``key`` (also a `KeyError`).
             AlreadyAnsweredError: ``key`` already has an answer.
             InvalidInputResponseError: the answer is of the wrong kind for the request.
         """
@@ -178,11 +179,18 @@ class PausedCall:
 
         request = self.requests.get(key)
         if request is None:
-            raise KeyError(f"round {self.round} did not ask {key!r}; asked {list(self.requests)}")
+            raise UnknownInputKeyError(key, tuple(self.requests))
         if key in self.answers:
             raise AlreadyAnsweredError((key,))
         checked = validate_input_response(request.method, response, key=key)
         return replace(self, answers={**self.answers, key: checked})
+
+    def redacted(self) -> PausedCall:
+        """A copy for logs and notifications: no ``requestState``, no answers, no arguments."""
+        pending = self.flow.pending
+        if pending is not None:
+            pending = pending.model_copy(update={"request_state": None})
+        return replace(self, arguments=None, answers={}, flow=replace(self.flow, pending=pending))
 
     def with_meta(self, meta: Mapping[str, Any] | None) -> PausedCall:
         """A new value carrying ``meta`` (JSON data for the application, never sent)."""

@@ -25,6 +25,7 @@ MRTRError
 │   ├── PausedCallExpiredError         past its expires_at
 │   ├── PausedCallClosedError          done, failed or cancelled already (.status)
 │   ├── AlreadyAnsweredError           another writer answered these keys first (.keys)
+│   ├── UnknownInputKeyError           an answer for a key the round did not ask (.key)
 │   ├── StaleRoundError                the answer targets a round the call has left
 │   ├── PausedCallBusyError            another worker holds the claim (.lease_until)
 │   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
@@ -72,6 +73,7 @@ __all__ = [
     "RequestTimeoutError",
     "StaleRoundError",
     "TransportError",
+    "UnknownInputKeyError",
 ]
 
 INVALID_REQUEST_STATE_MESSAGE = "Invalid or expired requestState"
@@ -374,6 +376,25 @@ class AlreadyAnsweredError(PausedCallError):
     def __init__(self, keys: tuple[str, ...]) -> None:
         super().__init__(f"already answered: {list(keys)} (the first answer wins)")
         self.keys = keys
+
+
+class UnknownInputKeyError(PausedCallError, KeyError):
+    """An answer for a key the paused round did not ask; nothing was recorded.
+
+    Also a `KeyError`, for code that treats it as a lookup miss.
+
+    Attributes:
+        key: the key given.
+        asked: the keys the round asked, in the server's order.
+    """
+
+    def __init__(self, key: str, asked: tuple[str, ...]) -> None:
+        super().__init__(f"the round did not ask {key!r}; it asked {list(asked)}")
+        self.key = key
+        self.asked = asked
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class StaleRoundError(PausedCallError):

@@ -24,6 +24,7 @@ from mrtr import (
     PausedCallNotFoundError,
     Repaused,
     StaleRoundError,
+    UnknownInputKeyError,
 )
 from mrtr._driver_flow import FlowState
 from mrtr.errors import InvalidInputResponseError
@@ -70,7 +71,7 @@ async def test_answers_first_writer_wins_all_or_nothing(store: Any) -> None:
     with pytest.raises(StaleRoundError) as stale:
         await store.answer("c1", {"roots": ROOTS}, round=1)
     assert (stale.value.expected, stale.value.current) == (1, 2)
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownInputKeyError):
         await store.answer("c1", {"other": ROOTS}, round=2)
     with pytest.raises(InvalidInputResponseError):
         await store.answer("c1", {"roots": ACCEPT}, round=2)
