@@ -163,14 +163,15 @@ def make_raw_state_server() -> tuple[Server, list[str]]:
                 input_requests={"ok": ask("ok", "Approve?")}, request_state=LONE
             )
         echoed.append(ctx.request_state)
-        return text("echoed")
+        return text(json.dumps(ctx.request_state))  # ASCII: what came back, escaped
 
     return Server("Raw", on_call_tool=call_tool, request_state_security=UNSEALED), echoed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("transport", choices=["http"])
+    parser.add_argument("transport", choices=["http", "stdio"])
+    parser.add_argument("--raw", action="store_true", help="the unsealed lone-surrogate server")
     parser.add_argument("--keys", default="")
     parser.add_argument("--name", default="Approvals")
     parser.add_argument("--redis", default="")
@@ -186,7 +187,12 @@ def main() -> None:
         security = RequestStateSecurity(keys=keys, single_use=True, replay_store=replay)
     elif keys:
         security = RequestStateSecurity(keys=keys)
-    server, _ = make_server(args.name, security=security)
+    server = (
+        make_raw_state_server()[0] if args.raw else make_server(args.name, security=security)[0]
+    )
+    if args.transport == "stdio":
+        server.run_stdio()
+        return
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +25,7 @@ from mrtr import (
     PausedCallMismatchError,
     RoundEvent,
 )
+from mrtr.transports import StdioServerParameters
 from mrtr.types import (
     CallToolResult,
     ElicitRequestParams,
@@ -30,7 +35,8 @@ from mrtr.types import (
     ReadResourceResult,
     Root,
 )
-from tests.paused.servers import make_server
+from tests.paused.processes import ROOT, env, http_server
+from tests.paused.servers import LONE, make_raw_state_server, make_server
 
 pytestmark = pytest.mark.anyio
 
@@ -180,6 +186,45 @@ async def test_legacy_connections_cannot_pause() -> None:
                 await client.call_tool("approve", {"n": 6}, pause=True)
 
 
+@contextmanager
+def raw_server(transport: str) -> Iterator[Any]:
+    """The unsealed lone-surrogate server in a subprocess, over stdio or HTTP."""
+    if transport == "http":
+        with http_server("--raw") as url:
+            yield url
+        return
+    yield StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.paused.servers", "stdio", "--raw"],
+        env={"PYTHONPATH": env()["PYTHONPATH"]},
+        cwd=str(ROOT),
+    )
+
+
 def test_pause_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError, match="pause_ttl"):
         Client("http://127.0.0.1:1/mcp", pause_ttl=0)
+
+
+async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_process() -> None:
+    server, echoed = make_raw_state_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, capabilities={"elicitation": {}}) as client:
+            paused = await client.call_tool("raw", pause=True)
+            assert isinstance(paused, PausedCall) and paused.request_state == LONE
+            again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
+            result = await client.resume(again)
+    assert echoed == [LONE]
+    assert json.loads(text_of(result)) == LONE
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_lone_surrogate_state_crosses_real_transports(transport: str) -> None:
+    with anyio.fail_after(BOUND), raw_server(transport) as target:
+        async with Client(target, capabilities={"elicitation": {}}) as client:
+            paused = await client.call_tool("raw", pause=True)
+            assert isinstance(paused, PausedCall) and paused.request_state == LONE
+        async with Client(target, capabilities={"elicitation": {}}) as other:
+            again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
+            result = await other.resume(again)
+    assert json.loads(text_of(result)) == LONE

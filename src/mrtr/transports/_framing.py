@@ -18,15 +18,25 @@ _PREVIEW = 200
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
 def encode_message(message: JSONObject) -> bytes:
     """Serialize one message to compact UTF-8 JSON (no trailing newline).
 
+    A string holding a lone surrogate (JSON can carry one as an escape, and a peer's
+    ``requestState`` must come back byte for byte) cannot be UTF-8: such a message is
+    written with every non-ASCII character escaped instead.
+
     Raises:
         TypeError: the message is not a dict, or holds a value JSON cannot represent.
-        ValueError: the message holds NaN or an infinity (not valid JSON), or a lone
-            surrogate (not encodable as UTF-8).
+        ValueError: the message holds NaN or an infinity (not valid JSON).
     """
-    return encode_text(message).encode("utf-8")
+    text = encode_text(message)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII_ENCODER.encode(message).encode("ascii")
 
 
 def encode_text(message: JSONObject) -> str:
@@ -44,10 +54,9 @@ def encode_text(message: JSONObject) -> str:
 def utf8_size(text: str) -> int:
     """The size in bytes of ``text`` as UTF-8, without encoding it when it is ASCII.
 
-    Raises:
-        UnicodeEncodeError: the text holds a lone surrogate.
+    A lone surrogate counts as three bytes (``surrogatepass``), as the driver counts it.
     """
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:

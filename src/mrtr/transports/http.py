@@ -52,6 +52,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._framing import encode_message
 from mrtr.transports._http_headers import (
     InvalidToolDefinition,
     ParamHeader,
@@ -885,7 +886,7 @@ def _parsed_url(url: str) -> httpx.URL | str:
 
 
 def _encode(message: JSONObject) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return encode_message(message)  # lone surrogates escaped, never a UnicodeEncodeError
 
 
 def _meta_version(message: JSONObject) -> str | None:
