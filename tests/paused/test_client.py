@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,8 +26,9 @@ from mrtr import (
     PausedCallIncompleteError,
     PausedCallMismatchError,
     RoundEvent,
+    TransportError,
 )
-from mrtr.transports import StdioServerParameters
+from mrtr.transports import StdioServerParameters, create_memory_transport_pair
 from mrtr.types import (
     CallToolResult,
     ElicitRequestParams,
@@ -35,8 +38,9 @@ from mrtr.types import (
     ReadResourceResult,
     Root,
 )
-from tests.paused.processes import ROOT, env, http_server
-from tests.paused.servers import LONE, make_raw_state_server, make_server
+from tests.paused.processes import ROOT, env
+from tests.paused.raw_peer import LONE, answer
+from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 
@@ -188,14 +192,29 @@ async def test_legacy_connections_cannot_pause() -> None:
 
 @contextmanager
 def raw_server(transport: str) -> Iterator[Any]:
-    """The unsealed lone-surrogate server in a subprocess, over stdio or HTTP."""
+    """The lone-surrogate peer in a subprocess, over stdio or HTTP."""
     if transport == "http":
-        with http_server("--raw") as url:
-            yield url
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.paused.raw_peer", "http"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env(),
+        )
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith("READY "), line
+            yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+            if process.stdout is not None:
+                process.stdout.close()
         return
     yield StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tests.paused.servers", "stdio", "--raw"],
+        args=["-m", "tests.paused.raw_peer", "stdio"],
         env={"PYTHONPATH": env()["PYTHONPATH"]},
         cwd=str(ROOT),
     )
@@ -206,15 +225,25 @@ def test_pause_ttl_must_be_positive() -> None:
         Client("http://127.0.0.1:1/mcp", pause_ttl=0)
 
 
-async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_process() -> None:
-    server, echoed = make_raw_state_server()
+async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_memory() -> None:
+    client_end, server_end = create_memory_transport_pair()
+
+    async def peer() -> None:
+        with contextlib.suppress(TransportError):  # the client hung up: the peer is done
+            while True:
+                reply = answer(await server_end.receive())
+                if reply is not None:
+                    await server_end.send(reply)
+
     with anyio.fail_after(BOUND):
-        async with Client(server, capabilities={"elicitation": {}}) as client:
-            paused = await client.call_tool("raw", pause=True)
-            assert isinstance(paused, PausedCall) and paused.request_state == LONE
-            again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
-            result = await client.resume(again)
-    assert echoed == [LONE]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer)
+            async with Client(client_end, capabilities={"elicitation": {}}) as client:
+                paused = await client.call_tool("raw", pause=True)
+                assert isinstance(paused, PausedCall) and paused.request_state == LONE
+                again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
+                result = await client.resume(again)
+            tg.cancel_scope.cancel()
     assert json.loads(text_of(result)) == LONE
 
 

@@ -27,7 +27,6 @@ import anyio
 import anyio.abc
 
 from mrtr.server._jsonrpc import HTTP_STATUS, HandlerError, JSONObject, error_response
-from mrtr.transports._framing import encode_message
 from mrtr.types import (
     HEADER_MISMATCH,
     INPUT_REQUIRED_METHODS,
@@ -358,7 +357,7 @@ class StreamableHTTPApp:
         headers = list(reply.headers)
         body = b""
         if reply.body is not None:
-            body = encode_message(reply.body)  # a lone surrogate is escaped, not an error
+            body = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
@@ -407,4 +406,5 @@ async def _send_sse(
 
 
 def _event(message: JSONObject) -> bytes:
-    return b"event: message\ndata: " + encode_message(message) + b"\n\n"
+    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    return f"event: message\ndata: {data}\n\n".encode()

@@ -11,7 +11,7 @@ import logging
 
 from mrtr.transports._base import JSONObject
 
-__all__ = ["decode_message", "encode_message", "encode_text", "utf8_size"]
+__all__ = ["decode_message", "encode_echoing", "encode_message", "encode_text", "utf8_size"]
 
 _PREVIEW = 200
 # One encoder for every message: `json.dumps` with options builds a new one per call.
@@ -24,9 +24,20 @@ _ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allo
 def encode_message(message: JSONObject) -> bytes:
     """Serialize one message to compact UTF-8 JSON (no trailing newline).
 
-    A string holding a lone surrogate (JSON can carry one as an escape, and a peer's
-    ``requestState`` must come back byte for byte) cannot be UTF-8: such a message is
-    written with every non-ASCII character escaped instead.
+    Raises:
+        TypeError: the message is not a dict, or holds a value JSON cannot represent.
+        ValueError: the message holds NaN or an infinity (not valid JSON), or a lone
+            surrogate (not encodable as UTF-8).
+    """
+    return encode_text(message).encode("utf-8")
+
+
+def encode_echoing(message: JSONObject) -> bytes:
+    """`encode_message` for what a client sends: a lone surrogate goes out escaped.
+
+    JSON can carry a lone surrogate as an escape, and a server's ``requestState`` must
+    come back byte for byte; such a message cannot be UTF-8, so it is written with every
+    non-ASCII character escaped instead (the usual message takes the fast path).
 
     Raises:
         TypeError: the message is not a dict, or holds a value JSON cannot represent.

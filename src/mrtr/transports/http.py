@@ -52,7 +52,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
-from mrtr.transports._framing import encode_message
+from mrtr.transports._framing import encode_echoing
 from mrtr.transports._http_headers import (
     InvalidToolDefinition,
     ParamHeader,
@@ -886,7 +886,7 @@ def _parsed_url(url: str) -> httpx.URL | str:
 
 
 def _encode(message: JSONObject) -> bytes:
-    return encode_message(message)  # lone surrogates escaped, never a UnicodeEncodeError
+    return encode_echoing(message)  # a lone surrogate goes back escaped
 
 
 def _meta_version(message: JSONObject) -> str | None:
