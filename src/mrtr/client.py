@@ -697,7 +697,7 @@ class Client:
         read_timeout_seconds: float | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> Any:
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
         """Send the retry of an answered `PausedCall` and go on with the normal loop.
 
         The loop keeps the value's round count and round cap, answers later rounds
@@ -726,7 +726,8 @@ class Client:
             progress_callback,
             read_timeout_seconds,
         )
-        return await self._run(
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await self._run(
             call,
             paused.answers,
             paused.request_state,
@@ -736,8 +737,11 @@ class Client:
             Pausing(self.pause_ttl, paused),
             resumed_state(paused),
         )
+        return outcome
 
-    async def resume_from(self, store: PausedCallStore, id: str, *, lease: float = 60.0) -> Any:
+    async def resume_from(
+        self, store: PausedCallStore, id: str, *, lease: float = 60.0
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
         """Resume a stored paused call, exactly once across every worker of the store.
 
         Claims the call (a fence), records the retry as sent before it leaves, renews
@@ -755,7 +759,9 @@ class Client:
         """
         from mrtr._paused_client import resume_from
 
-        return await resume_from(self, store, id, lease=lease)
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await resume_from(self, store, id, lease=lease)
+        return outcome
 
     def _pausing(self, pause: bool) -> Pausing | None:
         if not pause:
