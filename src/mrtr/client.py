@@ -482,7 +482,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -497,7 +497,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -511,7 +511,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -572,7 +572,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -587,7 +587,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -601,7 +601,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -636,7 +636,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -650,7 +650,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -663,7 +663,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -695,7 +695,7 @@ class Client:
         *,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
         """Send the retry of an answered `PausedCall` and go on with the normal loop.

@@ -44,7 +44,10 @@ from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 
-DECLARE = {"elicitation": {}, "roots": {}}  # a pausing client still says what it can answer
+DECLARE: dict[str, Any] = {
+    "elicitation": {},
+    "roots": {},
+}  # a pausing client still says what it can answer
 BOUND = 30
 
 
@@ -231,7 +234,8 @@ async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_memory() -> No
     async def peer() -> None:
         with contextlib.suppress(TransportError):  # the client hung up: the peer is done
             while True:
-                reply = answer(await server_end.receive())
+                message = await server_end.receive()
+                reply = answer(message) if isinstance(message, dict) else None
                 if reply is not None:
                     await server_end.send(reply)
 

@@ -96,7 +96,7 @@ async def test_sqlite_and_redis_walk_the_same_state_machine(
     from mrtr import RedisPausedCallStore
 
     client = redis.Redis.from_url(redis_url, socket_timeout=10)
-    stores = [
+    stores: list[Any] = [
         SqlitePausedCallStore(tmp_path / "parity.db"),
         RedisPausedCallStore(client, prefix=f"p{uuid.uuid4().hex[:12]}"),
     ]

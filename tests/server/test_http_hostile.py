@@ -17,6 +17,8 @@ pytestmark = pytest.mark.anyio
 
 ACCEPT = "application/json, text/event-stream"
 
+_DEBUG_LOGS: dict[str, Any] = {"io.modelcontextprotocol/logLevel": "debug"}
+
 
 def strict_json(text: str) -> Any:
     """Parse as JSON proper: NaN and the infinities are not JSON."""
@@ -188,7 +190,7 @@ async def test_notifications_that_are_not_json_are_dropped() -> None:
         {"name": "nan", "arguments": {}},
         id=3,
         progressToken="p",
-        **{"io.modelcontextprotocol/logLevel": "debug"},
+        **_DEBUG_LOGS,
     )
     with uvicorn_server(app) as port, anyio.fail_after(60):
         async with httpx.AsyncClient() as client:

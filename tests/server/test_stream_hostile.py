@@ -17,6 +17,8 @@ pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
 
+_DEBUG_LOGS: dict[str, Any] = {"io.modelcontextprotocol/logLevel": "debug"}
+
 
 def strict_json(text: str | bytes) -> Any:
     def refuse(constant: str) -> Any:
@@ -46,7 +48,7 @@ async def test_stdio_survives_lines_that_used_to_crash_it() -> None:
         {"name": "nan", "arguments": {}},
         id="nan",
         progressToken="p",
-        **{"io.modelcontextprotocol/logLevel": "debug"},
+        **_DEBUG_LOGS,
     )
     lines = [
         b'{"jsonrpc":"2.0","id":1,"method":"x\\ud800"}',  # echoed in the error message
@@ -115,7 +117,7 @@ async def test_requests_in_flight_are_capped_with_back_pressure() -> None:
             assert tally.calls == ["gate", "gate"]
             tally.gate.set()  # type: ignore[union-attr]
             await third_sent.wait()
-            answered = set()
+            answered: set[object] = set()
             while len(answered) < 3:
                 message = await transport.receive()
                 assert isinstance(message, dict) and "result" in message
@@ -152,7 +154,7 @@ async def test_a_sender_cancelled_while_waiting_for_room_does_not_stall_the_othe
             await anyio.wait_all_tasks_blocked()
             assert sent == []
             tally.gate.set()  # type: ignore[union-attr]
-            answered = set()
+            answered: set[object] = set()
             while len(answered) < 3:
                 message = await transport.receive()
                 assert isinstance(message, dict) and "result" in message

@@ -52,6 +52,7 @@ from mrtr.types import (
     INVALID_REQUEST,
     META_PROTOCOL_VERSION,
 )
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
@@ -66,7 +67,6 @@ Scope = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-_SENTINEL_PREFIX, _SENTINEL_SUFFIX = "=?base64?", "?="
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 
@@ -100,9 +100,9 @@ def _error_reply(status: int, code: int, message: str, request_id: Any = None) -
 
 def _decode_header_value(value: str) -> str | None:
     """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken."""
-    if not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX)):
+    if not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX)):
         return value
-    encoded = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    encoded = value[len(BASE64_HEADER_PREFIX) : -len(BASE64_HEADER_SUFFIX)]
     try:
         return base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
