@@ -90,6 +90,15 @@ def test_reader_refuses_non_json() -> None:
     assert isinstance(info.value, mrtr.PausedCallError) and isinstance(info.value, mrtr.MRTRError)
 
 
+def test_reader_bounds_size_and_depth() -> None:
+    text = make().to_json()
+    with pytest.raises(PausedCallFormatError, match="max_size"):
+        PausedCall.from_json(text, max_size=len(text) - 1)
+    assert PausedCall.from_json(text, max_size=len(text)).id == "abc"
+    with pytest.raises(PausedCallFormatError):
+        PausedCall.from_json("[" * 100_000 + "]" * 100_000)
+
+
 def test_no_credentials_inside() -> None:
     data = make().to_dict()
     assert set(data) == {
