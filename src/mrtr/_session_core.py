@@ -16,6 +16,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -23,6 +24,7 @@ import anyio
 import anyio.abc
 from typing_extensions import Self
 
+from mrtr._otel import CURRENT_CALL
 from mrtr._session_context import LoggingCallback, MessageHandler, ProgressCallback
 from mrtr.errors import (
     ClientStateError,
@@ -214,6 +216,20 @@ class SessionCore:
         self._check_usable()
         request_id = self._next_id
         self._next_id = request_id + 1
+        tracer = CURRENT_CALL.get()  # set only while a traced call runs
+        if tracer is not None and tracer.transport is self._transport:
+            send = partial(self._send_request, method, request_id, timeout, progress_callback)
+            return await tracer.request(method, request_id, params, send)
+        return await self._send_request(method, request_id, timeout, progress_callback, params)
+
+    async def _send_request(
+        self,
+        method: str,
+        request_id: int,
+        timeout: float | None,  # noqa: ASYNC109 - as in send_request
+        progress_callback: ProgressCallback | None,
+        params: Mapping[str, Any] | None,
+    ) -> JSONObject:
         sent_params = self._request_params(
             params, request_id if progress_callback is not None else None
         )

@@ -35,6 +35,7 @@ from mrtr._driver import (
     RoundEvent,
     run_input_required_driver,
 )
+from mrtr._otel import Telemetry
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
@@ -45,6 +46,7 @@ from mrtr._session_context import (
     SamplingCallback,
 )
 from mrtr._session_requests import _call_params
+from mrtr._tracing import call_trace, driver_hooks
 from mrtr.errors import (
     ClientStateError,
     DeadlineExceededError,
@@ -145,6 +147,10 @@ class Client:
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks (for the manual loop, e.g. ``{"elicitation": {}}``).
+        tracer_provider: trace every call with this OpenTelemetry provider (without one,
+            calls are traced once the application has set a global provider).
+        meter_provider: record the call metrics with this provider (default: global).
+        tracing: ``False`` turns OpenTelemetry tracing and metrics off.
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -173,6 +179,9 @@ class Client:
     auth: Any = field(default=None, repr=False)
     http_client: Any = field(default=None, repr=False)
     capabilities: Mapping[str, Any] | BaseModel | None = None
+    tracer_provider: Any = field(default=None, repr=False)
+    meter_provider: Any = field(default=None, repr=False)
+    tracing: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "legacy") and self.mode not in MODERN_PROTOCOL_VERSIONS:
@@ -194,6 +203,11 @@ class Client:
                 f"with client_transport(); got {type(self.target).__name__}"
             )
         self._state = ClientState.UNOPENED
+        self._telemetry = Telemetry(
+            enabled=self.tracing,
+            tracer_provider=self.tracer_provider,
+            meter_provider=self.meter_provider,
+        )
         self._session: ClientSession | None = None
         self._stack: AsyncExitStack | None = None
 
@@ -600,7 +614,20 @@ class Client:
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
     ) -> Any:
-        """Run one call to its terminal result within its deadline."""
+        """Run one call to its terminal result within its deadline, traced if tracing is on."""
+        trace = call_trace(self._telemetry, call.session, call.method, call.name)
+        run = self._run_within(call, input_responses, request_state, deadline, max_rounds, on_round)
+        return await (run if trace is None else trace.run(run))
+
+    async def _run_within(
+        self,
+        call: _Call,
+        input_responses: _InputResponses | None,
+        request_state: str | None,
+        deadline: float | None,
+        max_rounds: int | None,
+        on_round: Callable[[RoundEvent], object] | None,
+    ) -> Any:
         budget = self.call_timeout if deadline is None else deadline
         if budget is None:
             return await self._drive(call, input_responses, request_state, max_rounds, on_round)
@@ -627,6 +654,7 @@ class Client:
         session, method, name, arguments = call.session, call.method, call.name, call.arguments
         version = session.protocol_version
         round_number = 1
+        answer, sleep = driver_hooks(session, session.call_input_callback, anyio.sleep)
 
         async def dispatch(key: str, request: InputRequest) -> Any:
             context = ClientRequestContext(
@@ -638,7 +666,7 @@ class Client:
                 key=key,
                 protocol_version=version,
             )
-            return await session.call_input_callback(request, context)
+            return await answer(request, context)
 
         async def retry(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
             nonlocal round_number
@@ -653,6 +681,7 @@ class Client:
             limits=self.input_limits,
             on_round=self.on_round if on_round is None else on_round,
             call=CallIdentity(method=method, name=name, arguments=arguments),
+            sleep=sleep,
         )
 
 

@@ -26,6 +26,7 @@ from mrtr.server._jsonrpc import (
     result_response,
 )
 from mrtr.server._security import RequestBinding, RequestStateSecurity
+from mrtr.server._tracing import traced_requests
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -261,7 +262,8 @@ class ServerConnection:
                 raise HandlerError(
                     INVALID_REQUEST, "Invalid Request: id must be a string or integer"
                 )
-            result = await self._request(request_id, method, params, emit, principal)
+            request = traced_requests(self._server._telemetry, self._request, self._legacy_version)
+            result = await request(request_id, method, params, emit, principal)
         except HandlerError as exc:
             return error_response(request_id, exc)
         except Exception:  # a bug in a hook (replay store, binder): never a traceback out

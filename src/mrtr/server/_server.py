@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, final
 
+from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
@@ -107,6 +108,11 @@ class Server:
         handler_error_log_level: the level at which an exception a handler raises is
             logged (logger ``mrtr.server``, with its traceback). The client only ever
             gets ``Internal error``: the exception's message may hold secrets.
+        tracer_provider: trace every request with this OpenTelemetry provider (without
+            one, requests are traced once the application has set a global provider);
+            the span's parent is the trace context the client put in ``params._meta``.
+        meter_provider: record ``mcp.server.operation.duration`` with this provider.
+        tracing: ``False`` turns OpenTelemetry tracing and metrics off.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -130,8 +136,14 @@ class Server:
         on_read_resource: ReadResourceHandler | None = None,
         request_state_security: RequestStateSecurity | _Unsealed | None = None,
         handler_error_log_level: int = logging.ERROR,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        tracing: bool = True,
     ) -> None:
         self.name = name
+        self._telemetry = Telemetry(
+            enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
+        )
         self.handler_error_log_level = handler_error_log_level
         self.version = version
         self.instructions = instructions

@@ -1,0 +1,370 @@
+"""OpenTelemetry spans for the client: the logical call, each leg, each input callback.
+
+One call (``tools/call``, ``prompts/get``, ``resources/read``) is one INTERNAL span
+(``execute_tool {tool}``, ``prompts/get {prompt}``, ``resources/read``) over all of its
+rounds; each JSON-RPC request it sends is a CLIENT span named and attributed as the MCP
+semantic conventions say, with its own trace context injected into ``params._meta``;
+each input-request callback is an INTERNAL span named after the input request's method.
+Round data goes in ``mrtr.*`` attributes; a state-only wait is an event on the call span.
+
+Nothing here runs unless `Telemetry.active` says tracing is on: `call_trace` then
+returns a `CallTrace`, which the client runs the call inside. Never recorded: the
+``requestState`` itself, elicitation content, answers, or arguments.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from mrtr._otel import CURRENT_CALL, Instruments, Telemetry, mark_failure
+from mrtr.transports._framing import utf8_size
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Link, Span
+
+__all__ = ["CallTrace", "call_trace", "driver_hooks"]
+
+T = TypeVar("T")
+
+Answer = Callable[[Any, Any], Awaitable[Any]]
+Sleep = Callable[[float], Awaitable[object]]
+
+_TARGET_ATTRIBUTE = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
+_ELICITATION_ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+
+def _network_attributes(session: Any) -> dict[str, Any]:
+    """``network.*``, ``server.*`` and ``mcp.session.id``, from what the transport is."""
+    from mrtr.transports import StdioTransport
+
+    transport = session.transport
+    if isinstance(transport, StdioTransport):
+        return {"network.transport": "pipe"}
+    url = getattr(transport, "url", None)
+    if not isinstance(url, str):
+        return {}  # in-process: no network
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    attributes: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}
+    if parts.hostname:
+        attributes["server.address"] = parts.hostname
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    if port is not None:
+        attributes["server.port"] = port
+    session_id = getattr(transport, "session_id", None)
+    if isinstance(session_id, str):
+        attributes["mcp.session.id"] = session_id
+    return attributes
+
+
+def call_trace(
+    telemetry: Telemetry,
+    session: Any,
+    method: str,
+    name: str,
+    *,
+    resumed_from: Mapping[str, str] | None = None,
+) -> CallTrace | None:
+    """A trace for one call, or ``None`` when tracing is off (the common, free case).
+
+    ``resumed_from`` is the trace context a paused call stored (`CallTrace.pause`): the
+    new call span is linked to it, not parented, so a wait of hours does not stretch one
+    trace.
+    """
+    instruments = telemetry.active()
+    if instruments is None:
+        return None
+    return CallTrace(instruments, session, method, name, resumed_from)
+
+
+def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sleep]:
+    """The callback caller and the backoff sleep, traced when a call of `session` is."""
+    trace = CURRENT_CALL.get()
+    if not isinstance(trace, CallTrace) or trace.transport is not session.transport:
+        return answer, sleep
+    return trace.traced_answer(answer), trace.traced_sleep(sleep)
+
+
+class CallTrace:
+    """The spans of one logical call; the JSON-RPC layer finds it through `CURRENT_CALL`."""
+
+    def __init__(
+        self,
+        instruments: Instruments,
+        session: Any,
+        method: str,
+        name: str,
+        resumed_from: Mapping[str, str] | None,
+    ) -> None:
+        self._instruments = instruments
+        self.transport = session.transport
+        self._method = method
+        target = _TARGET_ATTRIBUTE.get(method)
+        common: dict[str, Any] = {"mcp.method.name": method}
+        if target is not None:
+            common[target] = name
+        else:
+            common["mcp.resource.uri"] = name
+        version = session.protocol_version
+        if version is not None:
+            common["mcp.protocol.version"] = version
+        self._call_attributes = dict(common)
+        if method == "tools/call":
+            self._call_attributes["gen_ai.operation.name"] = "execute_tool"
+            self._span_name = f"execute_tool {name}"
+        else:
+            self._span_name = f"{method} {name}" if target is not None else method
+        # the legs' attributes: the call's, plus where the server is
+        self._leg_attributes = {**common, **_network_attributes(session)}
+        self._leg_name = f"{method} {name}" if target is not None else method
+        self._links = _links(resumed_from)
+        self._span: Span | None = None
+        self._legs = 0
+        self._round = 0
+        self._last_params: object = None
+        self._rounds = 0
+        self._state_only_rounds = 0
+        self._outcome: str | None = None
+
+    # -- the call ------------------------------------------------------------------------
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """Await `work` (the whole call) inside the call span."""
+        from opentelemetry.trace import SpanKind, use_span
+
+        span = self._span = self._instruments.tracer.start_span(
+            self._span_name,
+            kind=SpanKind.INTERNAL,
+            attributes=self._call_attributes,
+            links=self._links,
+        )
+        token = CURRENT_CALL.set(self)
+        start = time.perf_counter()
+        error: str | None = None
+        try:
+            with use_span(span, record_exception=False, set_status_on_exception=False):
+                result = await work
+        except BaseException as exc:
+            error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
+            self._outcome = self._outcome or ("cancelled" if error is None else "error")
+            raise
+        else:
+            if getattr(result, "is_error", False) is True:
+                error = "tool_error"
+                span.set_attribute("error.type", error)
+                _set_error_status(span)
+            return result
+        finally:
+            CURRENT_CALL.reset(token)
+            self._end(span, time.perf_counter() - start, error)
+
+    def _end(self, span: Span, seconds: float, error: str | None) -> None:
+        outcome = self._outcome or "complete"
+        span.set_attribute("mrtr.rounds", self._rounds)
+        span.set_attribute("mrtr.state_only_rounds", self._state_only_rounds)
+        span.set_attribute("mrtr.outcome", outcome)
+        span.end()
+        attributes = dict(self._call_attributes)
+        if error is not None:
+            attributes["error.type"] = error
+        self._instruments.call_duration.record(seconds, attributes)
+        if outcome == "complete":
+            self._instruments.call_rounds.record(self._rounds, attributes)
+
+    def pause(self, paused_call_id: str, kinds: Sequence[str]) -> dict[str, str]:
+        """End the call as paused (status unset), and give its context to store.
+
+        The paused call keeps what this returns; `call_trace` takes it back as
+        ``resumed_from`` to link the resumed call's span to this one.
+        """
+        from opentelemetry import propagate
+        from opentelemetry.trace import set_span_in_context
+
+        assert self._span is not None, "pause() belongs inside run()"
+        self._outcome = "paused"
+        self._span.set_attribute("mrtr.paused_call.id", paused_call_id)
+        self._span.add_event(
+            "mrtr.paused",
+            {
+                "mrtr.paused_call.id": paused_call_id,
+                "mrtr.round": self._round,
+                "mrtr.input_request.kinds": sorted(set(kinds)),
+            },
+        )
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=set_span_in_context(self._span))
+        return carrier
+
+    # -- the legs (called by the JSON-RPC layer, through CURRENT_CALL) --------------------
+
+    async def request(
+        self,
+        method: str,
+        request_id: int,
+        params: Mapping[str, Any] | None,
+        send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Send one request of the call in its CLIENT span, its trace context in ``_meta``."""
+        from opentelemetry import propagate
+        from opentelemetry.trace import SpanKind, set_span_in_context, use_span
+
+        is_leg = method == self._method
+        if is_leg and params is not self._last_params:
+            # A new leg builds new params; the same object again is a resend of the leg.
+            self._round, self._legs, self._last_params = self._legs, self._legs + 1, params
+        attributes = self._leg_attributes if is_leg else {"mcp.method.name": method}
+        span = self._instruments.tracer.start_span(
+            self._leg_name if is_leg else method,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+        )
+        span.set_attribute("jsonrpc.request.id", str(request_id))
+        if is_leg:
+            _describe_leg(span, self._round, params)
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=set_span_in_context(span))
+        start = time.perf_counter()
+        error: str | None = None
+        try:
+            with use_span(span, record_exception=False, set_status_on_exception=False):
+                raw = await send(_with_trace_context(params, carrier))
+        except BaseException as exc:
+            error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
+            raise
+        else:
+            if is_leg:
+                error = self._describe_result(span, raw)
+            return raw
+        finally:
+            span.end()
+            metric = {k: v for k, v in attributes.items() if k != "mcp.session.id"}
+            if error is not None:
+                metric["error.type"] = error
+            self._instruments.client_operation.record(time.perf_counter() - start, metric)
+
+    def _describe_result(self, span: Span, raw: dict[str, Any]) -> str | None:
+        result_type = raw.get("resultType")
+        kind = result_type if isinstance(result_type, str) else "complete"
+        span.set_attribute("mrtr.result_type", kind)
+        if kind == "input_required":
+            self._rounds += 1
+            requests = raw.get("inputRequests")
+            if isinstance(requests, dict):
+                span.set_attribute("mrtr.input_request.count", len(requests))
+                kinds = {r.get("method") for r in requests.values() if isinstance(r, dict)}
+                span.set_attribute(
+                    "mrtr.input_request.kinds", sorted(k for k in kinds if isinstance(k, str))
+                )
+        elif raw.get("isError") is True:
+            span.set_attribute("error.type", "tool_error")
+            _set_error_status(span)
+            return "tool_error"
+        return None
+
+    # -- callbacks and waits -------------------------------------------------------------
+
+    def traced_answer(self, answer: Answer) -> Answer:
+        """`answer` (one input request's callback), in an INTERNAL span per request."""
+        tracer = self._instruments.tracer
+
+        async def traced(request: Any, context: Any) -> Any:
+            from opentelemetry.trace import SpanKind
+
+            method = request.method
+            attributes: dict[str, Any] = {
+                "mcp.method.name": method,
+                "mrtr.round": context.round,
+                "mrtr.input_request.key": context.key,
+            }
+            mode = getattr(getattr(request, "params", None), "mode", None)
+            if method == "elicitation/create":
+                attributes["mrtr.elicitation.mode"] = mode if mode == "url" else "form"
+            with tracer.start_as_current_span(
+                method,
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+                record_exception=False,
+                set_status_on_exception=False,
+            ) as span:
+                try:
+                    result = await answer(request, context)
+                except BaseException as exc:
+                    mark_failure(span, exc, anyio.get_cancelled_exc_class())
+                    raise
+                _describe_answer(span, result)
+                return result
+
+        return traced
+
+    def traced_sleep(self, sleep: Sleep) -> Sleep:
+        """`sleep` (the wait before a state-only retry), as an event on the call span."""
+
+        async def traced(seconds: float) -> object:
+            self._state_only_rounds += 1
+            if self._span is not None:
+                self._span.add_event(
+                    "mrtr.wait", {"mrtr.wait.seconds": seconds, "mrtr.round": self._legs}
+                )
+            return await sleep(seconds)
+
+        return traced
+
+
+def _links(carrier: Mapping[str, str] | None) -> list[Link]:
+    if not carrier:
+        return []
+    from opentelemetry import propagate
+    from opentelemetry.trace import Link, get_current_span
+
+    stored = get_current_span(propagate.extract(carrier)).get_span_context()
+    if not stored.is_valid:
+        return []
+    return [Link(stored, {"mrtr.link.type": "resumed_from"})]
+
+
+def _describe_leg(span: Span, round_number: int, params: Mapping[str, Any] | None) -> None:
+    span.set_attribute("mrtr.round", round_number)
+    if params is None:
+        return
+    responses = params.get("inputResponses")
+    if isinstance(responses, Mapping):
+        span.set_attribute("mrtr.input_response.count", len(responses))
+    state = params.get("requestState")
+    if isinstance(state, str):
+        span.set_attribute("mrtr.request_state.size", utf8_size(state))
+
+
+def _describe_answer(span: Span, result: Any) -> None:
+    from mrtr.types import ErrorData
+
+    if isinstance(result, ErrorData):
+        span.set_attribute("error.type", str(result.code))
+        _set_error_status(span)
+        return
+    action = (
+        result.get("action") if isinstance(result, Mapping) else getattr(result, "action", None)
+    )
+    if action in _ELICITATION_ACTIONS:
+        span.set_attribute("mrtr.elicitation.action", action)
+
+
+def _set_error_status(span: Span) -> None:
+    from opentelemetry.trace import StatusCode
+
+    span.set_status(StatusCode.ERROR)
+
+
+def _with_trace_context(
+    params: Mapping[str, Any] | None, carrier: Mapping[str, str]
+) -> Mapping[str, Any] | None:
+    """`params` with the trace keys in ``_meta`` (a copy); every other key as it was."""
+    if not carrier:
+        return params
+    meta = params.get("_meta") if params is not None else None
+    merged = {**meta, **carrier} if isinstance(meta, Mapping) else dict(carrier)
+    return {**(params or {}), "_meta": merged}

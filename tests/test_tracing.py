@@ -1,0 +1,502 @@
+"""OpenTelemetry: the span tree of a call across client and server, and what it never holds.
+
+Every test exports to the SDK's in-memory exporter through its own provider (a global
+provider can be set once per process, so the global path is tested in a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from mrtr import Client, ClientRequestContext
+from mrtr.errors import DeadlineExceededError, MCPError, RequestTimeoutError
+from mrtr.server import Server, ServerRequestContext
+from mrtr.transports import JSONObject, RequestFailed, Transport
+from mrtr.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    ListRootsRequest,
+    ListRootsResult,
+    Root,
+    TextContent,
+)
+
+pytestmark = pytest.mark.anyio
+
+SECRET_ARGUMENT = "argument-secret-7f3a"
+SECRET_ANSWER = "answer-secret-91bc"
+SECRET_STATE = "state-secret-c0de"
+
+
+def ask(field: str) -> ElicitRequest:
+    return ElicitRequest(
+        params=ElicitRequestFormParams(
+            message=f"{field}?",
+            requested_schema={
+                "type": "object",
+                "properties": {field: {"type": "string"}},
+                "required": [field],
+            },
+        )
+    )
+
+
+def text(value: str, *, is_error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=value)], is_error=is_error)
+
+
+async def call_tool(
+    ctx: ServerRequestContext, params: CallToolRequestParams
+) -> CallToolResult | InputRequiredResult:
+    step = ctx.request_state or "0"
+    if params.name == "trip":
+        # round 1: one question; round 2: two at once; round 3: state only; then done
+        if step == "0":
+            return InputRequiredResult(input_requests={"region": ask("region")}, request_state="1")
+        if step == "1":
+            requests = {"confirm": ask("confirm"), "roots": ListRootsRequest()}
+            return InputRequiredResult(input_requests=requests, request_state="2")
+        if step == "2":
+            return InputRequiredResult(request_state=f"3-{SECRET_STATE}")
+        return text("done")
+    if params.name == "refuse":
+        raise MCPError(-32001, "not today")
+    if params.name == "broken":
+        return text("it broke", is_error=True)
+    if params.name == "ask":
+        return InputRequiredResult(input_requests={"region": ask("region")}, request_state="1")
+    if params.name == "stall":
+        await anyio.sleep_forever()
+    return text("unknown", is_error=True)
+
+
+class Telemetry:
+    """A provider that keeps every finished span, and a meter that keeps every point."""
+
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meters = MeterProvider(metric_readers=[self.reader])
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def named(self, name: str) -> list[ReadableSpan]:
+        return [s for s in self.spans() if s.name == name]
+
+    def one(self, name: str) -> ReadableSpan:
+        (span,) = self.named(name)
+        return span
+
+    def histogram(self, name: str) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        assert data is not None
+        return [
+            point
+            for resource in data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+            if metric.name == name
+            for point in metric.data.data_points
+        ]
+
+
+@pytest.fixture
+def otel() -> Iterator[Telemetry]:
+    telemetry = Telemetry()
+    yield telemetry
+    telemetry.provider.shutdown()
+
+
+class Recording(Transport):
+    """A transport that keeps every message the client sends."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.sent: list[JSONObject] = []
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def send(self, message: JSONObject) -> None:
+        self.sent.append(message)
+        await self.inner.send(message)
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def calls(self) -> list[JSONObject]:
+        return [m for m in self.sent if m.get("method") == "tools/call"]
+
+
+async def elicit(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+    field = next(iter(params.requested_schema["properties"]))
+    return ElicitResult(action="accept", content={field: SECRET_ANSWER})
+
+
+async def roots(ctx: ClientRequestContext) -> ListRootsResult:
+    return ListRootsResult(roots=[Root(uri="file:///work")])
+
+
+def make_server(otel: Telemetry | None, **kwargs: Any) -> Server:
+    provider = otel.provider if otel is not None else None
+    return Server("traced", on_call_tool=call_tool, tracer_provider=provider, **kwargs)
+
+
+def make_client(target: Any, otel: Telemetry | None, **kwargs: Any) -> Client:
+    if otel is not None:
+        kwargs.setdefault("tracer_provider", otel.provider)
+        kwargs.setdefault("meter_provider", otel.meters)
+    kwargs.setdefault("elicitation_callback", elicit)
+    return Client(target, list_roots_callback=roots, mode="2026-07-28", **kwargs)
+
+
+def child_of(span: ReadableSpan, parent: ReadableSpan) -> bool:
+    assert span.parent is not None, span.name
+    return (
+        span.parent.span_id == parent.context.span_id
+        and span.context.trace_id == parent.context.trace_id
+    )
+
+
+def every_recorded_value(spans: list[ReadableSpan]) -> str:
+    values: list[Any] = []
+    for span in spans:
+        values.extend((span.attributes or {}).values())
+        for event in span.events:
+            values.extend((event.attributes or {}).values())
+        values.append(span.status.description)
+    return json.dumps(values, default=str)
+
+
+async def test_the_span_tree_of_a_three_round_call(otel: Telemetry) -> None:
+    server = make_server(otel)
+    async with make_client(server, otel) as client:
+        result = await client.call_tool("trip", {"secret": SECRET_ARGUMENT})
+    assert isinstance(result.content[0], TextContent)
+    assert result.content[0].text == "done"
+
+    call = otel.one("execute_tool trip")
+    assert call.kind is SpanKind.INTERNAL
+    assert call.parent is None
+    assert call.status.status_code is StatusCode.UNSET
+    assert dict(call.attributes or {}) == {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": "trip",
+        "gen_ai.operation.name": "execute_tool",
+        "mcp.protocol.version": "2026-07-28",
+        "mrtr.rounds": 3,
+        "mrtr.state_only_rounds": 1,
+        "mrtr.outcome": "complete",
+    }
+    (wait,) = call.events
+    assert wait.name == "mrtr.wait"
+    assert wait.attributes is not None and wait.attributes["mrtr.round"] == 3
+
+    legs = [s for s in otel.named("tools/call trip") if s.kind is SpanKind.CLIENT]
+    legs.sort(key=lambda s: (s.attributes or {})["mrtr.round"])
+    assert [(s.attributes or {})["mrtr.round"] for s in legs] == [0, 1, 2, 3]
+    assert all(child_of(leg, call) for leg in legs)
+    ids = [(s.attributes or {})["jsonrpc.request.id"] for s in legs]
+    assert len(set(ids)) == 4 and all(isinstance(i, str) for i in ids)
+    attrs = [dict(s.attributes or {}) for s in legs]
+    assert [a["mrtr.result_type"] for a in attrs] == ["input_required"] * 3 + ["complete"]
+    assert [a.get("mrtr.input_response.count") for a in attrs] == [None, 1, 2, None]
+    assert attrs[0]["mrtr.input_request.count"] == 1
+    assert attrs[1]["mrtr.input_request.count"] == 2
+    assert attrs[1]["mrtr.input_request.kinds"] == ("elicitation/create", "roots/list")
+    assert "mrtr.input_request.count" not in attrs[2]  # state only
+    assert "mrtr.request_state.size" not in attrs[0]
+    assert all(a["mrtr.request_state.size"] > 0 for a in attrs[1:])
+    for a in attrs:
+        assert a["mcp.method.name"] == "tools/call"
+        assert a["gen_ai.tool.name"] == "trip"
+        assert a["mcp.protocol.version"] == "2026-07-28"
+        assert "gen_ai.operation.name" not in a  # counted once, on the call
+        assert "error.type" not in a
+
+    callbacks = [s for s in otel.spans() if s.name in ("elicitation/create", "roots/list")]
+    assert all(s.kind is SpanKind.INTERNAL and child_of(s, call) for s in callbacks)
+    seen = sorted(
+        (
+            (s.attributes or {})["mrtr.round"],
+            (s.attributes or {})["mrtr.input_request.key"],
+            (s.attributes or {})["mcp.method.name"],
+        )
+        for s in callbacks
+    )
+    assert seen == [
+        (1, "region", "elicitation/create"),
+        (2, "confirm", "elicitation/create"),
+        (2, "roots", "roots/list"),
+    ]
+    for span in callbacks:
+        if span.name == "elicitation/create":
+            assert (span.attributes or {})["mrtr.elicitation.action"] == "accept"
+            assert (span.attributes or {})["mrtr.elicitation.mode"] == "form"
+
+    # the server's spans, each a child of the leg that sent it: one trace, both sides
+    served = [s for s in otel.named("tools/call trip") if s.kind is SpanKind.SERVER]
+    assert len(served) == 4
+    by_id = {(s.attributes or {})["jsonrpc.request.id"]: s for s in served}
+    for leg in legs:
+        server_span = by_id[(leg.attributes or {})["jsonrpc.request.id"]]
+        assert child_of(server_span, leg)
+        assert (server_span.attributes or {})["gen_ai.operation.name"] == "execute_tool"
+    assert sorted((s.attributes or {})["mrtr.result_type"] for s in served) == [
+        "complete",
+        "input_required",
+        "input_required",
+        "input_required",
+    ]
+
+    # never recorded: arguments, answers, requestState
+    recorded = every_recorded_value(otel.spans())
+    for secret in (SECRET_ARGUMENT, SECRET_ANSWER, SECRET_STATE):
+        assert secret not in recorded
+
+    # metrics: one point per leg, one call
+    (legs_metric,) = [
+        p
+        for p in otel.histogram("mcp.client.operation.duration")
+        if p.attributes["mcp.method.name"] == "tools/call"
+    ]
+    assert legs_metric.count == 4
+    (rounds,) = otel.histogram("mrtr.client.call.rounds")
+    assert rounds.count == 1 and rounds.sum == 3
+    (duration,) = otel.histogram("mrtr.client.call.duration")
+    assert duration.count == 1
+
+
+async def test_each_leg_carries_its_own_trace_context_and_the_rest_of_meta_unchanged(
+    otel: Telemetry,
+) -> None:
+    transport = Recording(make_server(None).client_transport())
+    async with make_client(transport, otel) as client:
+        await client.call_tool("trip")
+    metas = [dict(m["params"]["_meta"]) for m in transport.calls()]
+    assert len(metas) == 4
+    parents = [meta.pop("traceparent") for meta in metas]
+    assert len(set(parents)) == 4  # one context per leg
+    legs = sorted(
+        (s for s in otel.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/")),
+        key=lambda s: (s.attributes or {})["mrtr.round"],
+    )
+    assert parents == [
+        f"00-{leg.context.trace_id:032x}-{leg.context.span_id:016x}-{leg.context.trace_flags:02x}"
+        for leg in legs
+    ]
+    assert all(meta == metas[0] for meta in metas)  # every other key identical
+
+
+async def test_a_json_rpc_error_marks_leg_call_and_server(otel: Telemetry) -> None:
+    async with make_client(make_server(otel), otel) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("refuse")
+    call = otel.one("execute_tool refuse")
+    (leg,) = [s for s in otel.named("tools/call refuse") if s.kind is SpanKind.CLIENT]
+    (served,) = [s for s in otel.named("tools/call refuse") if s.kind is SpanKind.SERVER]
+    for span in (leg, served):
+        assert (span.attributes or {})["error.type"] == "-32001"
+        assert (span.attributes or {})["rpc.response.status_code"] == "-32001"
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description == "not today"
+    assert (call.attributes or {})["error.type"] == "-32001"
+    assert (call.attributes or {})["mrtr.outcome"] == "error"
+    assert child_of(served, leg)
+    (point,) = [
+        p
+        for p in otel.histogram("mcp.client.operation.duration")
+        if p.attributes["mcp.method.name"] == "tools/call"
+    ]
+    assert point.attributes["error.type"] == "-32001"
+
+
+async def test_a_tool_error_is_tool_error(otel: Telemetry) -> None:
+    async with make_client(make_server(otel), otel) as client:
+        result = await client.call_tool("broken")
+    assert result.is_error
+    for span in otel.spans():
+        if "broken" in span.name:
+            assert (span.attributes or {})["error.type"] == "tool_error", span.kind
+            assert span.status.status_code is StatusCode.ERROR
+
+
+async def test_a_cancelled_call_is_not_an_error(otel: Telemetry) -> None:
+    asked = anyio.Event()
+
+    async def wait_forever(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+        asked.set()
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with make_client(make_server(otel), otel, elicitation_callback=wait_forever) as client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "ask")
+                await asked.wait()
+                tg.cancel_scope.cancel()
+    call = otel.one("execute_tool ask")
+    callback = otel.one("elicitation/create")
+    for span in (call, callback):
+        assert span.status.status_code is StatusCode.UNSET
+        assert "error.type" not in (span.attributes or {})
+        assert [e.name for e in span.events] == ["mrtr.cancelled"]
+    assert (call.attributes or {})["mrtr.outcome"] == "cancelled"
+    assert child_of(callback, call)
+
+
+async def test_a_whole_call_deadline_fails_the_call_not_the_callback(otel: Telemetry) -> None:
+    async def wait_forever(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with make_client(make_server(otel), otel, elicitation_callback=wait_forever) as client:
+        with pytest.raises(DeadlineExceededError):
+            await client.call_tool("ask", timeout=0.2)
+    call = otel.one("execute_tool ask")
+    assert (call.attributes or {})["error.type"] == "DeadlineExceededError"
+    assert call.status.status_code is StatusCode.ERROR
+    callback = otel.one("elicitation/create")
+    assert callback.status.status_code is StatusCode.UNSET
+    assert [e.name for e in callback.events] == ["mrtr.cancelled"]
+
+
+async def test_a_leg_timeout_fails_the_leg_and_the_call(otel: Telemetry) -> None:
+    async with make_client(make_server(None), otel) as client:
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("stall", read_timeout_seconds=0.2)
+    (leg,) = [s for s in otel.named("tools/call stall") if s.kind is SpanKind.CLIENT]
+    call = otel.one("execute_tool stall")
+    for span in (leg, call):
+        assert (span.attributes or {})["error.type"] == "RequestTimeoutError"
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description is None  # never an exception's message
+
+
+async def test_tracing_false_records_nothing_and_sends_no_context(otel: Telemetry) -> None:
+    transport = Recording(make_server(otel, tracing=False).client_transport())
+    async with make_client(transport, otel, tracing=False) as client:
+        await client.call_tool("trip")
+    assert otel.spans() == []
+    assert all("traceparent" not in m["params"]["_meta"] for m in transport.calls())
+
+
+async def test_an_ambient_span_parents_the_call(otel: Telemetry) -> None:
+    tracer = otel.provider.get_tracer("app")
+    async with make_client(make_server(None), otel) as client:
+        with tracer.start_as_current_span("agent step") as outer:
+            await client.call_tool("broken")
+    call = otel.one("execute_tool broken")
+    assert call.parent is not None and call.parent.span_id == outer.get_span_context().span_id
+
+
+async def test_prompts_and_resources_use_their_method_names(otel: Telemetry) -> None:
+    from mrtr.types import (
+        GetPromptRequestParams,
+        GetPromptResult,
+        PromptMessage,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        TextResourceContents,
+    )
+
+    async def get_prompt(ctx: ServerRequestContext, params: GetPromptRequestParams) -> Any:
+        message = PromptMessage(role="user", content=TextContent(type="text", text="hi"))
+        return GetPromptResult(messages=[message])
+
+    async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> Any:
+        contents = TextResourceContents(uri=str(params.uri), text="notes")
+        return ReadResourceResult(contents=[contents])
+
+    server = Server("traced", on_get_prompt=get_prompt, on_read_resource=read_resource)
+    async with make_client(server, otel) as client:
+        await client.get_prompt("brief")
+        await client.read_resource("notes://a")
+    prompt = [s for s in otel.named("prompts/get brief") if s.kind is SpanKind.INTERNAL]
+    assert len(prompt) == 1
+    assert (prompt[0].attributes or {})["gen_ai.prompt.name"] == "brief"
+    assert "gen_ai.operation.name" not in (prompt[0].attributes or {})
+    reads = otel.named("resources/read")
+    assert sorted(s.kind.name for s in reads) == ["CLIENT", "INTERNAL"]
+    assert all((s.attributes or {})["mcp.resource.uri"] == "notes://a" for s in reads)
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+SCRIPT_HEAD = """
+import sys, anyio
+from mrtr import Client
+from mrtr.server import Server
+from mrtr.types import CallToolResult, TextContent
+
+async def tool(ctx, params):
+    return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+async def call():
+    async with Client(Server("s", on_call_tool=tool)) as client:
+        await client.call_tool("t")
+"""
+
+
+def test_import_mrtr_and_a_call_never_import_opentelemetry() -> None:
+    out = run_python(
+        SCRIPT_HEAD
+        + "anyio.run(call)\n"
+        + "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
+    )
+    assert out == "[]"
+
+
+def test_a_global_provider_turns_tracing_on() -> None:
+    out = run_python(
+        SCRIPT_HEAD
+        + """
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+anyio.run(call)  # imported, but no provider yet: nothing
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+print(len(exporter.get_finished_spans()))
+trace.set_tracer_provider(provider)
+anyio.run(call)
+print(sorted(s.name for s in exporter.get_finished_spans()))
+"""
+    )
+    assert out.splitlines() == [
+        "0",
+        # the in-process server traces under the same rules: its server/discover too
+        "['execute_tool t', 'server/discover', 'tools/call t', 'tools/call t']",
+    ]
