@@ -1,0 +1,68 @@
+"""Trace context as the official SDK's server (mcp==2.3.0) sees it, on every leg.
+
+The low-level server's ``traced`` tool asks one question, then answers with the
+``_meta`` it parsed on each of the two legs. Runs over HTTP (asyncio, trio) and stdio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from mrtr import Client, ClientRequestContext
+from mrtr.types import ElicitResult
+from tests.helpers.builders import text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.interop]
+
+BOUND = 90  # a slow, shared machine starts a Python subprocess per stdio client
+
+
+async def go(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"go": "yes"})
+
+
+async def test_the_official_server_sees_each_legs_own_trace_context(
+    target: Callable[[str], Any], route: tuple[str, str]
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with anyio.fail_after(BOUND):
+        async with Client(
+            target("lowlevel"), elicitation_callback=go, tracer_provider=provider
+        ) as client:
+            seen: list[dict[str, Any]] = json.loads(text_of(await client.call_tool("traced")))
+    legs = sorted(
+        (s for s in exporter.get_finished_spans() if s.kind is SpanKind.CLIENT),
+        key=lambda s: (s.attributes or {})["mrtr.round"],
+    )
+    assert [s.name for s in legs] == ["tools/call traced", "tools/call traced"]
+    assert len(seen) == 2
+    parents = [meta.pop("traceparent") for meta in seen]
+    assert parents == [
+        f"00-{s.context.trace_id:032x}-{s.context.span_id:016x}-{s.context.trace_flags:02x}"
+        for s in legs
+    ]
+    assert seen[0] == seen[1]  # every other _meta key identical across legs
+    assert "io.modelcontextprotocol/protocolVersion" in seen[0]
+    call = next(s for s in exporter.get_finished_spans() if s.name == "execute_tool traced")
+    assert all(s.parent is not None and s.parent.span_id == call.context.span_id for s in legs)
+    network = {
+        k: v for k, v in (legs[0].attributes or {}).items() if k.startswith(("network", "server"))
+    }
+    if route[0] == "http":
+        assert network["network.transport"] == "tcp"
+        assert network["server.address"] == "127.0.0.1"
+        assert isinstance(network["server.port"], int)
+    else:
+        assert network == {"network.transport": "pipe"}
+    provider.shutdown()
