@@ -35,7 +35,7 @@ MODES = ("before", "off", "idle", "sdk")
 
 def _provider(mode: str) -> dict[str, Any]:
     if mode == "idle":
-        import opentelemetry.sdk.trace  # noqa: F401 - imported, never configured
+        import opentelemetry.sdk.trace
         import opentelemetry.trace  # noqa: F401
 
         return {}

@@ -173,6 +173,11 @@ def make_client(target: Any, otel: Telemetry | None, **kwargs: Any) -> Client:
     return Client(target, list_roots_callback=roots, mode="2026-07-28", **kwargs)
 
 
+def attrs(span: Any) -> dict[str, Any]:
+    """A span's (or a link's, an event's) attributes, as a plain dict."""
+    return dict(span.attributes or {})
+
+
 def child_of(span: ReadableSpan, parent: ReadableSpan) -> bool:
     assert span.parent is not None, span.name
     return (
@@ -184,9 +189,9 @@ def child_of(span: ReadableSpan, parent: ReadableSpan) -> bool:
 def every_recorded_value(spans: list[ReadableSpan]) -> str:
     values: list[Any] = []
     for span in spans:
-        values.extend((span.attributes or {}).values())
+        values.extend(attrs(span).values())
         for event in span.events:
-            values.extend((event.attributes or {}).values())
+            values.extend(attrs(event).values())
         values.append(span.status.description)
     return json.dumps(values, default=str)
 
@@ -202,7 +207,7 @@ async def test_the_span_tree_of_a_three_round_call(otel: Telemetry) -> None:
     assert call.kind is SpanKind.INTERNAL
     assert call.parent is None
     assert call.status.status_code is StatusCode.UNSET
-    assert dict(call.attributes or {}) == {
+    assert attrs(call) == {
         "mcp.method.name": "tools/call",
         "gen_ai.tool.name": "trip",
         "gen_ai.operation.name": "execute_tool",
@@ -216,21 +221,21 @@ async def test_the_span_tree_of_a_three_round_call(otel: Telemetry) -> None:
     assert wait.attributes is not None and wait.attributes["mrtr.round"] == 3
 
     legs = [s for s in otel.named("tools/call trip") if s.kind is SpanKind.CLIENT]
-    legs.sort(key=lambda s: (s.attributes or {})["mrtr.round"])
-    assert [(s.attributes or {})["mrtr.round"] for s in legs] == [0, 1, 2, 3]
+    legs.sort(key=lambda s: attrs(s)["mrtr.round"])
+    assert [attrs(s)["mrtr.round"] for s in legs] == [0, 1, 2, 3]
     assert all(child_of(leg, call) for leg in legs)
-    ids = [(s.attributes or {})["jsonrpc.request.id"] for s in legs]
+    ids = [attrs(s)["jsonrpc.request.id"] for s in legs]
     assert len(set(ids)) == 4 and all(isinstance(i, str) for i in ids)
-    attrs = [dict(s.attributes or {}) for s in legs]
-    assert [a["mrtr.result_type"] for a in attrs] == ["input_required"] * 3 + ["complete"]
-    assert [a.get("mrtr.input_response.count") for a in attrs] == [None, 1, 2, None]
-    assert attrs[0]["mrtr.input_request.count"] == 1
-    assert attrs[1]["mrtr.input_request.count"] == 2
-    assert attrs[1]["mrtr.input_request.kinds"] == ("elicitation/create", "roots/list")
-    assert "mrtr.input_request.count" not in attrs[2]  # state only
-    assert "mrtr.request_state.size" not in attrs[0]
-    assert all(a["mrtr.request_state.size"] > 0 for a in attrs[1:])
-    for a in attrs:
+    per_leg = [attrs(s) for s in legs]
+    assert [a["mrtr.result_type"] for a in per_leg] == ["input_required"] * 3 + ["complete"]
+    assert [a.get("mrtr.input_response.count") for a in per_leg] == [None, 1, 2, None]
+    assert per_leg[0]["mrtr.input_request.count"] == 1
+    assert per_leg[1]["mrtr.input_request.count"] == 2
+    assert per_leg[1]["mrtr.input_request.kinds"] == ("elicitation/create", "roots/list")
+    assert "mrtr.input_request.count" not in per_leg[2]  # state only
+    assert "mrtr.request_state.size" not in per_leg[0]
+    assert all(a["mrtr.request_state.size"] > 0 for a in per_leg[1:])
+    for a in per_leg:
         assert a["mcp.method.name"] == "tools/call"
         assert a["gen_ai.tool.name"] == "trip"
         assert a["mcp.protocol.version"] == "2026-07-28"
@@ -241,9 +246,9 @@ async def test_the_span_tree_of_a_three_round_call(otel: Telemetry) -> None:
     assert all(s.kind is SpanKind.INTERNAL and child_of(s, call) for s in callbacks)
     seen = sorted(
         (
-            (s.attributes or {})["mrtr.round"],
-            (s.attributes or {})["mrtr.input_request.key"],
-            (s.attributes or {})["mcp.method.name"],
+            attrs(s)["mrtr.round"],
+            attrs(s)["mrtr.input_request.key"],
+            attrs(s)["mcp.method.name"],
         )
         for s in callbacks
     )
@@ -254,18 +259,18 @@ async def test_the_span_tree_of_a_three_round_call(otel: Telemetry) -> None:
     ]
     for span in callbacks:
         if span.name == "elicitation/create":
-            assert (span.attributes or {})["mrtr.elicitation.action"] == "accept"
-            assert (span.attributes or {})["mrtr.elicitation.mode"] == "form"
+            assert attrs(span)["mrtr.elicitation.action"] == "accept"
+            assert attrs(span)["mrtr.elicitation.mode"] == "form"
 
     # the server's spans, each a child of the leg that sent it: one trace, both sides
     served = [s for s in otel.named("tools/call trip") if s.kind is SpanKind.SERVER]
     assert len(served) == 4
-    by_id = {(s.attributes or {})["jsonrpc.request.id"]: s for s in served}
+    by_id = {attrs(s)["jsonrpc.request.id"]: s for s in served}
     for leg in legs:
-        server_span = by_id[(leg.attributes or {})["jsonrpc.request.id"]]
+        server_span = by_id[attrs(leg)["jsonrpc.request.id"]]
         assert child_of(server_span, leg)
-        assert (server_span.attributes or {})["gen_ai.operation.name"] == "execute_tool"
-    assert sorted((s.attributes or {})["mrtr.result_type"] for s in served) == [
+        assert attrs(server_span)["gen_ai.operation.name"] == "execute_tool"
+    assert sorted(attrs(s)["mrtr.result_type"] for s in served) == [
         "complete",
         "input_required",
         "input_required",
@@ -302,7 +307,7 @@ async def test_each_leg_carries_its_own_trace_context_and_the_rest_of_meta_uncha
     assert len(set(parents)) == 4  # one context per leg
     legs = sorted(
         (s for s in otel.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("tools/")),
-        key=lambda s: (s.attributes or {})["mrtr.round"],
+        key=lambda s: attrs(s)["mrtr.round"],
     )
     assert parents == [
         f"00-{leg.context.trace_id:032x}-{leg.context.span_id:016x}-{leg.context.trace_flags:02x}"
@@ -319,12 +324,12 @@ async def test_a_json_rpc_error_marks_leg_call_and_server(otel: Telemetry) -> No
     (leg,) = [s for s in otel.named("tools/call refuse") if s.kind is SpanKind.CLIENT]
     (served,) = [s for s in otel.named("tools/call refuse") if s.kind is SpanKind.SERVER]
     for span in (leg, served):
-        assert (span.attributes or {})["error.type"] == "-32001"
-        assert (span.attributes or {})["rpc.response.status_code"] == "-32001"
+        assert attrs(span)["error.type"] == "-32001"
+        assert attrs(span)["rpc.response.status_code"] == "-32001"
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description == "not today"
-    assert (call.attributes or {})["error.type"] == "-32001"
-    assert (call.attributes or {})["mrtr.outcome"] == "error"
+    assert attrs(call)["error.type"] == "-32001"
+    assert attrs(call)["mrtr.outcome"] == "error"
     assert child_of(served, leg)
     (point,) = [
         p
@@ -340,7 +345,7 @@ async def test_a_tool_error_is_tool_error(otel: Telemetry) -> None:
     assert result.is_error
     for span in otel.spans():
         if "broken" in span.name:
-            assert (span.attributes or {})["error.type"] == "tool_error", span.kind
+            assert attrs(span)["error.type"] == "tool_error", span.kind
             assert span.status.status_code is StatusCode.ERROR
 
 
@@ -362,9 +367,9 @@ async def test_a_cancelled_call_is_not_an_error(otel: Telemetry) -> None:
     callback = otel.one("elicitation/create")
     for span in (call, callback):
         assert span.status.status_code is StatusCode.UNSET
-        assert "error.type" not in (span.attributes or {})
+        assert "error.type" not in attrs(span)
         assert [e.name for e in span.events] == ["mrtr.cancelled"]
-    assert (call.attributes or {})["mrtr.outcome"] == "cancelled"
+    assert attrs(call)["mrtr.outcome"] == "cancelled"
     assert child_of(callback, call)
 
 
@@ -377,7 +382,7 @@ async def test_a_whole_call_deadline_fails_the_call_not_the_callback(otel: Telem
         with pytest.raises(DeadlineExceededError):
             await client.call_tool("ask", timeout=0.2)
     call = otel.one("execute_tool ask")
-    assert (call.attributes or {})["error.type"] == "DeadlineExceededError"
+    assert attrs(call)["error.type"] == "DeadlineExceededError"
     assert call.status.status_code is StatusCode.ERROR
     callback = otel.one("elicitation/create")
     assert callback.status.status_code is StatusCode.UNSET
@@ -391,7 +396,7 @@ async def test_a_leg_timeout_fails_the_leg_and_the_call(otel: Telemetry) -> None
     (leg,) = [s for s in otel.named("tools/call stall") if s.kind is SpanKind.CLIENT]
     call = otel.one("execute_tool stall")
     for span in (leg, call):
-        assert (span.attributes or {})["error.type"] == "RequestTimeoutError"
+        assert attrs(span)["error.type"] == "RequestTimeoutError"
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description is None  # never an exception's message
 
@@ -437,11 +442,11 @@ async def test_prompts_and_resources_use_their_method_names(otel: Telemetry) -> 
         await client.read_resource("notes://a")
     prompt = [s for s in otel.named("prompts/get brief") if s.kind is SpanKind.INTERNAL]
     assert len(prompt) == 1
-    assert (prompt[0].attributes or {})["gen_ai.prompt.name"] == "brief"
-    assert "gen_ai.operation.name" not in (prompt[0].attributes or {})
+    assert attrs(prompt[0])["gen_ai.prompt.name"] == "brief"
+    assert "gen_ai.operation.name" not in attrs(prompt[0])
     reads = otel.named("resources/read")
     assert sorted(s.kind.name for s in reads) == ["CLIENT", "INTERNAL"]
-    assert all((s.attributes or {})["mcp.resource.uri"] == "notes://a" for s in reads)
+    assert all(attrs(s)["mcp.resource.uri"] == "notes://a" for s in reads)
 
 
 def run_python(code: str) -> str:
@@ -500,3 +505,60 @@ print(sorted(s.name for s in exporter.get_finished_spans()))
         # the in-process server traces under the same rules: its server/discover too
         "['execute_tool t', 'server/discover', 'tools/call t', 'tools/call t']",
     ]
+
+
+class FakeSession:
+    """What a call trace reads of a session: its transport and version."""
+
+    def __init__(self) -> None:
+        self.transport = object()
+        self.protocol_version = "2026-07-28"
+
+
+async def test_a_paused_call_ends_paused_and_its_resumption_links_to_it(otel: Telemetry) -> None:
+    from mrtr._otel import Telemetry as Settings
+    from mrtr._tracing import call_trace, pause_current
+
+    settings = Settings(tracer_provider=otel.provider, meter_provider=otel.meters)
+    session = FakeSession()
+    first = call_trace(settings, session, "tools/call", "deploy")
+    assert first is not None
+
+    async def pausing() -> str:
+        assert pause_current(FakeSession(), "other", []) == {}  # not this session's call
+        stored.update(pause_current(session, "pc-1", ["elicitation/create"] * 2))
+        return "paused"
+
+    stored: dict[str, str] = {}
+    assert await first.run(pausing()) == "paused"
+    paused = otel.one("execute_tool deploy")
+    assert attrs(paused)["mrtr.outcome"] == "paused"
+    assert attrs(paused)["mrtr.paused_call.id"] == "pc-1"
+    assert paused.status.status_code is StatusCode.UNSET
+    (event,) = paused.events
+    assert event.name == "mrtr.paused"
+    assert attrs(event)["mrtr.input_request.kinds"] == ("elicitation/create",)
+    context = paused.context
+    assert stored["traceparent"].split("-")[1:3] == [
+        f"{context.trace_id:032x}",
+        f"{context.span_id:016x}",
+    ]
+
+    resumed = call_trace(
+        settings, session, "tools/call", "deploy", resumed_from=stored, paused_seconds=42.0
+    )
+    assert resumed is not None
+
+    async def finishing() -> str:
+        return "done"
+
+    otel.exporter.clear()
+    await resumed.run(finishing())
+    span = otel.one("execute_tool deploy")
+    assert span.parent is None  # a new trace, linked, not parented
+    assert span.context.trace_id != context.trace_id
+    (link,) = span.links
+    assert link.context.span_id == context.span_id
+    assert attrs(link)["mrtr.link.type"] == "resumed_from"
+    assert attrs(span)["mrtr.paused.seconds"] == 42.0
+    assert attrs(span)["mrtr.outcome"] == "complete"

@@ -26,7 +26,7 @@ from mrtr.transports._framing import utf8_size
 if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span
 
-__all__ = ["CallTrace", "call_trace", "driver_hooks"]
+__all__ = ["CallTrace", "call_trace", "driver_hooks", "pause_current"]
 
 T = TypeVar("T")
 
@@ -69,17 +69,29 @@ def call_trace(
     name: str,
     *,
     resumed_from: Mapping[str, str] | None = None,
+    paused_seconds: float | None = None,
 ) -> CallTrace | None:
     """A trace for one call, or ``None`` when tracing is off (the common, free case).
 
     ``resumed_from`` is the trace context a paused call stored (`CallTrace.pause`): the
     new call span is linked to it, not parented, so a wait of hours does not stretch one
-    trace.
+    trace; ``paused_seconds`` (how long it waited) goes in ``mrtr.paused.seconds``.
     """
     instruments = telemetry.active()
     if instruments is None:
         return None
-    return CallTrace(instruments, session, method, name, resumed_from)
+    trace = CallTrace(instruments, session, method, name, resumed_from)
+    if paused_seconds is not None:
+        trace._call_attributes["mrtr.paused.seconds"] = paused_seconds
+    return trace
+
+
+def pause_current(session: Any, paused_call_id: str, kinds: Sequence[str]) -> dict[str, str]:
+    """End the traced call of `session` as paused; its context to store (empty if untraced)."""
+    trace = CURRENT_CALL.get()
+    if not isinstance(trace, CallTrace) or trace.transport is not session.transport:
+        return {}
+    return trace.pause(paused_call_id, kinds)
 
 
 def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sleep]:

@@ -26,6 +26,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 BOUND = 90  # a slow, shared machine starts a Python subprocess per stdio client
 
 
+def attrs(span: Any) -> dict[str, Any]:
+    """A span's (or a link's, an event's) attributes, as a plain dict."""
+    return dict(span.attributes or {})
+
+
 async def go(ctx: ClientRequestContext, params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content={"go": "yes"})
 
@@ -43,7 +48,7 @@ async def test_the_official_server_sees_each_legs_own_trace_context(
             seen: list[dict[str, Any]] = json.loads(text_of(await client.call_tool("traced")))
     legs = sorted(
         (s for s in exporter.get_finished_spans() if s.kind is SpanKind.CLIENT),
-        key=lambda s: (s.attributes or {})["mrtr.round"],
+        key=lambda s: attrs(s)["mrtr.round"],
     )
     assert [s.name for s in legs] == ["tools/call traced", "tools/call traced"]
     assert len(seen) == 2
@@ -56,9 +61,7 @@ async def test_the_official_server_sees_each_legs_own_trace_context(
     assert "io.modelcontextprotocol/protocolVersion" in seen[0]
     call = next(s for s in exporter.get_finished_spans() if s.name == "execute_tool traced")
     assert all(s.parent is not None and s.parent.span_id == call.context.span_id for s in legs)
-    network = {
-        k: v for k, v in (legs[0].attributes or {}).items() if k.startswith(("network", "server"))
-    }
+    network = {k: v for k, v in attrs(legs[0]).items() if k.startswith(("network", "server"))}
     if route[0] == "http":
         assert network["network.transport"] == "tcp"
         assert network["server.address"] == "127.0.0.1"

@@ -224,7 +224,7 @@ def traced(
 ) -> CallToolResult | InputRequiredResult:
     # Each leg's _meta as this SDK parsed it, trace keys and all; the first leg's rides
     # in request_state (written as is by this low-level server) to the second.
-    seen = json.loads(params.request_state or "[]") + [params.meta or {}]
+    seen = [*json.loads(params.request_state or "[]"), params.meta or {}]
     if answer(params, "go") is None:
         return InputRequiredResult(
             input_requests={"go": ask("go", "Go?")}, request_state=json.dumps(seen)
