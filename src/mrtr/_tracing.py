@@ -133,6 +133,9 @@ class CallTrace:
             self._span_name = f"{method} {name}" if target is not None else method
         # the legs' attributes: the call's, plus where the server is
         self._leg_attributes = {**common, **_network_attributes(session)}
+        self._metric_attributes = {
+            k: v for k, v in self._leg_attributes.items() if k != "mcp.session.id"
+        }
         self._leg_name = f"{method} {name}" if target is not None else method
         self._links = _links(resumed_from)
         self._span: Span | None = None
@@ -177,9 +180,13 @@ class CallTrace:
 
     def _end(self, span: Span, seconds: float, error: str | None) -> None:
         outcome = self._outcome or "complete"
-        span.set_attribute("mrtr.rounds", self._rounds)
-        span.set_attribute("mrtr.state_only_rounds", self._state_only_rounds)
-        span.set_attribute("mrtr.outcome", outcome)
+        span.set_attributes(
+            {
+                "mrtr.rounds": self._rounds,
+                "mrtr.state_only_rounds": self._state_only_rounds,
+                "mrtr.outcome": outcome,
+            }
+        )
         span.end()
         attributes = dict(self._call_attributes)
         if error is not None:
@@ -226,18 +233,18 @@ class CallTrace:
         from opentelemetry.trace import SpanKind, set_span_in_context, use_span
 
         is_leg = method == self._method
-        if is_leg and params is not self._last_params:
-            # A new leg builds new params; the same object again is a resend of the leg.
-            self._round, self._legs, self._last_params = self._legs, self._legs + 1, params
-        attributes = self._leg_attributes if is_leg else {"mcp.method.name": method}
-        span = self._instruments.tracer.start_span(
-            self._leg_name if is_leg else method,
-            kind=SpanKind.CLIENT,
-            attributes=attributes,
-        )
-        span.set_attribute("jsonrpc.request.id", str(request_id))
         if is_leg:
-            _describe_leg(span, self._round, params)
+            if params is not self._last_params:
+                # A new leg builds new params; the same object again is a resend of the leg.
+                self._round, self._legs, self._last_params = self._legs, self._legs + 1, params
+            attributes = _leg_attributes(self._leg_attributes, self._round, params)
+        else:
+            attributes = {"mcp.method.name": method}
+        attributes["jsonrpc.request.id"] = str(request_id)
+        # all known attributes at the start: each later set_attribute takes the span's lock
+        span = self._instruments.tracer.start_span(
+            self._leg_name if is_leg else method, kind=SpanKind.CLIENT, attributes=attributes
+        )
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=set_span_in_context(span))
         start = time.perf_counter()
@@ -254,29 +261,28 @@ class CallTrace:
             return raw
         finally:
             span.end()
-            metric = {k: v for k, v in attributes.items() if k != "mcp.session.id"}
+            metric = self._metric_attributes if is_leg else {"mcp.method.name": method}
             if error is not None:
-                metric["error.type"] = error
+                metric = {**metric, "error.type": error}
             self._instruments.client_operation.record(time.perf_counter() - start, metric)
 
     def _describe_result(self, span: Span, raw: dict[str, Any]) -> str | None:
         result_type = raw.get("resultType")
         kind = result_type if isinstance(result_type, str) else "complete"
-        span.set_attribute("mrtr.result_type", kind)
+        found: dict[str, Any] = {"mrtr.result_type": kind}
+        error = None
         if kind == "input_required":
             self._rounds += 1
             requests = raw.get("inputRequests")
             if isinstance(requests, dict):
-                span.set_attribute("mrtr.input_request.count", len(requests))
                 kinds = {r.get("method") for r in requests.values() if isinstance(r, dict)}
-                span.set_attribute(
-                    "mrtr.input_request.kinds", sorted(k for k in kinds if isinstance(k, str))
-                )
+                found["mrtr.input_request.count"] = len(requests)
+                found["mrtr.input_request.kinds"] = sorted(k for k in kinds if isinstance(k, str))
         elif raw.get("isError") is True:
-            span.set_attribute("error.type", "tool_error")
+            error = found["error.type"] = "tool_error"
             _set_error_status(span)
-            return "tool_error"
-        return None
+        span.set_attributes(found)
+        return error
 
     # -- callbacks and waits -------------------------------------------------------------
 
@@ -339,16 +345,19 @@ def _links(carrier: Mapping[str, str] | None) -> list[Link]:
     return [Link(stored, {"mrtr.link.type": "resumed_from"})]
 
 
-def _describe_leg(span: Span, round_number: int, params: Mapping[str, Any] | None) -> None:
-    span.set_attribute("mrtr.round", round_number)
+def _leg_attributes(
+    common: Mapping[str, Any], round_number: int, params: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    attributes = {**common, "mrtr.round": round_number}
     if params is None:
-        return
+        return attributes
     responses = params.get("inputResponses")
     if isinstance(responses, Mapping):
-        span.set_attribute("mrtr.input_response.count", len(responses))
+        attributes["mrtr.input_response.count"] = len(responses)
     state = params.get("requestState")
     if isinstance(state, str):
-        span.set_attribute("mrtr.request_state.size", utf8_size(state))
+        attributes["mrtr.request_state.size"] = utf8_size(state)
+    return attributes
 
 
 def _describe_answer(span: Span, result: Any) -> None:
