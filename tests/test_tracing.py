@@ -447,6 +447,12 @@ async def test_prompts_and_resources_use_their_method_names(otel: Telemetry) -> 
     reads = otel.named("resources/read")
     assert sorted(s.kind.name for s in reads) == ["CLIENT", "INTERNAL"]
     assert all(attrs(s)["mcp.resource.uri"] == "notes://a" for s in reads)
+    # metrics stay low-cardinality: no URI in their attributes
+    points = otel.histogram("mcp.client.operation.duration") + otel.histogram(
+        "mrtr.client.call.duration"
+    )
+    assert {p.attributes["mcp.method.name"] for p in points} >= {"prompts/get", "resources/read"}
+    assert all("mcp.resource.uri" not in p.attributes for p in points)
 
 
 def run_python(code: str) -> str:

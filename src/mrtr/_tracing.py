@@ -80,10 +80,7 @@ def call_trace(
     instruments = telemetry.active()
     if instruments is None:
         return None
-    trace = CallTrace(instruments, session, method, name, resumed_from)
-    if paused_seconds is not None:
-        trace._call_attributes["mrtr.paused.seconds"] = paused_seconds
-    return trace
+    return CallTrace(instruments, session, method, name, resumed_from, paused_seconds)
 
 
 def pause_current(session: Any, paused_call_id: str, kinds: Sequence[str]) -> dict[str, str]:
@@ -111,7 +108,8 @@ class CallTrace:
         session: Any,
         method: str,
         name: str,
-        resumed_from: Mapping[str, str] | None,
+        resumed_from: Mapping[str, str] | None = None,
+        paused_seconds: float | None = None,
     ) -> None:
         self._instruments = instruments
         self.transport = session.transport
@@ -131,11 +129,13 @@ class CallTrace:
             self._span_name = f"execute_tool {name}"
         else:
             self._span_name = f"{method} {name}" if target is not None else method
+        # metrics keep to low-cardinality attributes: no URI, session id or timing
+        self._call_metric_attributes = _low_cardinality(self._call_attributes)
+        if paused_seconds is not None:
+            self._call_attributes["mrtr.paused.seconds"] = paused_seconds
         # the legs' attributes: the call's, plus where the server is
         self._leg_attributes = {**common, **_network_attributes(session)}
-        self._metric_attributes = {
-            k: v for k, v in self._leg_attributes.items() if k != "mcp.session.id"
-        }
+        self._metric_attributes = _low_cardinality(self._leg_attributes)
         self._leg_name = f"{method} {name}" if target is not None else method
         self._links = _links(resumed_from)
         self._span: Span | None = None
@@ -188,9 +188,9 @@ class CallTrace:
             }
         )
         span.end()
-        attributes = dict(self._call_attributes)
+        attributes = self._call_metric_attributes
         if error is not None:
-            attributes["error.type"] = error
+            attributes = {**attributes, "error.type": error}
         self._instruments.call_duration.record(seconds, attributes)
         if outcome == "complete":
             self._instruments.call_rounds.record(self._rounds, attributes)
@@ -331,6 +331,10 @@ class CallTrace:
             return await sleep(seconds)
 
         return traced
+
+
+def _low_cardinality(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attributes.items() if k not in ("mcp.resource.uri", "mcp.session.id")}
 
 
 def _links(carrier: Mapping[str, str] | None) -> list[Link]:
