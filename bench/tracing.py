@@ -12,9 +12,10 @@ A B C D ... on every repetition, so drift on a shared machine hits all alike:
 - ``off``: this tree, OpenTelemetry never imported (the default for most users);
 - ``idle``: this tree, the OpenTelemetry SDK imported but no provider set (tracing stays
   off: nothing to record to);
-- ``sdk``: this tree, ``Client(tracer_provider=...)`` with an SDK provider, a
-  ``BatchSpanProcessor`` and an exporter that drops everything, and an SDK meter
-  provider (metrics recorded, never read).
+- ``spans``: this tree, ``Client(tracer_provider=...)`` with an SDK provider, a
+  ``BatchSpanProcessor`` and an exporter that drops everything (metrics go to the
+  global meter provider, a no-op);
+- ``sdk``: the same plus an SDK meter provider (metrics recorded, never read).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-MODES = ("before", "off", "idle", "sdk")
+MODES = ("before", "off", "idle", "spans", "sdk")
 
 
 def _provider(mode: str) -> dict[str, Any]:
@@ -39,7 +40,7 @@ def _provider(mode: str) -> dict[str, Any]:
         import opentelemetry.trace  # noqa: F401
 
         return {}
-    if mode != "sdk":
+    if mode not in ("spans", "sdk"):
         return {}
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.trace import TracerProvider
@@ -51,6 +52,8 @@ def _provider(mode: str) -> dict[str, Any]:
 
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Drop()))
+    if mode == "spans":
+        return {"tracer_provider": provider}
     return {"tracer_provider": provider, "meter_provider": MeterProvider()}
 
 
@@ -80,7 +83,7 @@ def child(mode: str, calls: int, rounds: int) -> None:
         return cpu / (calls * (rounds + 1))
 
     per_leg = anyio.run(run)
-    if mode == "sdk":
+    if "tracer_provider" in extra:
         extra["tracer_provider"].shutdown()
     print("BENCH_RESULT " + json.dumps({"cpu_per_leg": per_leg}), flush=True)
 

@@ -568,3 +568,24 @@ async def test_a_paused_call_ends_paused_and_its_resumption_links_to_it(otel: Te
     assert attrs(link)["mrtr.link.type"] == "resumed_from"
     assert attrs(span)["mrtr.paused.seconds"] == 42.0
     assert attrs(span)["mrtr.outcome"] == "complete"
+
+
+async def test_the_example_prints_one_trace(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    module = importlib.import_module("client_tracing")
+    with anyio.fail_after(60):
+        await module.main()
+    assert capsys.readouterr().out.splitlines() == [
+        "Provisioned 'orders' in eu-west-1.",
+        "execute_tool provision  [INTERNAL]",
+        "    tools/call provision  [CLIENT] 0",
+        "        tools/call provision  [SERVER]",
+        "    elicitation/create  [INTERNAL] 1",
+        "    tools/call provision  [CLIENT] 1",
+        "        tools/call provision  [SERVER]",
+    ]
