@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -39,6 +40,8 @@ from mrtr.types import (
 )
 
 pytestmark = pytest.mark.anyio
+
+EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples")
 
 SECRET_ARGUMENT = "argument-secret-7f3a"
 SECRET_ANSWER = "answer-secret-91bc"
@@ -574,9 +577,8 @@ async def test_the_example_prints_one_trace(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import importlib
-    from pathlib import Path
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "examples"))
+    monkeypatch.syspath_prepend(EXAMPLES)
     module = importlib.import_module("client_tracing")
     with anyio.fail_after(60):
         await module.main()
