@@ -591,3 +591,34 @@ async def test_the_example_prints_one_trace(
         "    tools/call provision  [CLIENT] 1",
         "        tools/call provision  [SERVER]",
     ]
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [{"traceparent": 12}, {"traceparent": "00-garbage"}, {"traceparent": ["a"]}, {}],
+    ids=["not-a-string", "malformed", "a-list", "absent"],
+)
+async def test_the_server_shrugs_off_a_bad_trace_context(
+    otel: Telemetry, carrier: dict[str, Any]
+) -> None:
+    connection = make_server(otel).connection()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        **carrier,
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "broken", "_meta": meta},
+    }
+
+    async def emit(message: Any) -> None:
+        raise AssertionError("nothing to emit")
+
+    response = await connection.handle(message, emit=emit)
+    assert response is not None and response["result"]["isError"] is True
+    (span,) = otel.spans()
+    assert span.kind is SpanKind.SERVER and span.parent is None  # a root, not a crash
+    assert attrs(span)["jsonrpc.request.id"] == "7"

@@ -69,3 +69,23 @@ async def test_the_official_server_sees_each_legs_own_trace_context(
     else:
         assert network == {"network.transport": "pipe"}
     provider.shutdown()
+
+
+async def test_a_legacy_http_session_is_named_on_the_leg(
+    target: Callable[[str], Any], route: tuple[str, str]
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with anyio.fail_after(BOUND):
+        async with Client(target("lowlevel"), mode="legacy", tracer_provider=provider) as client:
+            await client.call_tool("capabilities")
+            session_id = getattr(client.session.transport, "session_id", None)
+    (leg,) = [s for s in exporter.get_finished_spans() if s.kind is SpanKind.CLIENT]
+    assert attrs(leg)["mcp.protocol.version"] == "2025-11-25"
+    if route[0] == "http":
+        assert isinstance(session_id, str) and session_id
+        assert attrs(leg)["mcp.session.id"] == session_id
+    else:
+        assert "mcp.session.id" not in attrs(leg)
+    provider.shutdown()
