@@ -7,6 +7,7 @@ provider can be set once per process, so the global path is tested in a subproce
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -124,10 +125,13 @@ class Telemetry:
 
 
 @pytest.fixture
-def otel() -> Iterator[Telemetry]:
+def otel(caplog: pytest.LogCaptureFixture) -> Iterator[Telemetry]:
     telemetry = Telemetry()
-    yield telemetry
+    with caplog.at_level(logging.WARNING, logger="opentelemetry"):
+        yield telemetry
     telemetry.provider.shutdown()
+    # no "Setting attribute on ended span", no "Failed to detach context"
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("opentelemetry")] == []
 
 
 class Recording(Transport):
