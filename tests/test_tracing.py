@@ -137,12 +137,19 @@ def otel(caplog: pytest.LogCaptureFixture) -> Iterator[Telemetry]:
 class Recording(Transport):
     """A transport that keeps every message the client sends."""
 
-    def __init__(self, inner: Transport) -> None:
+    def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.sent: list[JSONObject] = []
 
+    async def __aenter__(self) -> Recording:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.inner.__aexit__(*exc_info)
+
     async def open(self) -> None:
-        await self.inner.open()
+        raise AssertionError("entered through __aenter__ only")
 
     async def send(self, message: JSONObject) -> None:
         self.sent.append(message)

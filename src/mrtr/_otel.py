@@ -42,7 +42,7 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 3
 
 
 class RequestTracer(Protocol):
-    """What the JSON-RPC layer calls when a request is sent inside a traced call."""
+    """What the JSON-RPC layer hands a request sent inside a traced call."""
 
     transport: object
     """The transport of the traced call's session: requests on other sessions are not its own."""
@@ -54,7 +54,11 @@ class RequestTracer(Protocol):
         params: Mapping[str, Any] | None,
         send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
-        """Send one request through ``send`` (params with its trace context), in a span."""
+        """Send one request through ``send`` (params with its trace context), in a span.
+
+        ``request_id`` is the id the request is about to take; ``send`` is the
+        connection's ``send_request`` for it, which takes only the params.
+        """
         ...
 
 

@@ -225,22 +225,14 @@ class SessionCore:
             ClientStateError: the session is not open.
         """
         self._check_usable()
+        tracer = CURRENT_CALL.get()  # set only while a traced call runs; it sends through us
+        if tracer is not None and tracer.transport is self._transport:
+            send = partial(
+                self.send_request, method, timeout=timeout, progress_callback=progress_callback
+            )
+            return await tracer.request(method, self._next_id, params, send)
         request_id = self._next_id
         self._next_id = request_id + 1
-        tracer = CURRENT_CALL.get()  # set only while a traced call runs
-        if tracer is not None and tracer.transport is self._transport:
-            send = partial(self._send_request, method, request_id, timeout, progress_callback)
-            return await tracer.request(method, request_id, params, send)
-        return await self._send_request(method, request_id, timeout, progress_callback, params)
-
-    async def _send_request(
-        self,
-        method: str,
-        request_id: int,
-        timeout: float | None,  # noqa: ASYNC109 - as in send_request
-        progress_callback: ProgressCallback | None,
-        params: Mapping[str, Any] | None,
-    ) -> JSONObject:
         sent_params = self._request_params(
             params, request_id if progress_callback is not None else None
         )

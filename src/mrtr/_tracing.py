@@ -228,7 +228,12 @@ class CallTrace:
         params: Mapping[str, Any] | None,
         send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
     ) -> dict[str, Any]:
-        """Send one request of the call in its CLIENT span, its trace context in ``_meta``."""
+        """Send one request of the call in its CLIENT span, its trace context in ``_meta``.
+
+        ``send`` is the connection's own ``send_request``, called again with this call
+        stepped aside; ``request_id`` is the id it is about to take (nothing awaits
+        between the two, so no other request can take it first).
+        """
         from opentelemetry import propagate
         from opentelemetry.trace import SpanKind, set_span_in_context, use_span
 
@@ -249,6 +254,7 @@ class CallTrace:
         propagate.inject(carrier, context=set_span_in_context(span))
         start = time.perf_counter()
         error: str | None = None
+        token = CURRENT_CALL.set(None)
         try:
             with use_span(span, record_exception=False, set_status_on_exception=False):
                 raw = await send(_with_trace_context(params, carrier))
@@ -260,6 +266,7 @@ class CallTrace:
                 error = self._describe_result(span, raw)
             return raw
         finally:
+            CURRENT_CALL.reset(token)
             span.end()
             metric = self._metric_attributes if is_leg else {"mcp.method.name": method}
             if error is not None:
