@@ -633,3 +633,66 @@ async def test_the_server_shrugs_off_a_bad_trace_context(
     (span,) = otel.spans()
     assert span.kind is SpanKind.SERVER and span.parent is None  # a root, not a crash
     assert attrs(span)["jsonrpc.request.id"] == "7"
+
+
+async def test_tracestate_and_baggage_ride_along_when_present(otel: Telemetry) -> None:
+    from opentelemetry import baggage, context
+    from opentelemetry.trace import (
+        NonRecordingSpan,
+        SpanContext,
+        TraceFlags,
+        TraceState,
+        set_span_in_context,
+    )
+
+    remote = SpanContext(
+        trace_id=0x0AF7651916CD43DD8448EB211C80319C,
+        span_id=0xB7AD6B7169203331,
+        is_remote=True,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        trace_state=TraceState([("vendor", "v1")]),
+    )
+    ambient = baggage.set_baggage("tenant", "acme", set_span_in_context(NonRecordingSpan(remote)))
+    transport = Recording(make_server(None).client_transport())
+    async with make_client(transport, otel) as client:
+        token = context.attach(ambient)
+        try:
+            await client.call_tool("trip")
+        finally:
+            context.detach(token)
+    metas = [m["params"]["_meta"] for m in transport.calls()]
+    assert len(metas) == 4
+    for meta in metas:
+        assert meta["traceparent"].startswith("00-0af7651916cd43dd8448eb211c80319c-")
+        assert meta["tracestate"] == "vendor=v1"
+        assert meta["baggage"] == "tenant=acme"
+    call = otel.one("execute_tool trip")
+    assert call.parent is not None and call.parent.span_id == remote.span_id
+
+
+async def test_the_server_links_the_ambient_span(otel: Telemetry) -> None:
+    connection = make_server(otel).connection()
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "broken",
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            },
+        },
+    }
+
+    async def emit(message: Any) -> None:
+        raise AssertionError("nothing to emit")
+
+    with otel.provider.get_tracer("http").start_as_current_span("POST /mcp") as http:
+        await connection.handle(message, emit=emit)
+    served = otel.one("tools/call broken")
+    assert served.parent is not None and served.parent.span_id == 0xB7AD6B7169203331
+    assert served.context.trace_id == 0x0AF7651916CD43DD8448EB211C80319C
+    (link,) = served.links
+    assert link.context.span_id == http.get_span_context().span_id
