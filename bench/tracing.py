@@ -1,11 +1,12 @@
 """The cost of tracing: client CPU per leg, tracing off / off before it existed / SDK on.
 
-`python -m bench.tracing [--before SRC] [--reps R] [--calls K] [--rounds N]`
+`python -m bench.tracing [--before SRC] [--reps R] [--calls K] [--rounds N] [--mode M ...]`
 
 Each measurement is a fresh process (`--child MODE`) that makes K calls of N rounds
 (N + 1 legs each) to the official benchmark server over stdio, after 3 warm-up calls,
 and reports `time.process_time()` of the client process per leg. Modes alternate
-A B C D ... on every repetition, so drift on a shared machine hits all alike:
+on every repetition, each repetition starting one mode later, so that drift on a
+shared machine hits all alike and no mode always follows the same one:
 
 - ``before``: the mrtr source tree given by ``--before`` (say, ``git archive`` of the
   commit before tracing), which has no tracing at all;
@@ -111,20 +112,22 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--calls", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mode", dest="modes", action="append", choices=MODES)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.calls, args.rounds)
         return
-    modes = [m for m in MODES if m != "before" or args.before]
+    modes = [m for m in args.modes or MODES if m != "before" or args.before]
     samples: dict[str, list[float]] = {m: [] for m in modes}
     for rep in range(args.reps):
-        for mode in modes:
+        # rotate who goes first: a mode must not always follow the same one
+        for mode in modes[rep % len(modes) :] + modes[: rep % len(modes)]:
             samples[mode].append(measure(mode, args.before, args.calls, args.rounds))
         print(f"rep {rep + 1}/{args.reps} done", file=sys.stderr, flush=True)
-    base = statistics.median(samples["off"])
+    base = statistics.median(samples["off" if "off" in samples else modes[0]])
     print(f"Client CPU per leg, stdio, {args.calls} calls x {args.rounds + 1} legs, ", end="")
     print(f"{args.reps} alternated fresh processes per mode\n")
-    print("| mode | median µs/leg | min-max µs | vs off |")
+    print(f"| mode | median µs/leg | min-max µs | vs {'off' if 'off' in samples else modes[0]} |")
     print("|---|---:|---:|---:|")
     for mode in modes:
         values = samples[mode]
