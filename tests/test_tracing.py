@@ -696,3 +696,19 @@ async def test_the_server_links_the_ambient_span(otel: Telemetry) -> None:
     assert served.context.trace_id == 0x0AF7651916CD43DD8448EB211C80319C
     (link,) = served.links
     assert link.context.span_id == http.get_span_context().span_id
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"tracer_provider": object()}, "tracer_provider"),
+        ({"meter_provider": "global"}, "meter_provider"),
+        ({"tracing": "yes"}, "tracing"),
+    ],
+    ids=["tracer", "meter", "switch"],
+)
+def test_wrong_settings_fail_at_construction(settings: dict[str, Any], named: str) -> None:
+    with pytest.raises(TypeError, match=named):
+        Client(make_server(None), **settings)
+    with pytest.raises(TypeError, match=named):
+        Server("s", **settings)

@@ -92,6 +92,10 @@ class Telemetry:
         tracer_provider: trace with this provider; ``None`` uses the global one, but only
             once the application has imported OpenTelemetry and set it.
         meter_provider: record metrics with this provider (default: the global one).
+
+    Raises:
+        TypeError: a provider without ``get_tracer`` (``get_meter``), or a non-bool
+            ``enabled``.
     """
 
     __slots__ = ("_enabled", "_instruments", "_meter_provider", "_tracer_provider")
@@ -103,6 +107,17 @@ class Telemetry:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
+        if not isinstance(enabled, bool):
+            raise TypeError(f"tracing must be True or False, not {enabled!r}")
+        for name, provider, method in (
+            ("tracer_provider", tracer_provider, "get_tracer"),
+            ("meter_provider", meter_provider, "get_meter"),
+        ):
+            if provider is not None and not callable(getattr(provider, method, None)):
+                raise TypeError(
+                    f"{name} must be an OpenTelemetry {name.split('_')[0].title()}Provider "
+                    f"(with {method}()), not {type(provider).__name__}"
+                )
         self._enabled = enabled
         self._tracer_provider = tracer_provider
         self._meter_provider = meter_provider

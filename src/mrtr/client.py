@@ -124,7 +124,8 @@ class Client:
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
-        TypeError: a target of a kind the client cannot connect to.
+        TypeError: a target of a kind the client cannot connect to, or a tracer or meter
+            provider that is not one.
     """
 
     target: ClientTarget

@@ -119,7 +119,8 @@ class Server:
         ValueError: an explicit policy without ``audience`` on a server without a real
             (non-blank) name: the audience claim is what keeps another service that
             shares the keys from redeeming this server's state.
-        TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`.
+        TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`; or a
+            tracer or meter provider that is not one.
     """
 
     def __init__(
