@@ -712,3 +712,35 @@ def test_wrong_settings_fail_at_construction(settings: dict[str, Any], named: st
         Client(make_server(None), **settings)
     with pytest.raises(TypeError, match=named):
         Server("s", **settings)
+
+
+async def test_requests_outside_a_call_get_their_own_client_span(otel: Telemetry) -> None:
+    from mrtr.types import ListToolsResult, Tool
+
+    async def list_tools(ctx: ServerRequestContext, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=[Tool(name="trip", input_schema={"type": "object"})])
+
+    server = Server("traced", on_list_tools=list_tools, tracer_provider=otel.provider)
+    tracer = otel.provider.get_tracer("app")
+    async with make_client(server, otel) as client:
+        with tracer.start_as_current_span("agent step") as outer:
+            assert [tool.name async for tool in client.iter_tools()] == ["trip"]
+            with pytest.raises(MCPError):
+                await client.send_ping()  # a modern server has no ping
+    listed = [s for s in otel.named("tools/list") if s.kind is SpanKind.CLIENT]
+    (served,) = [s for s in otel.named("tools/list") if s.kind is SpanKind.SERVER]
+    (ping,) = [s for s in otel.named("ping") if s.kind is SpanKind.CLIENT]
+    assert len(listed) == 1
+    for span in (listed[0], ping):
+        assert span.parent is not None and span.parent.span_id == outer.get_span_context().span_id
+        assert attrs(span)["mcp.protocol.version"] == "2026-07-28"
+        assert attrs(span)["jsonrpc.request.id"]
+    assert child_of(served, listed[0])
+    assert attrs(ping)["error.type"] == "-32601"
+    assert ping.status.status_code is StatusCode.ERROR
+    assert {
+        p.attributes["mcp.method.name"] for p in otel.histogram("mcp.client.operation.duration")
+    } == {
+        "tools/list",
+        "ping",
+    }

@@ -26,7 +26,7 @@ from mrtr.transports._framing import utf8_size
 if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span
 
-__all__ = ["CallTrace", "call_trace", "driver_hooks", "pause_current"]
+__all__ = ["CallTrace", "RequestTrace", "call_trace", "driver_hooks", "pause_current", "traced"]
 
 T = TypeVar("T")
 
@@ -83,6 +83,14 @@ def call_trace(
     return CallTrace(instruments, session, method, name, resumed_from, paused_seconds)
 
 
+async def traced(telemetry: Telemetry, session: Any, request: Awaitable[T]) -> T:
+    """Await `request` (a listing, ``complete``, ``ping``), in a CLIENT span if tracing is on."""
+    instruments = telemetry.active()
+    if instruments is None:
+        return await request
+    return await RequestTrace(instruments, session).run(request)
+
+
 def pause_current(session: Any, paused_call_id: str, kinds: Sequence[str]) -> dict[str, str]:
     """End the traced call of `session` as paused; its context to store (empty if untraced)."""
     trace = CURRENT_CALL.get()
@@ -99,8 +107,90 @@ def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sl
     return trace.traced_answer(answer), trace.traced_sleep(sleep)
 
 
-class CallTrace:
-    """The spans of one logical call; the JSON-RPC layer finds it through `CURRENT_CALL`."""
+class RequestTrace:
+    """A CLIENT span for each request sent while it runs, under whatever span is current.
+
+    The JSON-RPC layer finds it through `CURRENT_CALL`. `CallTrace` adds the call span,
+    the legs' round data and the callbacks.
+    """
+
+    def __init__(self, instruments: Instruments, session: Any) -> None:
+        self._instruments = instruments
+        self.transport = session.transport
+        where = _network_attributes(session)
+        version = session.protocol_version
+        if version is not None:
+            where["mcp.protocol.version"] = version
+        self._where = where  # what every request on this session has in common
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """Await `work`, each request it sends in its span."""
+        token = CURRENT_CALL.set(self)
+        try:
+            return await work
+        finally:
+            CURRENT_CALL.reset(token)
+
+    def _leg(self, method: str, params: Any) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        """A leg's span name, span attributes and metric attributes; ``None``: not a leg."""
+        return None
+
+    def _describe_result(self, span: Span, raw: dict[str, Any]) -> str | None:
+        """Record what a leg's result says; the ``error.type`` it sets, if any."""
+        return None
+
+    async def request(
+        self,
+        method: str,
+        request_id: int,
+        params: Mapping[str, Any] | None,
+        send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Send one request in its CLIENT span, its trace context in ``_meta``.
+
+        ``send`` is the connection's own ``send_request``, called again with this trace
+        stepped aside; ``request_id`` is the id it is about to take (nothing awaits
+        between the two, so no other request can take it first).
+        """
+        from opentelemetry import propagate
+        from opentelemetry.trace import SpanKind, set_span_in_context, use_span
+
+        leg = self._leg(method, params)
+        if leg is None:
+            name, attributes = method, {"mcp.method.name": method, **self._where}
+            metric = _low_cardinality(attributes)
+        else:
+            name, attributes, metric = leg
+        attributes["jsonrpc.request.id"] = str(request_id)
+        # all known attributes at the start: each later set_attribute takes the span's lock
+        span = self._instruments.tracer.start_span(
+            name, kind=SpanKind.CLIENT, attributes=attributes
+        )
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier, context=set_span_in_context(span))
+        start = time.perf_counter()
+        error: str | None = None
+        token = CURRENT_CALL.set(None)
+        try:
+            with use_span(span, record_exception=False, set_status_on_exception=False):
+                raw = await send(_with_trace_context(params, carrier))
+        except BaseException as exc:
+            error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
+            raise
+        else:
+            if leg is not None:
+                error = self._describe_result(span, raw)
+            return raw
+        finally:
+            CURRENT_CALL.reset(token)
+            span.end()
+            if error is not None:
+                metric = {**metric, "error.type": error}
+            self._instruments.client_operation.record(time.perf_counter() - start, metric)
+
+
+class CallTrace(RequestTrace):
+    """The spans of one logical call: the call, its legs, its callbacks."""
 
     def __init__(
         self,
@@ -111,8 +201,7 @@ class CallTrace:
         resumed_from: Mapping[str, str] | None = None,
         paused_seconds: float | None = None,
     ) -> None:
-        self._instruments = instruments
-        self.transport = session.transport
+        super().__init__(instruments, session)
         self._method = method
         target = _TARGET_ATTRIBUTE.get(method)
         common: dict[str, Any] = {"mcp.method.name": method}
@@ -134,7 +223,7 @@ class CallTrace:
         if paused_seconds is not None:
             self._call_attributes["mrtr.paused.seconds"] = paused_seconds
         # the legs' attributes: the call's, plus where the server is
-        self._leg_attributes = {**common, **_network_attributes(session)}
+        self._leg_attributes = {**common, **self._where}
         self._metric_attributes = _low_cardinality(self._leg_attributes)
         self._leg_name = f"{method} {name}" if target is not None else method
         self._links = _links(resumed_from)
@@ -219,59 +308,16 @@ class CallTrace:
         propagate.inject(carrier, context=set_span_in_context(self._span))
         return carrier
 
-    # -- the legs (called by the JSON-RPC layer, through CURRENT_CALL) --------------------
+    # -- the legs (the JSON-RPC layer calls `request`, through CURRENT_CALL) ----------------
 
-    async def request(
-        self,
-        method: str,
-        request_id: int,
-        params: Mapping[str, Any] | None,
-        send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
-    ) -> dict[str, Any]:
-        """Send one request of the call in its CLIENT span, its trace context in ``_meta``.
-
-        ``send`` is the connection's own ``send_request``, called again with this call
-        stepped aside; ``request_id`` is the id it is about to take (nothing awaits
-        between the two, so no other request can take it first).
-        """
-        from opentelemetry import propagate
-        from opentelemetry.trace import SpanKind, set_span_in_context, use_span
-
-        is_leg = method == self._method
-        if is_leg:
-            if params is not self._last_params:
-                # A new leg builds new params; the same object again is a resend of the leg.
-                self._round, self._legs, self._last_params = self._legs, self._legs + 1, params
-            attributes = _leg_attributes(self._leg_attributes, self._round, params)
-        else:
-            attributes = {"mcp.method.name": method}
-        attributes["jsonrpc.request.id"] = str(request_id)
-        # all known attributes at the start: each later set_attribute takes the span's lock
-        span = self._instruments.tracer.start_span(
-            self._leg_name if is_leg else method, kind=SpanKind.CLIENT, attributes=attributes
-        )
-        carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=set_span_in_context(span))
-        start = time.perf_counter()
-        error: str | None = None
-        token = CURRENT_CALL.set(None)
-        try:
-            with use_span(span, record_exception=False, set_status_on_exception=False):
-                raw = await send(_with_trace_context(params, carrier))
-        except BaseException as exc:
-            error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
-            raise
-        else:
-            if is_leg:
-                error = self._describe_result(span, raw)
-            return raw
-        finally:
-            CURRENT_CALL.reset(token)
-            span.end()
-            metric = self._metric_attributes if is_leg else {"mcp.method.name": method}
-            if error is not None:
-                metric = {**metric, "error.type": error}
-            self._instruments.client_operation.record(time.perf_counter() - start, metric)
+    def _leg(self, method: str, params: Any) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+        if method != self._method:
+            return None  # another request of the call (a re-listing of tools, say)
+        if params is not self._last_params:
+            # A new leg builds new params; the same object again is a resend of the leg.
+            self._round, self._legs, self._last_params = self._legs, self._legs + 1, params
+        attributes = _leg_attributes(self._leg_attributes, self._round, params)
+        return self._leg_name, attributes, self._metric_attributes
 
     def _describe_result(self, span: Span, raw: dict[str, Any]) -> str | None:
         result_type = raw.get("resultType")

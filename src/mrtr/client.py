@@ -41,7 +41,7 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
-from mrtr._tracing import call_trace
+from mrtr._tracing import call_trace, traced
 from mrtr.errors import ClientStateError
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -311,7 +311,7 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_tools(cursor)
+        return await traced(self._telemetry, self.session, self.session.list_tools(cursor))
 
     async def list_prompts(self, cursor: str | None = None) -> ListPromptsResult:
         """One page of prompts.
@@ -320,7 +320,7 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_prompts(cursor)
+        return await traced(self._telemetry, self.session, self.session.list_prompts(cursor))
 
     async def list_resources(self, cursor: str | None = None) -> ListResourcesResult:
         """One page of resources.
@@ -329,7 +329,7 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_resources(cursor)
+        return await traced(self._telemetry, self.session, self.session.list_resources(cursor))
 
     async def list_resource_templates(
         self, cursor: str | None = None
@@ -340,7 +340,9 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.list_resource_templates(cursor)
+        return await traced(
+            self._telemetry, self.session, self.session.list_resource_templates(cursor)
+        )
 
     def iter_tools(self) -> AsyncIterator[Tool]:
         """Every tool, page after page (``async for tool in client.iter_tools()``).
@@ -381,7 +383,11 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.complete(ref, argument, context_arguments=context_arguments)
+        return await traced(
+            self._telemetry,
+            self.session,
+            self.session.complete(ref, argument, context_arguments=context_arguments),
+        )
 
     async def send_ping(self) -> EmptyResult:
         """Ping the server.
@@ -390,7 +396,7 @@ class Client:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.send_ping()
+        return await traced(self._telemetry, self.session, self.session.send_ping())
 
     # -- multi-round calls -----------------------------------------------------------------
 
