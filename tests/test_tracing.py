@@ -384,6 +384,9 @@ async def test_a_cancelled_call_is_not_an_error(otel: Telemetry) -> None:
         assert "error.type" not in attrs(span)
         assert [e.name for e in span.events] == ["mrtr.cancelled"]
     assert attrs(call)["mrtr.outcome"] == "cancelled"
+    from mrtr._otel import CALLS_IN_FLIGHT
+
+    assert CALLS_IN_FLIGHT == {}  # a cancelled call leaves the back-channel registry too
     assert child_of(callback, call)
 
 
@@ -746,3 +749,24 @@ async def test_requests_outside_a_call_get_their_own_client_span(otel: Telemetry
         "tools/list",
         "ping",
     }
+
+
+def test_the_back_channel_is_traced_only_under_exactly_one_call() -> None:
+    from mrtr._otel import CALLS_IN_FLIGHT, traced_backchannel
+
+    async def answer(request: Any, context: Any) -> None:
+        return None
+
+    class Call:
+        def traced_answer(self, answer: Any, *, request_id: object = None) -> Any:
+            return ("traced", request_id)
+
+    transport = object()
+    assert traced_backchannel(transport, answer, 5) is answer  # no call: not traced
+    CALLS_IN_FLIGHT[id(transport)] = [Call(), Call()]
+    try:
+        assert traced_backchannel(transport, answer, 5) is answer  # which call? nobody knows
+        CALLS_IN_FLIGHT[id(transport)].pop()
+        assert traced_backchannel(transport, answer, 5) == ("traced", 5)
+    finally:
+        del CALLS_IN_FLIGHT[id(transport)]

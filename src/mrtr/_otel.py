@@ -10,7 +10,8 @@ and `mrtr.server._tracing`.
 
 `CURRENT_CALL` is how a request learns that it belongs to a traced call: the JSON-RPC
 layer reads it (one context-variable lookup per request) without importing the layers
-above it.
+above it. `traced_backchannel` does the same for the legacy back-channel, whose requests
+arrive in the connection's own tasks, outside the call's context.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "RequestTracer",
     "Telemetry",
     "mark_failure",
+    "traced_backchannel",
 ]
 
 SCOPE = "mrtr"
@@ -64,6 +66,33 @@ class RequestTracer(Protocol):
 
 CURRENT_CALL: ContextVar[RequestTracer | None] = ContextVar("mrtr_current_call", default=None)
 """The traced call the running task serves, if any."""
+
+Answer = Callable[[Any, Any], Awaitable[Any]]
+"""``async (request, context) -> answer``: how a server request is answered."""
+
+
+class BackChannelTracer(Protocol):
+    """A traced call that can trace the server requests it causes (legacy era)."""
+
+    def traced_answer(self, answer: Answer, *, request_id: object = None) -> Answer:
+        """`answer` in a span of its own, under the call."""
+        ...
+
+
+CALLS_IN_FLIGHT: dict[int, list[BackChannelTracer]] = {}
+"""The traced calls running on each transport (by ``id``), for the back-channel."""
+
+
+def traced_backchannel(transport: object, answer: Answer, request_id: object) -> Answer:
+    """`answer`, traced under the one traced call running on `transport` (if exactly one).
+
+    The wire does not say which call a back-channel request belongs to; with one call in
+    flight it is that one (as `ClientRequestContext` assumes), else nothing is traced.
+    """
+    calls = CALLS_IN_FLIGHT.get(id(transport))
+    if calls is None or len(calls) != 1:
+        return answer
+    return calls[0].traced_answer(answer, request_id=request_id)
 
 
 @dataclass(frozen=True, slots=True)

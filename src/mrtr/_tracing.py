@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mrtr._otel import CURRENT_CALL, Instruments, Telemetry, mark_failure
+from mrtr._otel import CALLS_IN_FLIGHT, CURRENT_CALL, Instruments, Telemetry, mark_failure
 from mrtr.transports._framing import utf8_size
 
 if TYPE_CHECKING:
@@ -248,6 +248,8 @@ class CallTrace(RequestTrace):
             links=self._links,
         )
         token = CURRENT_CALL.set(self)
+        in_flight = CALLS_IN_FLIGHT.setdefault(id(self.transport), [])
+        in_flight.append(self)
         start = time.perf_counter()
         error: str | None = None
         try:
@@ -265,6 +267,9 @@ class CallTrace(RequestTrace):
             return result
         finally:
             CURRENT_CALL.reset(token)
+            in_flight.remove(self)
+            if not in_flight:
+                del CALLS_IN_FLIGHT[id(self.transport)]
             self._end(span, time.perf_counter() - start, error)
 
     def _end(self, span: Span, seconds: float, error: str | None) -> None:
@@ -339,25 +344,33 @@ class CallTrace(RequestTrace):
 
     # -- callbacks and waits -------------------------------------------------------------
 
-    def traced_answer(self, answer: Answer) -> Answer:
-        """`answer` (one input request's callback), in an INTERNAL span per request."""
+    def traced_answer(self, answer: Answer, *, request_id: object = None) -> Answer:
+        """`answer` (one input request's callback), in a span per request.
+
+        An INTERNAL span under the call for a round's input request; with `request_id`,
+        a request the server sent on the legacy back-channel, a SERVER span (as the MCP
+        conventions name a request received) under the call span.
+        """
         tracer = self._instruments.tracer
+        backchannel = request_id is not None
 
         async def traced(request: Any, context: Any) -> Any:
-            from opentelemetry.trace import SpanKind
+            from opentelemetry.trace import SpanKind, set_span_in_context
 
             method = request.method
-            attributes: dict[str, Any] = {
-                "mcp.method.name": method,
-                "mrtr.round": context.round,
-                "mrtr.input_request.key": context.key,
-            }
+            attributes: dict[str, Any] = {"mcp.method.name": method}
+            if backchannel:
+                attributes["jsonrpc.request.id"] = str(request_id)
+            else:
+                attributes["mrtr.round"] = context.round
+                attributes["mrtr.input_request.key"] = context.key
             mode = getattr(getattr(request, "params", None), "mode", None)
             if method == "elicitation/create":
                 attributes["mrtr.elicitation.mode"] = mode if mode == "url" else "form"
             with tracer.start_as_current_span(
                 method,
-                kind=SpanKind.INTERNAL,
+                context=set_span_in_context(self._span) if self._span is not None else None,
+                kind=SpanKind.SERVER if backchannel else SpanKind.INTERNAL,
                 attributes=attributes,
                 record_exception=False,
                 set_status_on_exception=False,

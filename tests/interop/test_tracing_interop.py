@@ -89,3 +89,34 @@ async def test_a_legacy_http_session_is_named_on_the_leg(
     else:
         assert "mcp.session.id" not in attrs(leg)
     provider.shutdown()
+
+
+async def name_ada(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def test_a_legacy_back_channel_request_is_a_server_span_under_the_call(
+    target: Callable[[str], Any],
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with anyio.fail_after(BOUND):
+        async with Client(
+            target("features"),
+            mode="legacy",
+            elicitation_callback=name_ada,
+            tracer_provider=provider,
+        ) as client:
+            assert text_of(await client.call_tool("greet")) == "hello Ada"
+    spans = exporter.get_finished_spans()
+    call = next(s for s in spans if s.name == "execute_tool greet")
+    (leg,) = [s for s in spans if s.kind is SpanKind.CLIENT]
+    (asked,) = [s for s in spans if s.name == "elicitation/create"]
+    assert asked.kind is SpanKind.SERVER  # a request the client received
+    for span in (leg, asked):
+        assert span.parent is not None and span.parent.span_id == call.context.span_id
+    assert attrs(asked)["mcp.method.name"] == "elicitation/create"
+    assert attrs(asked)["mrtr.elicitation.action"] == "accept"
+    assert "jsonrpc.request.id" in attrs(asked)
+    provider.shutdown()
