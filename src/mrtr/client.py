@@ -117,8 +117,8 @@ class Client:
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks (for the manual loop, e.g. ``{"elicitation": {}}``).
-        tracer_provider: trace every call with this OpenTelemetry provider (without one,
-            calls are traced once the application has set a global provider).
+        tracer_provider: trace every call and request with this OpenTelemetry provider
+            (without one, once the application has set a global provider).
         meter_provider: record the call metrics with this provider (default: global).
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
 
