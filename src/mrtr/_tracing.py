@@ -152,8 +152,8 @@ class RequestTrace:
         stepped aside; ``request_id`` is the id it is about to take (nothing awaits
         between the two, so no other request can take it first).
         """
-        from opentelemetry import propagate
-        from opentelemetry.trace import SpanKind, set_span_in_context, use_span
+        from opentelemetry import context, propagate
+        from opentelemetry.trace import SpanKind, set_span_in_context
 
         leg = self._leg(method, params)
         if leg is None:
@@ -167,13 +167,14 @@ class RequestTrace:
             name, kind=SpanKind.CLIENT, attributes=attributes
         )
         carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=set_span_in_context(span))
+        current = set_span_in_context(span)  # one context: injected, then made current
+        propagate.inject(carrier, context=current)
         start = time.perf_counter()
         error: str | None = None
         token = CURRENT_CALL.set(None)
+        attached = context.attach(current)
         try:
-            with use_span(span, record_exception=False, set_status_on_exception=False):
-                raw = await send(_with_trace_context(params, carrier))
+            raw = await send(_with_trace_context(params, carrier))
         except BaseException as exc:
             error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
             raise
@@ -182,6 +183,7 @@ class RequestTrace:
                 error = self._describe_result(span, raw)
             return raw
         finally:
+            context.detach(attached)
             CURRENT_CALL.reset(token)
             span.end()
             if error is not None:
