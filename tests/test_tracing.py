@@ -770,3 +770,25 @@ def test_the_back_channel_is_traced_only_under_exactly_one_call() -> None:
         assert traced_backchannel(transport, answer, 5) == ("traced", 5)
     finally:
         del CALLS_IN_FLIGHT[id(transport)]
+
+
+async def test_a_paused_call_ends_paused_and_a_resumed_one_names_it(otel: Telemetry) -> None:
+    from mrtr import PAUSE, PausedCall
+
+    async def later(ctx: ClientRequestContext, params: Any) -> Any:
+        return PAUSE
+
+    async with make_client(make_server(None), otel, elicitation_callback=later) as client:
+        paused = await client.call_tool("ask", pause=True)
+        assert isinstance(paused, PausedCall)
+        answered = paused.answer("region", ElicitResult(action="accept", content={"region": "x"}))
+        again = await client.resume(answered)  # this tool asks again: paused again
+        assert isinstance(again, PausedCall) and again.id == paused.id
+    first, second = sorted(otel.named("execute_tool ask"), key=lambda s: s.start_time or 0)
+    assert attrs(first)["mrtr.outcome"] == "paused"
+    assert attrs(first)["mrtr.paused_call.id"] == paused.id
+    assert first.status.status_code is StatusCode.UNSET
+    assert [e.name for e in first.events] == ["mrtr.paused"]
+    assert attrs(second)["mrtr.paused_call.id"] == paused.id
+    assert attrs(second)["mrtr.paused.seconds"] >= 0
+    assert attrs(second)["mrtr.outcome"] == "paused"

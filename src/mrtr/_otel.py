@@ -131,7 +131,6 @@ class Telemetry:
 
     def __init__(
         self,
-        *,
         enabled: bool = True,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,

@@ -70,17 +70,24 @@ def call_trace(
     *,
     resumed_from: Mapping[str, str] | None = None,
     paused_seconds: float | None = None,
+    resumed: Any = None,
 ) -> CallTrace | None:
     """A trace for one call, or ``None`` when tracing is off (the common, free case).
 
     ``resumed_from`` is the trace context a paused call stored (`CallTrace.pause`): the
     new call span is linked to it, not parented, so a wait of hours does not stretch one
     trace; ``paused_seconds`` (how long it waited) goes in ``mrtr.paused.seconds``.
+    ``resumed`` is the `PausedCall` being resumed: its id and wait are recorded (the
+    value does not carry a trace context yet, so there is no link from it).
     """
     instruments = telemetry.active()
     if instruments is None:
         return None
-    return CallTrace(instruments, session, method, name, resumed_from, paused_seconds)
+    trace = CallTrace(instruments, session, method, name, resumed_from, paused_seconds)
+    if resumed is not None:  # a `PausedCall` resumed: the same id, and how long it waited
+        trace._call_attributes["mrtr.paused_call.id"] = resumed.id
+        trace._call_attributes["mrtr.paused.seconds"] = max(0.0, time.time() - resumed.paused_at)
+    return trace
 
 
 async def traced(telemetry: Telemetry, session: Any, request: Awaitable[T]) -> T:
