@@ -1,0 +1,101 @@
+"""Compact JWS signing for client assertions (RFC 7523), over ``cryptography``.
+
+mrtr only signs, never verifies. ``cryptography`` is imported on first use: install it
+with ``pip install 'mrtr[auth]'``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SigningKey", "client_assertion"]
+
+_ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA")
+
+
+def b64url(data: bytes) -> str:
+    """Base64url without padding."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A private key that signs JWTs.
+
+    Attributes:
+        pem: the PEM private key (PKCS#8 or traditional).
+        algorithm: ``ES256`` (default), ``ES384``, ``ES512``, ``RS256``, ``PS256`` or ``EdDSA``.
+        key_id: the ``kid`` header, if the server wants one.
+    """
+
+    pem: str | bytes = field(repr=False)
+    algorithm: str = "ES256"
+    key_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in _ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(_ALGORITHMS)}")
+
+    def sign(self, claims: dict[str, Any], headers: dict[str, Any] | None = None) -> str:
+        """A compact JWS of ``claims``.
+
+        Raises:
+            ImportError: ``cryptography`` is not installed (``mrtr[auth]``).
+            ValueError: the key does not fit the algorithm.
+        """
+        header: dict[str, Any] = {"alg": self.algorithm, "typ": "JWT", **(headers or {})}
+        if self.key_id:
+            header["kid"] = self.key_id
+        signing_input = ".".join(
+            b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
+        ).encode("ascii")
+        return signing_input.decode("ascii") + "." + b64url(self._signature(signing_input))
+
+    def _signature(self, data: bytes) -> bytes:
+        try:
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+            from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "signing a client assertion needs cryptography: pip install 'mrtr[auth]'"
+            ) from exc
+        pem = self.pem.encode() if isinstance(self.pem, str) else self.pem
+        key = serialization.load_pem_private_key(pem, password=None)
+        alg = self.algorithm
+        if alg.startswith("ES") and isinstance(key, ec.EllipticCurvePrivateKey):
+            digest = {"ES256": hashes.SHA256(), "ES384": hashes.SHA384()}.get(alg, hashes.SHA512())
+            r, s = decode_dss_signature(key.sign(data, ec.ECDSA(digest)))
+            size = (key.curve.key_size + 7) // 8
+            return r.to_bytes(size, "big") + s.to_bytes(size, "big")
+        if alg == "RS256" and isinstance(key, rsa.RSAPrivateKey):
+            return key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+        if alg == "PS256" and isinstance(key, rsa.RSAPrivateKey):
+            pss = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32)
+            return key.sign(data, pss, hashes.SHA256())
+        if alg == "EdDSA" and isinstance(key, ed25519.Ed25519PrivateKey):
+            return key.sign(data)
+        raise ValueError(f"the signing key does not fit algorithm {alg}")
+
+
+def client_assertion(key: SigningKey, *, client_id: str, audience: str, now: float) -> str:
+    """A ``private_key_jwt`` client assertion (RFC 7523 section 2.2): fresh ``jti``."""
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": int(now),
+        "exp": int(now) + 300,
+        "jti": secrets.token_urlsafe(16),
+    }
+    return key.sign(claims)
+
+
+def now() -> float:
+    """Seconds since the epoch (a seam for tests)."""
+    return time.time()
