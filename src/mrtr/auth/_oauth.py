@@ -183,6 +183,11 @@ class OAuth(httpx.Auth):
             else:
                 if response.is_success:
                     self._step_ups = 0
+                elif status == 403 and _is_scope_challenge(response):
+                    challenge = _bearer_challenge(response)
+                    required = scopes_of(challenge.get("scope") if challenge else None)
+                    granted = self._token.scope if self._token else ()
+                    raise InsufficientScopeError(required, granted, server_url=self.server_url)
                 return
             generation = self._apply(request, self._token)
             response = yield request
