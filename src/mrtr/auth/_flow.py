@@ -16,6 +16,7 @@ import httpx
 
 from mrtr.auth._authorizers import AuthorizationRequest
 from mrtr.auth._discovery import check_pkce, check_response_issuer, select_scopes
+from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._grants import (
     JWT_BEARER,
     TOKEN_EXCHANGE,
@@ -58,6 +59,7 @@ class FlowContext:
     extra_scopes: tuple[str, ...]
     require_pkce: bool
     clock: Callable[[], float]
+    dpop: DPoPKey | None = None
 
 
 def token_key(issuer: str, resource: str) -> str:
@@ -372,7 +374,16 @@ async def _token_request(
         )
         form = {**form, **fields}
     form["resource"] = discovery.resource
-    reply = await ctx.http.request("POST", endpoint, headers=headers, data=form)
+    dpop = ctx.dpop
+    for _ in range(2):
+        if dpop is not None:
+            headers["DPoP"] = dpop.proof("POST", endpoint, now=ctx.clock())
+        reply = await ctx.http.request("POST", endpoint, headers=headers, data=form)
+        fresh_nonce = dpop is not None and dpop.learn_nonce(
+            endpoint, reply.headers.get("dpop-nonce")
+        )
+        if not (fresh_nonce and (reply.json or {}).get("error") == "use_dpop_nonce"):
+            break  # a use_dpop_nonce refusal is retried once, with the nonce and a new proof
     return parse_token_reply(
         reply,
         requested=requested,
@@ -381,6 +392,7 @@ async def _token_request(
         client_id=client.client_id or None,
         now=now,
         previous_refresh=previous_refresh,
+        dpop_key=dpop.pem if dpop is not None else None,
     )
 
 

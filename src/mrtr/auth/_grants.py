@@ -256,6 +256,7 @@ def parse_token_reply(
     client_id: str | None,
     now: float,
     previous_refresh: str | None = None,
+    dpop_key: str | None = None,
 ) -> TokenSet:
     """Turn a token endpoint reply into a `TokenSet`, or raise what the server said.
 
@@ -275,7 +276,7 @@ def parse_token_reply(
     token_type = data.get("token_type") if data else None
     if not isinstance(access, str) or not access or not isinstance(token_type, str):
         raise TokenEndpointError("invalid_response", "no access_token or token_type", status=200)
-    if token_type.lower() != "bearer":
+    if token_type.lower() != "bearer" and not (token_type.lower() == "dpop" and dpop_key):
         raise TokenEndpointError(
             "unsupported_token_type", f"token_type {token_type[:40]!r}", status=reply.status
         )
@@ -296,4 +297,5 @@ def parse_token_reply(
         issuer=issuer,
         resource=resource,
         client_id=client_id,
+        dpop_key=dpop_key if token_type.lower() == "dpop" else None,
     )

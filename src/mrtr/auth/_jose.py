@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 __all__ = ["SigningKey", "client_assertion"]
@@ -56,17 +56,30 @@ class SigningKey:
         ).encode("ascii")
         return signing_input.decode("ascii") + "." + b64url(self._signature(signing_input))
 
-    def _signature(self, data: bytes) -> bytes:
-        try:
-            from cryptography.hazmat.primitives import hashes, serialization
-            from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
-            from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "signing a client assertion needs cryptography: pip install 'mrtr[auth]'"
-            ) from exc
+    @cached_property
+    def private_key(self) -> Any:
+        """The loaded ``cryptography`` private key (loaded once)."""
+        serialization = _crypto().serialization
         pem = self.pem.encode() if isinstance(self.pem, str) else self.pem
-        key = serialization.load_pem_private_key(pem, password=None)
+        return serialization.load_pem_private_key(pem, password=None)
+
+    def public_jwk(self) -> dict[str, str]:
+        """The public key as a JWK (EC P-256 only: what DPoP proofs carry)."""
+        numbers = self.private_key.public_key().public_numbers()
+        size = 32
+        return {
+            "kty": "EC",
+            "crv": "P-256",
+            "x": b64url(numbers.x.to_bytes(size, "big")),
+            "y": b64url(numbers.y.to_bytes(size, "big")),
+        }
+
+    def _signature(self, data: bytes) -> bytes:
+        crypto = _crypto()
+        hashes, ec, ed25519 = crypto.hashes, crypto.ec, crypto.ed25519
+        padding, rsa = crypto.padding, crypto.rsa
+        decode_dss_signature = crypto.decode_dss_signature
+        key = self.private_key
         alg = self.algorithm
         if alg.startswith("ES") and isinstance(key, ec.EllipticCurvePrivateKey):
             digest = {"ES256": hashes.SHA256(), "ES384": hashes.SHA384()}.get(alg, hashes.SHA512())
@@ -74,12 +87,15 @@ class SigningKey:
             size = (key.curve.key_size + 7) // 8
             return r.to_bytes(size, "big") + s.to_bytes(size, "big")
         if alg == "RS256" and isinstance(key, rsa.RSAPrivateKey):
-            return key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+            signed: bytes = key.sign(data, padding.PKCS1v15(), hashes.SHA256())
+            return signed
         if alg == "PS256" and isinstance(key, rsa.RSAPrivateKey):
             pss = padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32)
-            return key.sign(data, pss, hashes.SHA256())
+            signed = key.sign(data, pss, hashes.SHA256())
+            return signed
         if alg == "EdDSA" and isinstance(key, ed25519.Ed25519PrivateKey):
-            return key.sign(data)
+            signed = key.sign(data)
+            return signed
         raise ValueError(f"the signing key does not fit algorithm {alg}")
 
 
@@ -96,6 +112,37 @@ def client_assertion(key: SigningKey, *, client_id: str, audience: str, now: flo
     return key.sign(claims)
 
 
-def now() -> float:
-    """Seconds since the epoch (a seam for tests)."""
-    return time.time()
+class _Crypto:
+    """The ``cryptography`` modules, imported on first use."""
+
+    def __init__(self) -> None:
+        try:
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+            from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("signing JWTs needs cryptography: pip install 'mrtr[auth]'") from exc
+        self.hashes, self.serialization = hashes, serialization
+        self.ec, self.ed25519, self.padding, self.rsa = ec, ed25519, padding, rsa
+        self.decode_dss_signature = decode_dss_signature
+
+
+_CRYPTO: list[_Crypto] = []
+
+
+def _crypto() -> _Crypto:
+    if not _CRYPTO:
+        _CRYPTO.append(_Crypto())
+    return _CRYPTO[0]
+
+
+def generate_ec_pem() -> str:
+    """A new EC P-256 private key, PKCS#8 PEM (for DPoP)."""
+    crypto = _crypto()
+    key = crypto.ec.generate_private_key(crypto.ec.SECP256R1())
+    pem: bytes = key.private_bytes(
+        crypto.serialization.Encoding.PEM,
+        crypto.serialization.PrivateFormat.PKCS8,
+        crypto.serialization.NoEncryption(),
+    )
+    return pem.decode("ascii")

@@ -13,13 +13,14 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx
 
 from mrtr.auth._challenge import Challenge, parse_challenges, scopes_of
 from mrtr.auth._discovery import discover
+from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
 from mrtr.auth._http import OAuthHTTP
@@ -63,6 +64,8 @@ class OAuth(httpx.Auth):
             (your proxies and TLS settings apply), or a private one for `login`.
         require_pkce_metadata: refuse an authorization server whose metadata does not
             list PKCE ``S256`` (the spec's rule; turn off only for a broken server).
+        dpop: bind tokens to a key with DPoP (RFC 9449): ``"auto"`` when the
+            authorization server supports ES256 proofs, ``True``, or ``False``.
         clock: seconds since the epoch (for tests).
     """
 
@@ -78,6 +81,7 @@ class OAuth(httpx.Auth):
         max_step_up: int = 2,
         http_client: httpx.AsyncClient | None = None,
         require_pkce_metadata: bool = True,
+        dpop: bool | Literal["auto"] = "auto",
         clock: Callable[[], float] = time.time,
     ) -> None:
         if timeout <= 0:
@@ -101,6 +105,8 @@ class OAuth(httpx.Auth):
         self._generation = 0
         self._flight: _Flight | None = None
         self._step_ups = 0
+        self.dpop = dpop
+        self._dpop: DPoPKey | None = None
 
     # -- binding --------------------------------------------------------------------
 
@@ -166,10 +172,19 @@ class OAuth(httpx.Auth):
         token = await self._ready_token()
         generation = self._apply(request, token)
         response = yield request
-        retried_401 = retried_403 = False
+        retried_401 = retried_403 = retried_nonce = False
         while True:
             status = response.status_code
-            if status == 401 and not retried_401:
+            if self._dpop is not None and "dpop-nonce" in response.headers:
+                self._dpop.learn_nonce(str(request.url), response.headers["dpop-nonce"])
+            if (
+                status == 401
+                and not retried_nonce
+                and self._dpop_nonce_retry(response, _bearer_challenge(response))
+            ):
+                retried_nonce = True
+                await response.aread()
+            elif status == 401 and not retried_401:
                 retried_401 = True
                 challenge = _bearer_challenge(response)
                 await response.aread()
@@ -195,9 +210,32 @@ class OAuth(httpx.Auth):
     # -- the request path -----------------------------------------------------------
 
     def _apply(self, request: httpx.Request, token: TokenSet | None) -> int:
-        if token is not None:
+        if token is None:
+            return self._generation
+        if token.dpop_key is None:
             request.headers["Authorization"] = "Bearer " + token.access_token
+            return self._generation
+        key = self._dpop_for(token.dpop_key)
+        request.headers["Authorization"] = "DPoP " + token.access_token
+        request.headers["DPoP"] = key.proof(
+            request.method, str(request.url), now=self._now(), access_token=token.access_token
+        )
         return self._generation
+
+    def _dpop_for(self, pem: str) -> DPoPKey:
+        if self._dpop is None or self._dpop.pem != pem:
+            self._dpop = DPoPKey(pem)
+        return self._dpop
+
+    def _dpop_nonce_retry(self, response: httpx.Response, challenge: Challenge | None) -> bool:
+        """A DPoP ``use_dpop_nonce`` 401: learn the nonce and retry, never re-authorize."""
+        if self._dpop is None or challenge is None or challenge.scheme.lower() != "dpop":
+            return False
+        if challenge.get("error") != "use_dpop_nonce":
+            return False
+        nonce = response.headers.get("dpop-nonce")
+        self._dpop.learn_nonce(str(response.request.url), nonce)
+        return bool(nonce)
 
     async def _ready_token(self) -> TokenSet | None:
         if not self._loaded:
@@ -275,9 +313,9 @@ class OAuth(httpx.Auth):
     async def _acquire_over(
         self, http: OAuthHTTP, challenge: Challenge | None, *, force: bool
     ) -> None:
-        context = self._context(http)
         header_url = challenge.get("resource_metadata") if challenge else None
         discovery = await discover(http, self._server_url(), header_url)
+        context = self._context(http, discovery)
         previous = self._token
         if previous is not None and (
             previous.issuer != discovery.issuer or previous.resource != discovery.resource
@@ -347,7 +385,7 @@ class OAuth(httpx.Auth):
             raise AuthError("OAuth has no server URL: pass server_url or give it to a Client")
         return self.server_url
 
-    def _context(self, http: OAuthHTTP) -> FlowContext:
+    def _context(self, http: OAuthHTTP, discovery: Discovery | None = None) -> FlowContext:
         return FlowContext(
             http,
             self.store,
@@ -355,7 +393,20 @@ class OAuth(httpx.Auth):
             self.scopes,
             self.require_pkce_metadata,
             self._clock,
+            self._dpop_key(discovery or self._discovery),
         )
+
+    def _dpop_key(self, discovery: Discovery | None) -> DPoPKey | None:
+        """The DPoP key to use with this authorization server, if DPoP applies."""
+        if self.dpop is False or discovery is None:
+            return None
+        algorithms = discovery.server_list("dpop_signing_alg_values_supported") or ()
+        if self.dpop == "auto" and "ES256" not in algorithms:
+            return None
+        token = self._token
+        if self._dpop is None:
+            self._dpop = DPoPKey(token.dpop_key if token is not None else None)
+        return self._dpop
 
     def _http(self) -> _HTTPScope:
         return _HTTPScope(self._user_client or self._bound_client, self.timeout)

@@ -38,6 +38,7 @@ class TokenSet:
         issuer: the authorization server that issued it.
         resource: the protected resource it is for.
         client_id: the client it was issued to.
+        dpop_key: the PEM of the DPoP key a ``DPoP`` token is bound to.
     """
 
     access_token: str = field(repr=False)
@@ -48,6 +49,7 @@ class TokenSet:
     issuer: str = ""
     resource: str = ""
     client_id: str | None = None
+    dpop_key: str | None = field(default=None, repr=False)
 
     def due(self, now: float, leeway: float) -> bool:
         """True when the token is expired or expires within ``leeway`` seconds."""
@@ -75,6 +77,7 @@ class TokenSet:
             issuer=_str(data, "issuer") or "",
             resource=_str(data, "resource") or "",
             client_id=_str(data, "client_id"),
+            dpop_key=_str(data, "dpop_key"),
         )
 
 
