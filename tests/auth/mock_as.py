@@ -217,7 +217,11 @@ class AuthServerApp:
         access = "at-" + secrets.token_urlsafe(24)
         refresh = "rt-" + secrets.token_urlsafe(24)
         expires_at = time.time() + self.state.expires_in
-        self.state.access[access] = {"client_id": client_id, "expires_at": expires_at}
+        self.state.access[access] = {
+            "client_id": client_id,
+            "expires_at": expires_at,
+            "scope": scope,
+        }
         self.state.refresh[refresh] = {"client_id": client_id, "scope": scope}
         return {
             "access_token": access,
