@@ -1,0 +1,77 @@
+"""`python -m bench.auth_cost [--calls N] [--rounds R]`: what OAuth costs the client per leg.
+
+With a valid token, a call through `mrtr.auth.OAuth` should cost about what the same call
+costs with a static ``Authorization`` header. This serves ``examples/oauth_login.py``'s
+protected server in a subprocess on 127.0.0.1, logs in once, then times (client CPU,
+``time.process_time``) N ``tools/call`` legs each way, alternating rounds, and prints the
+median ratio OAuth / static header.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+from mrtr import Client
+from mrtr.auth import AuthorizationCode, FollowRedirectAuthorizer, MemoryStore, OAuth
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "oauth_login.py"
+
+
+async def _legs(client: Client, calls: int) -> float:
+    start = time.process_time()
+    for _ in range(calls):
+        await client.call_tool("whoami", {})
+    return (time.process_time() - start) / calls
+
+
+async def measure(url: str, calls: int, rounds: int) -> tuple[list[float], list[float]]:
+    auth = OAuth(grant=AuthorizationCode(FollowRedirectAuthorizer()), store=MemoryStore())
+    oauth_cpu: list[float] = []
+    static_cpu: list[float] = []
+    async with Client(url, auth=auth) as with_oauth:
+        await with_oauth.call_tool("whoami", {})  # logs in (not timed)
+        assert auth.token is not None
+        header = {"Authorization": f"Bearer {auth.token.access_token}"}
+        async with Client(url, headers=header) as with_header:
+            await _legs(with_header, 10)  # warm both
+            await _legs(with_oauth, 10)
+            for _ in range(rounds):
+                static_cpu.append(await _legs(with_header, calls))
+                oauth_cpu.append(await _legs(with_oauth, calls))
+    return oauth_cpu, static_cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    server = subprocess.Popen(
+        [sys.executable, str(EXAMPLE), "--serve", "0"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = f"http://127.0.0.1:{int(server.stdout.readline())}/mcp"
+        oauth_cpu, static_cpu = anyio.run(measure, url, args.calls, args.rounds)
+    finally:
+        server.terminate()
+        server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
+    ratios = [o / s for o, s in zip(oauth_cpu, static_cpu)]
+    print(f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}:")
+    print(f"  static Authorization header: {statistics.median(static_cpu) * 1e6:8.1f} us")
+    print(f"  mrtr.auth.OAuth (valid token): {statistics.median(oauth_cpu) * 1e6:6.1f} us")
+    print(f"  ratio OAuth / static: median {statistics.median(ratios):.3f}")
+    print(f"  (rounds: {', '.join(f'{r:.3f}' for r in ratios)})")
+
+
+if __name__ == "__main__":
+    main()
