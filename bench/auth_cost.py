@@ -65,7 +65,7 @@ def main() -> None:
         server.wait()
         if server.stdout is not None:
             server.stdout.close()
-    ratios = [o / s for o, s in zip(oauth_cpu, static_cpu)]
+    ratios = [o / s for o, s in zip(oauth_cpu, static_cpu, strict=True)]
     print(f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}:")
     print(f"  static Authorization header: {statistics.median(static_cpu) * 1e6:8.1f} us")
     print(f"  mrtr.auth.OAuth (valid token): {statistics.median(oauth_cpu) * 1e6:6.1f} us")

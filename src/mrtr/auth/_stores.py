@@ -105,7 +105,7 @@ class FileStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self.lock_timeout = lock_timeout
         self._locks = _KeyLocks()
 
