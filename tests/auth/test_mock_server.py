@@ -299,3 +299,31 @@ def test_file_store_is_safe_for_two_processes(tmp_path: Path) -> None:
     assert len(tokens) == 80  # no write lost
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".shared")] == []
+
+
+async def test_oauth_requests_go_through_the_users_http_client(mock_as: MockAS) -> None:
+    import httpx
+
+    seen: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        seen.append(f"{request.method} {request.url.path}")
+
+    auth = OAuth(grant=AuthorizationCode(FollowRedirectAuthorizer()))
+    async with httpx.AsyncClient(event_hooks={"request": [record]}) as http:
+        with anyio.fail_after(LIMIT):
+            async with Client(mock_as.mcp, auth=auth, http_client=http) as client:
+                await whoami(client)
+    assert "GET /.well-known/oauth-protected-resource/mcp" in seen
+    assert "GET /.well-known/oauth-authorization-server" in seen
+    assert {"POST /register", "GET /authorize", "POST /token"} <= set(seen)
+
+
+async def test_the_redirect_can_reach_a_real_loopback_listener(mock_as: MockAS) -> None:
+    auth = OAuth(mock_as.mcp, grant=AuthorizationCode(FollowRedirectAuthorizer(loopback=True)))
+    with anyio.fail_after(LIMIT):
+        token = await auth.login()
+        async with Client(mock_as.mcp, auth=auth) as client:
+            await whoami(client)
+    assert token.issuer == mock_as.base
+    assert mock_as.stats()["authorizations"] == 1

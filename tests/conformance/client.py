@@ -295,7 +295,8 @@ def oauth_for(name: str, context: dict[str, Any]) -> Any:
         profile = ClientProfile(
             client_name="mrtr-conformance", client_metadata_url=CLIENT_METADATA_URL
         )
-        grant = AuthorizationCode(FollowRedirectAuthorizer(), profile, static)
+        # the redirect is delivered for real to a loopback listener (production code)
+        grant = AuthorizationCode(FollowRedirectAuthorizer(loopback=True), profile, static)
     return OAuth(grant=grant, store=MemoryStore())
 
 

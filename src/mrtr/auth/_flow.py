@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from mrtr.auth._authorizers import AuthorizationRequest
+from mrtr.auth._authorizers import AuthorizationRequest, Authorizer
 from mrtr.auth._discovery import check_pkce, check_response_issuer, select_scopes
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._grants import (
@@ -173,6 +173,24 @@ async def _authorization_code(
             server_url=ctx.server_url,
         )
     redirect_uri = await authorizer.redirect_uri()
+    try:
+        return await _authorize_and_exchange(
+            ctx, grant, authorizer, discovery, scopes, redirect_uri
+        )
+    finally:
+        close = getattr(authorizer, "aclose", None)
+        if close is not None:  # a listener bound for a login that failed early
+            await close()
+
+
+async def _authorize_and_exchange(
+    ctx: FlowContext,
+    grant: AuthorizationCode,
+    authorizer: Authorizer,
+    discovery: Discovery,
+    scopes: tuple[str, ...],
+    redirect_uri: str,
+) -> TokenSet:
     for attempt in range(2):
         client = await _client_for_login(ctx, grant, discovery, redirect_uri)
         verifier = secrets.token_urlsafe(48)
