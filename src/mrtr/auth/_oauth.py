@@ -39,7 +39,6 @@ class _Flight:
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.error: Exception | None = None
-        self.finished = False
 
 
 class OAuth(httpx.Auth):
@@ -257,20 +256,18 @@ class OAuth(httpx.Auth):
     async def _single_flight(self, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` unless an acquisition is running; then wait for that one instead.
 
-        A leader that fails passes its error to the waiters; a cancelled leader lets the
-        next waiter lead. The flight ends before any MCP request is sent.
+        After a leader succeeds, each waiter runs its own ``work``, which returns at once
+        when the token changed since its request was sent (the usual case). A leader that
+        fails passes its error to the waiters; a cancelled leader lets the next waiter
+        lead. The flight ends before any MCP request is sent.
         """
-        while self._flight is not None:
-            flight = self._flight
+        while (flight := self._flight) is not None:
             await flight.done.wait()
             if flight.error is not None:
                 raise flight.error
-            if flight.finished:
-                return
         flight = self._flight = _Flight()
         try:
             await work()
-            flight.finished = True
         except Exception as exc:
             flight.error = exc
             raise
@@ -333,8 +330,17 @@ class OAuth(httpx.Auth):
                 return
         if previous is not None and not force and previous.refresh_token:
             async with self.store.lock(key):
+                stored = await self.store.load("tokens", key)
+                latest = TokenSet.from_json(stored) if stored else None
+                if (
+                    latest is not None
+                    and latest.access_token != previous.access_token
+                    and not latest.due(self._now(), 0)
+                ):
+                    self._set_token(latest)  # another process got a new one meanwhile
+                    return
                 try:
-                    fresh = await refresh(context, self.grant, discovery, previous)
+                    fresh = await refresh(context, self.grant, discovery, latest or previous)
                 except TokenEndpointError as exc:
                     await self._drop_tokens(key, exc)
                     fresh = None
