@@ -265,10 +265,20 @@ async def test_logout_forgets_the_tokens(mock_as: MockAS, tmp_path: Path) -> Non
 
 
 async def test_final_401_without_oauth_is_an_auth_error_in_auto_mode(mock_as: MockAS) -> None:
-    with anyio.fail_after(LIMIT), pytest.raises(AuthorizationRequiredError) as caught:
-        async with Client(mock_as.mcp):
-            pass
+    import httpx
+
+    bodies: list[bytes] = []
+
+    async def record(request: httpx.Request) -> None:
+        bodies.append(request.content)
+
+    async with httpx.AsyncClient(event_hooks={"request": [record]}) as http:
+        with anyio.fail_after(LIMIT), pytest.raises(AuthorizationRequiredError) as caught:
+            async with Client(mock_as.mcp, http_client=http):
+                pass
     assert "401" in str(caught.value)
+    # server/discover only: a 401 is no evidence of a legacy server, no initialize follows
+    assert len(bodies) == 1 and b"server/discover" in bodies[0]
     assert mock_as.stats()["resource_metadata"] == 0
 
 
