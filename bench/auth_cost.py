@@ -4,7 +4,8 @@ With a valid token, a call through `mrtr.auth.OAuth` should cost about what the 
 costs with a static ``Authorization`` header. This serves ``examples/oauth_login.py``'s
 protected server in a subprocess on 127.0.0.1, logs in once, then times (client CPU,
 ``time.process_time``) N ``tools/call`` legs each way, alternating rounds, and prints the
-median ratio OAuth / static header.
+median ratio OAuth / static header. A second measure isolates the auth layer: the same
+httpx request through a mock transport (no network, no MCP), OAuth vs a static header.
 """
 
 from __future__ import annotations
@@ -48,6 +49,52 @@ async def measure(url: str, calls: int, rounds: int) -> tuple[list[float], list[
     return oauth_cpu, static_cpu
 
 
+async def isolated(requests: int, rounds: int) -> tuple[list[float], list[float]]:
+    """Client CPU per httpx request with nothing else around it: the auth layer alone."""
+    import httpx
+
+    from mrtr.auth import TokenSet
+
+    url = "http://127.0.0.1:9/mcp"
+    store = MemoryStore()
+    discovery = {
+        "server_url": url,
+        "resource": url,
+        "issuer": "http://127.0.0.1:9",
+        "server_metadata": {"issuer": "http://127.0.0.1:9"},
+    }
+    await store.save("discovery", url, discovery)
+    token = TokenSet(
+        "tok", expires_at=time.time() + 86400, issuer=discovery["issuer"], resource=url
+    )
+    await store.save("tokens", f"{discovery['issuer']}|{url}", token.to_json())
+    auth = OAuth(url, store=store)
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json={}))
+    oauth_cpu: list[float] = []
+    static_cpu: list[float] = []
+    async with httpx.AsyncClient(transport=transport) as http:
+        header = {"Authorization": "Bearer tok"}
+        for _ in range(rounds + 1):  # the first round warms up
+            start = time.process_time()
+            for _ in range(requests):
+                await http.post(url, content=b"{}", headers=header)
+            static_cpu.append((time.process_time() - start) / requests)
+            start = time.process_time()
+            for _ in range(requests):
+                await http.post(url, content=b"{}", auth=auth)
+            oauth_cpu.append((time.process_time() - start) / requests)
+    return oauth_cpu[1:], static_cpu[1:]
+
+
+def _report(title: str, oauth_cpu: list[float], static_cpu: list[float]) -> None:
+    ratios = [o / s for o, s in zip(oauth_cpu, static_cpu, strict=True)]
+    print(title)
+    print(f"  static Authorization header:   {statistics.median(static_cpu) * 1e6:8.1f} us")
+    print(f"  mrtr.auth.OAuth (valid token): {statistics.median(oauth_cpu) * 1e6:8.1f} us")
+    print(f"  ratio OAuth / static: median {statistics.median(ratios):.3f}")
+    print(f"  (rounds: {', '.join(f'{r:.3f}' for r in ratios)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=300)
@@ -59,18 +106,17 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{int(server.stdout.readline())}/mcp"
-        oauth_cpu, static_cpu = anyio.run(measure, url, args.calls, args.rounds)
+        legs = anyio.run(measure, url, args.calls, args.rounds)
     finally:
         server.terminate()
         server.wait()
         if server.stdout is not None:
             server.stdout.close()
-    ratios = [o / s for o, s in zip(oauth_cpu, static_cpu, strict=True)]
-    print(f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}:")
-    print(f"  static Authorization header: {statistics.median(static_cpu) * 1e6:8.1f} us")
-    print(f"  mrtr.auth.OAuth (valid token): {statistics.median(oauth_cpu) * 1e6:6.1f} us")
-    print(f"  ratio OAuth / static: median {statistics.median(ratios):.3f}")
-    print(f"  (rounds: {', '.join(f'{r:.3f}' for r in ratios)})")
+    _report(f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}:", *legs)
+    _report(
+        f"client CPU per httpx request alone, {args.rounds} rounds of {args.calls * 10}:",
+        *anyio.run(isolated, args.calls * 10, args.rounds),
+    )
 
 
 if __name__ == "__main__":
