@@ -337,3 +337,27 @@ async def test_the_redirect_can_reach_a_real_loopback_listener(mock_as: MockAS) 
             await whoami(client)
     assert token.issuer == mock_as.base
     assert mock_as.stats()["authorizations"] == 1
+
+
+async def test_a_store_locked_by_another_process_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "locked.json"
+    holder = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1] + '.refresh.lock', os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    proc = await anyio.open_process([sys.executable, "-c", holder, str(path)])
+    try:
+        assert proc.stdout is not None
+        with anyio.fail_after(LIMIT):
+            assert (await proc.stdout.receive()).startswith(b"held")
+            store = FileStore(path, lock_timeout=0.2)
+            with pytest.raises(AuthError, match="locked by another process"):
+                async with store.lock("k"):
+                    pass
+    finally:
+        proc.kill()
+        await proc.wait()
+        await proc.aclose()
