@@ -53,21 +53,14 @@ async def isolated(requests: int, rounds: int) -> tuple[list[float], list[float]
     """Client CPU per httpx request with nothing else around it: the auth layer alone."""
     import httpx
 
-    from mrtr.auth import TokenSet
+    from mrtr.auth import Discovery, TokenSet
 
-    url = "http://127.0.0.1:9/mcp"
+    url, issuer = "http://127.0.0.1:9/mcp", "http://127.0.0.1:9"
     store = MemoryStore()
-    discovery = {
-        "server_url": url,
-        "resource": url,
-        "issuer": "http://127.0.0.1:9",
-        "server_metadata": {"issuer": "http://127.0.0.1:9"},
-    }
-    await store.save("discovery", url, discovery)
-    token = TokenSet(
-        "tok", expires_at=time.time() + 86400, issuer=discovery["issuer"], resource=url
-    )
-    await store.save("tokens", f"{discovery['issuer']}|{url}", token.to_json())
+    discovery = Discovery(url, url, issuer, {"issuer": issuer})
+    await store.save("discovery", url, discovery.to_json())
+    token = TokenSet("tok", expires_at=time.time() + 86400, issuer=issuer, resource=url)
+    await store.save("tokens", f"{issuer}|{url}", token.to_json())
     auth = OAuth(url, store=store)
     transport = httpx.MockTransport(lambda request: httpx.Response(200, json={}))
     oauth_cpu: list[float] = []

@@ -1,4 +1,4 @@
-"""The five scenarios of issue 6; each returns its Markdown tables.
+"""The five benchmark scenarios; each returns its Markdown tables.
 
 Units: "round trip" is one request/response leg of a call. A call with N elicitation
 rounds is N + 1 legs (N `InputRequiredResult`s, then the final `CallToolResult`), so
@@ -268,7 +268,7 @@ def scenario_concurrency(opts: Options) -> list[str]:
     ]
     with http_server() as url:
         # one uvicorn worker serves both clients: throughput is bounded by the server,
-        # so the issue's 3x target applies to the in-memory table only
+        # so the 3x concurrency goal applies to the in-memory table only
         out.append(
             _concurrency_table("4b. Concurrency over HTTP (official server)", url, opts, goal=None)
         )

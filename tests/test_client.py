@@ -132,6 +132,8 @@ async def test_lifecycle_is_explicit() -> None:
     assert client.state is ClientState.UNOPENED
     with pytest.raises(ClientStateError):
         await client.list_tools()
+    with pytest.raises(RuntimeError):  # misuse is also a builtin RuntimeError
+        await client.list_tools()
     with pytest.raises(ClientStateError):
         _ = client.protocol_version
 
@@ -424,6 +426,7 @@ async def test_deadline_bounds_the_whole_call() -> None:
         with pytest.raises(DeadlineExceededError) as info:
             await client.call_tool("t", timeout=0.2)
         assert info.value.timeout == 0.2
+        assert isinstance(info.value, TimeoutError)  # `except TimeoutError:` catches it
         assert started.is_set()
 
     await run(Server(), {"tools/call": asks}, body, elicitation_callback=stuck)

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import mrtr
 from mrtr import errors
 
@@ -44,3 +46,23 @@ def test_rejected_request_state_is_the_specific_error() -> None:
     other = errors.MCPError.from_error_data(ErrorData(code=-32602, message="bad"))
     assert type(other) is errors.MCPError
     assert other.error.code == -32602
+
+
+def test_timeouts_are_builtin_timeout_errors() -> None:
+    request = errors.RequestTimeoutError("tools/call", 7, 2.5)
+    deadline = errors.DeadlineExceededError(3.0)
+    for error in (request, deadline):
+        assert isinstance(error, TimeoutError) and isinstance(error, errors.MRTRError)
+    with pytest.raises(TimeoutError, match=r"tools/call \(id 7\) within 2.5 s"):
+        raise request
+    with pytest.raises(TimeoutError, match="3 s deadline"):
+        raise deadline
+    assert isinstance(deadline, errors.InputRequiredError)
+    assert (request.method, request.request_id, request.timeout) == ("tools/call", 7, 2.5)
+
+
+def test_misuse_is_a_builtin_runtime_error() -> None:
+    error = errors.ClientStateError("the client is closed")
+    assert isinstance(error, RuntimeError) and isinstance(error, errors.MRTRError)
+    with pytest.raises(RuntimeError, match="closed"):
+        raise error

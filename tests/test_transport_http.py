@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -517,6 +518,49 @@ async def test_client_factory_is_called_and_closed(echo_server: Any) -> None:
         await receive_message(t)
     assert len(made) == 1 and made[0].is_closed
     assert echo_server.requests[0].header("x-factory") == "1"
+
+
+# -- what the transport refuses up front ---------------------------------------------
+
+
+async def test_send_rejects_what_json_cannot_carry_before_posting(echo_server: Any) -> None:
+    async with StreamableHTTPTransport(echo_server.url) as t:
+        with pytest.raises(ValueError):
+            await t.send(modern("tools/call", {"name": "x", "arguments": {"n": float("nan")}}))
+        with pytest.raises(ValueError):
+            await t.send({"jsonrpc": "2.0", "method": "notifications/x", "params": {"v": 1e999}})
+        with pytest.raises(TypeError):
+            await t.send(modern("tools/call", {"name": "x", "arguments": {"o": object()}}))
+        await t.send(modern("ping", id=2))  # the connection is still usable
+        assert (await receive_message(t))["id"] == 2
+    assert [r.json()["method"] for r in echo_server.requests] == ["ping"]
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:8000/mcp", "ftp://127.0.0.1/mcp", "http://", "http://[::1", "/mcp"]
+)
+def test_a_malformed_url_is_refused_where_the_transport_is_built(url: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(url))):
+        StreamableHTTPTransport(url)
+
+
+async def test_an_invalid_url_from_httpx_fails_the_request_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.InvalidURL("redirected to nowhere")
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    with caplog.at_level(logging.ERROR, "mrtr"):
+        async with (
+            client,
+            StreamableHTTPTransport("http://127.0.0.1:9/mcp", http_client=client) as t,
+        ):
+            await t.send(modern("ping", id=1))
+            failure = await receive_failure(t)
+    assert isinstance(failure.error, TransportError)
+    assert "redirected to nowhere" in str(failure.error)
+    assert caplog.records == []
 
 
 # -- legacy (2025-11-25) ---------------------------------------------------------------

@@ -60,6 +60,18 @@ async def test_echo_round_trip_with_non_ascii_and_nesting() -> None:
     assert lines == []
 
 
+async def test_send_rejects_what_json_cannot_carry() -> None:
+    async with StdioTransport(server_params()) as transport:
+        with anyio.fail_after(TIMEOUT):
+            with pytest.raises(ValueError):
+                await transport.send(request("echo", {"n": float("nan")}))
+            with pytest.raises(ValueError):
+                await transport.send(request("echo", {"n": float("-inf")}))
+            with pytest.raises(TypeError):
+                await transport.send(request("echo", {"o": object()}))
+            assert await call(transport, "echo", {"still": "up"}) == {"still": "up"}
+
+
 async def test_concurrent_sends_are_not_interleaved() -> None:
     async with StdioTransport(server_params()) as transport:
         with anyio.fail_after(TIMEOUT):

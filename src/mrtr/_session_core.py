@@ -33,6 +33,7 @@ from mrtr.errors import (
     TransportError,
 )
 from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
+from mrtr.types._constants import METHOD_NOT_FOUND
 
 __all__ = ["SessionState"]
 
@@ -412,7 +413,7 @@ class SessionCore:
 
     async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
         """Answer a request from the server; the session overrides this."""
-        await self._send_error(request_id, -32601, f"Method not found: {method}")
+        await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 def _is_number(value: Any) -> bool:

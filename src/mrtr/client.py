@@ -474,7 +474,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> CallToolResult:
@@ -522,7 +522,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> GetPromptResult:
@@ -549,7 +549,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - SDK-compatible whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
     ) -> ReadResourceResult:

@@ -11,12 +11,14 @@ MRTRError
 │   ├── InputLimitExceededError            a hostile round broke a limit (.limit, .value)
 │   ├── InvalidInputResponseError          a callback answered with the wrong kind (.key)
 │   └── DeadlineExceededError              the whole exchange ran past its time budget
-├── RequestTimeoutError               one request got no answer in time
+│                                          (also a TimeoutError)
+├── RequestTimeoutError               one request got no answer in time (also a TimeoutError)
 ├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
 ├── TransportError                    the connection failed or closed
 │   ├── MessageTooLargeError          one message was over the size cap
 │   └── ProcessExitedError            the stdio server process exited (carries .returncode)
-├── ClientStateError                  the client was used in the wrong state (not opened, closed)
+├── ClientStateError                  the client was misused: wrong state (not opened, closed)
+│                                     or a flow fed the wrong answers (also a RuntimeError)
 ├── AuthError                         the server wants authorization mrtr could not get
 │   ├── AuthorizationRequiredError    a login is needed (no token, no authorizer, final 401)
 │   ├── DiscoveryError                no usable protected-resource / server metadata
@@ -36,6 +38,8 @@ exception is never wrapped: it reaches the caller as itself.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from mrtr.types._constants import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from mrtr.types import ErrorData, InputRequiredResult
@@ -97,7 +101,7 @@ class MCPError(MRTRError):
     @classmethod
     def from_error_data(cls, error: ErrorData, *, method: str | None = None) -> MCPError:
         """Build the most specific error for a JSON-RPC error object."""
-        if error.code == -32602 and error.message == INVALID_REQUEST_STATE_MESSAGE:
+        if error.code == INVALID_PARAMS and error.message == INVALID_REQUEST_STATE_MESSAGE:
             return RequestStateRejectedError(error.code, error.message, error.data, method=method)
         return cls(error.code, error.message, error.data, method=method)
 
@@ -184,8 +188,10 @@ class InvalidInputResponseError(InputRequiredError):
         self.method = method
 
 
-class DeadlineExceededError(InputRequiredError):
+class DeadlineExceededError(InputRequiredError, TimeoutError):
     """The whole exchange, all rounds and callbacks together, ran past its time budget.
+
+    Also a builtin `TimeoutError`, so ``except TimeoutError:`` keeps catching it.
 
     Attributes:
         timeout: the budget in seconds.
@@ -196,8 +202,10 @@ class DeadlineExceededError(InputRequiredError):
         self.timeout = timeout
 
 
-class RequestTimeoutError(MRTRError):
+class RequestTimeoutError(MRTRError, TimeoutError):
     """One request got no response within its read timeout.
+
+    Also a builtin `TimeoutError`, so ``except TimeoutError:`` keeps catching it.
 
     Attributes:
         method: the JSON-RPC method.
@@ -268,8 +276,12 @@ class ProcessExitedError(TransportError):
         self.returncode = returncode
 
 
-class ClientStateError(MRTRError):
-    """The client or session was used in a state that does not allow it."""
+class ClientStateError(MRTRError, RuntimeError):
+    """The client, session or flow was misused: the wrong state, or arguments it forbids.
+
+    Also a builtin `RuntimeError`: it reports a bug in the calling code, not a failure of
+    the server or the network.
+    """
 
 
 class AuthError(MRTRError):

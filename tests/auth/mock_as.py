@@ -16,7 +16,6 @@ import hashlib
 import json
 import secrets
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -261,4 +260,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

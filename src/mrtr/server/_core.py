@@ -455,7 +455,13 @@ class ServerConnection:
         except MCPError as exc:
             raise HandlerError(exc.code, exc.message, exc.data) from None
         except Exception:
-            _logger.exception("the %s handler raised (request %r)", ctx.method, ctx.request_id)
+            _logger.log(
+                self._server.handler_error_log_level,
+                "the %s handler raised (request %r)",
+                ctx.method,
+                ctx.request_id,
+                exc_info=True,
+            )
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
 
     def _finish(

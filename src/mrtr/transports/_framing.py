@@ -14,6 +14,7 @@ from mrtr.transports._base import JSONObject
 __all__ = ["decode_message", "encode_message", "encode_text", "utf8_size"]
 
 _PREVIEW = 200
+_UTF8_CHUNK = 1 << 16  # measure long non-ASCII text in slices, not one full copy
 # One encoder for every message: `json.dumps` with options builds a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -42,12 +43,18 @@ def encode_text(message: JSONObject) -> str:
 
 
 def utf8_size(text: str) -> int:
-    """The size in bytes of ``text`` as UTF-8, without encoding it when it is ASCII.
+    """The exact UTF-8 size of ``text`` in bytes, without one large allocation.
 
-    Raises:
-        UnicodeEncodeError: the text holds a lone surrogate.
+    The one size function of the project (transports, server and the input loop's limits
+    all count with it). A lone surrogate, which JSON can carry, counts as three bytes, as
+    ``surrogatepass`` encodes it, so measuring never raises.
     """
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    if text.isascii():  # O(1) in CPython: the string knows it is ASCII
+        return len(text)
+    return sum(
+        len(text[i : i + _UTF8_CHUNK].encode("utf-8", "surrogatepass"))
+        for i in range(0, len(text), _UTF8_CHUNK)
+    )
 
 
 def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
+
 __all__ = [
     "MCP_PARAM_PREFIX",
     "InvalidToolDefinition",
@@ -26,8 +28,6 @@ MCP_PARAM_PREFIX = "Mcp-Param-"
 _ANNOTATION = "x-mcp-header"
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAFE_VALUE = re.compile(r"^[\x20-\x7e]*$")
-_SENTINEL_PREFIX = "=?base64?"
-_SENTINEL_SUFFIX = "?="
 _PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})
 _MAX_SAFE_INTEGER = 2**53 - 1
 # Keywords whose values are instance data, not subschemas: never look for annotations there.
@@ -60,12 +60,12 @@ def encode_header_value(value: str) -> str:
     plain = (
         _SAFE_VALUE.match(value) is not None
         and value == value.strip(" ")
-        and not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX))
+        and not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX))
     )
     if plain:
         return value
     encoded = base64.b64encode(value.encode("utf-8")).decode("ascii")
-    return f"{_SENTINEL_PREFIX}{encoded}{_SENTINEL_SUFFIX}"
+    return f"{BASE64_HEADER_PREFIX}{encoded}{BASE64_HEADER_SUFFIX}"
 
 
 def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:

@@ -54,6 +54,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._framing import encode_message
 from mrtr.transports._http_headers import (
     InvalidToolDefinition,
     ParamHeader,
@@ -144,6 +145,9 @@ class StreamableHTTPTransport(Transport):
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
+
+    Raises:
+        ValueError: ``url`` is not an absolute http(s) URL (the message names it).
     """
 
     def __init__(
@@ -158,7 +162,7 @@ class StreamableHTTPTransport(Transport):
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         self.url = url
-        self._target: httpx.URL | str = url
+        self._target = _parsed_url(url)
         self._extra_headers = _user_headers(headers)
         self._auth = auth
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
@@ -204,7 +208,6 @@ class StreamableHTTPTransport(Transport):
         if self._state is not _State.NEW:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
         self._client, self._owns_client = self._make_client()
-        self._target = _parsed_url(self.url)
         bind = getattr(self._auth, "bind_transport", None)
         if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
             bind(self.url, self._client)
@@ -272,8 +275,11 @@ class StreamableHTTPTransport(Transport):
 
         Raises:
             TransportError: the transport is not open, or the connection has ended.
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity (not valid JSON).
         """
         self._check_usable()
+        encode_message(message)  # reject what the wire cannot carry here, as every transport does
         method = message.get("method")
         if not isinstance(method, str):
             self._spawn(self._post_plain, message)
@@ -457,7 +463,11 @@ class StreamableHTTPTransport(Transport):
         async with (
             _translate_http_errors(method, request_id, self._read_timeout()),
             self._open_stream(
-                "POST", self._target, content=_encode(message), headers=headers, **self._opts()
+                "POST",
+                self._target,
+                content=encode_message(message),
+                headers=headers,
+                **self._opts(),
             ) as response,
         ):
             self._check_session(response, headers)
@@ -634,7 +644,11 @@ class StreamableHTTPTransport(Transport):
             async with (
                 _translate_http_errors(str(what), None, self._read_timeout()),
                 self._open_stream(
-                    "POST", self._target, content=_encode(message), headers=headers, **self._opts()
+                    "POST",
+                    self._target,
+                    content=encode_message(message),
+                    headers=headers,
+                    **self._opts(),
                 ) as response,
             ):
                 self._check_session(response, headers)
@@ -862,7 +876,7 @@ async def _translate_http_errors(
         if request_id is None:
             raise TransportError(f"{method}: the server stalled past the read timeout") from exc
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
 
 
@@ -892,21 +906,23 @@ def _user_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     return kept
 
 
-def _parsed_url(url: str) -> httpx.URL | str:
-    """The URL, parsed once.
+def _parsed_url(url: str) -> httpx.URL:
+    """The URL, checked and parsed once.
 
     httpx parses a string URL again on every request, a measurable share of a round's
-    CPU. A URL httpx cannot parse is kept as the string, so each request reports it as
-    before.
+    CPU; and a typo is better reported where the transport is built than as a failed
+    request later.
+
+    Raises:
+        ValueError: the URL cannot be parsed, or is not an absolute http(s) URL.
     """
     try:
-        return httpx.URL(url)
-    except Exception:
-        return url
-
-
-def _encode(message: JSONObject) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise ValueError(f"not a valid URL: {url!r} ({exc})") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    return parsed
 
 
 def _meta_version(message: JSONObject) -> str | None:

@@ -1,14 +1,11 @@
 """StreamableHTTPTransport against the official SDK server (mcp==2.3.0) over real HTTP.
 
-The server runs in a subprocess (uvicorn on 127.0.0.1, a free port) and is stopped by
-the fixture. The transport is driven with raw JSON-RPC dicts, in both eras.
+The server (``servers/official_features.py``) runs in the session's uvicorn peer on
+127.0.0.1. The transport is driven with raw JSON-RPC dicts, in both eras.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,7 +17,6 @@ from mrtr.transports.http import StreamableHTTPTransport
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
-SERVER = Path(__file__).parent / "helpers" / "http_sdk_server.py"
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 META = {
@@ -32,20 +28,8 @@ BOUND = 60
 
 
 @pytest.fixture
-async def sdk_url() -> AsyncIterator[str]:
-    async with await anyio.open_process([sys.executable, str(SERVER)]) as process:
-        try:
-            assert process.stdout is not None
-            buffer = b""
-            with anyio.fail_after(BOUND):
-                while b"\n" not in buffer:
-                    buffer += await process.stdout.receive()
-            port = int(buffer.split(b"\n", 1)[0].split()[1])
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            process.terminate()
-            with anyio.CancelScope(shield=True), anyio.fail_after(BOUND):
-                await process.wait()
+def sdk_url(official_http: str) -> str:
+    return f"{official_http}/features/mcp"
 
 
 def modern(method: str, id: int | str, params: dict[str, Any] | None = None) -> dict[str, Any]:

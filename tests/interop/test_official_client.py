@@ -1,4 +1,7 @@
-"""The official SDK's client (mcp==2.3.0) against our server, over stdio and HTTP."""
+"""The official SDK's client (mcp==2.3.0) against our server, over stdio and HTTP.
+
+Our servers (``tests/server/_servers.py``) run in subprocesses via ``tests.server._serve``.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +15,12 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp import types as mt
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
-
-mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp import types as mt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -131,11 +133,11 @@ def http_server(**env: str) -> Iterator[str]:
 
 
 async def notifications(client_target: Any) -> tuple[list[float], list[Any]]:
-    progress: list[float] = []
+    seen: list[float] = []
     logs: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     async def on_log(params: Any) -> None:
         logs.append(params.data)
@@ -143,7 +145,7 @@ async def notifications(client_target: Any) -> tuple[list[float], list[Any]]:
     async with make_client(client_target, logging_callback=on_log, log_level="info") as client:
         result = await client.call_tool("chatty", {}, progress_callback=on_progress)
         assert text_of(result) == "done"
-    return progress, logs
+    return seen, logs
 
 
 # Under trio, the official SDK's SSE reader leaves httpx async generators for the garbage
