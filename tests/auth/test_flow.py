@@ -65,6 +65,8 @@ class World:
         self.registrations: list[dict[str, Any]] = []
         self._challenges: dict[str, str] = {}
         self.withheld: set[str] = set()
+        self.at_token = anyio.Event()
+        self.gate: anyio.Event | None = None
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.url.copy_with(query=None)}" for r in self.log]
@@ -93,6 +95,9 @@ class World:
                 302, headers={"location": f"{query['redirect_uri']}?{urlencode(back)}"}
             )
         if url == f"{AS}/token":
+            self.at_token.set()
+            if self.gate is not None:
+                await self.gate.wait()
             return self.token(request)
         return httpx.Response(404)
 
@@ -354,3 +359,32 @@ async def test_dpop_proofs_are_fresh_and_bind_the_token() -> None:
         public.verify(der, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256()))
     assert len(jtis) == 2
     assert urlsplit(RS).path == "/mcp"
+
+
+async def test_a_cancelled_leader_hands_over_to_a_waiter() -> None:
+    world = World()
+    world.gate = anyio.Event()
+    auth, client = oauth(world)
+    results: list[int] = []
+    async with client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                leader = anyio.CancelScope()
+
+                async def lead() -> None:
+                    with leader:
+                        await call(auth, client)
+
+                async def wait() -> None:
+                    results.append((await call(auth, client)).status_code)
+
+                tg.start_soon(lead)
+                await world.at_token.wait()  # the leader is stuck at the token endpoint
+                tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                leader.cancel()
+                await anyio.wait_all_tasks_blocked()
+                world.gate.set()  # the waiter, now leading, gets through
+            assert results == [200]
+            assert (await call(auth, client)).status_code == 200  # nothing left locked
+    assert len(world.authorizes) == 2 and len(world.token_forms) == 1

@@ -257,7 +257,9 @@ async def test_logout_forgets_the_tokens(mock_as: MockAS, tmp_path: Path) -> Non
     store = FileStore(tmp_path / "t.json")
     auth = login_oauth(mock_as, store)
     with anyio.fail_after(LIMIT):
-        await auth.login()
+        token = await auth.login()
+        elsewhere = OAuth(mock_as.mcp, store=FileStore(tmp_path / "t.json"))
+        assert await elsewhere.stored_token() == token
         await auth.logout()
     assert auth.token is None
     records = json.loads((tmp_path / "t.json").read_text())["records"]

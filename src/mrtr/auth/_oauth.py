@@ -146,6 +146,14 @@ class OAuth(httpx.Auth):
             raise AuthError("no token was obtained", server_url=self.server_url)
         return self._token
 
+    async def stored_token(self) -> TokenSet | None:
+        """The tokens held for this server (from the store), without any network request.
+
+        For status displays: the expiry, scopes and issuer; never print the tokens.
+        """
+        await self._load()
+        return self._token
+
     async def logout(self) -> None:
         """Forget this server's tokens and discovery data, here and in the store."""
         await self._load()
