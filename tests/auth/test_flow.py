@@ -388,3 +388,68 @@ async def test_a_cancelled_leader_hands_over_to_a_waiter() -> None:
             assert results == [200]
             assert (await call(auth, client)).status_code == 200  # nothing left locked
     assert len(world.authorizes) == 2 and len(world.token_forms) == 1
+
+
+async def test_jwt_bearer_is_sent_once_and_a_refusal_is_not_retried() -> None:
+    from mrtr import TokenEndpointError
+    from mrtr.auth import JWTBearer
+
+    world = World()
+    refusals = 0
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        nonlocal refusals
+        refusals += 1
+        form = dict(parse_qsl(request.content.decode()))
+        assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        assert form["assertion"] == "a.b.c" and form["client_id"] == "wl"
+        return httpx.Response(400, json={"error": "invalid_grant", "error_description": "aud"})
+
+    world.token = refuse  # type: ignore[method-assign]
+    auth, client = oauth(world, grant=JWTBearer("a.b.c", client_id="wl"))
+    async with client:
+        with pytest.raises(TokenEndpointError) as caught:
+            await call(auth, client)
+    assert (caught.value.error, caught.value.description, caught.value.status) == (
+        "invalid_grant",
+        "aud",
+        400,
+    )
+    assert refusals == 1 and world.registrations == [] and world.authorizes == []
+
+
+async def test_identity_assertion_exchanges_at_the_idp_then_presents_the_id_jag() -> None:
+    from mrtr.auth import AssertionContext, IdentityAssertion, exchange_id_token
+
+    world = World()
+    exchanges: list[dict[str, str]] = []
+    original = world.__call__
+
+    async def with_idp(request: httpx.Request) -> httpx.Response:
+        if str(request.url) == "https://idp.example/token":
+            exchanges.append(dict(parse_qsl(request.content.decode())))
+            return httpx.Response(200, json={"access_token": "id-jag", "token_type": "N_A"})
+        return await original(request)
+
+    async def id_jag(ctx: AssertionContext) -> str:
+        return await exchange_id_token(
+            ctx.http,
+            token_endpoint="https://idp.example/token",
+            id_token="id-token",
+            client_id="idp-client",
+            audience=ctx.issuer,
+            resource=ctx.resource,
+        )
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(with_idp))
+    grant = IdentityAssertion(id_jag, client_id="app", client_secret="s")
+    auth = OAuth(RS, grant=grant, http_client=client)
+    async with client:
+        assert (await call(auth, client)).status_code == 200
+    (exchange,) = exchanges
+    assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert exchange["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"
+    assert (exchange["audience"], exchange["resource"]) == (AS, RS)
+    (form,) = world.token_forms
+    assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert form["assertion"] == "id-jag" and "client_id" not in form  # Basic auth

@@ -68,6 +68,8 @@ class OAuth(httpx.Auth):
         clock: seconds since the epoch (for tests).
     """
 
+    requires_request_body = True  # a request retried after a 401 is sent again in full
+
     def __init__(
         self,
         server_url: str | None = None,
