@@ -433,9 +433,9 @@ class InsufficientScopeError(AuthError):
         *,
         server_url: str | None = None,
     ) -> None:
+        held = f"; the token holds {' '.join(granted)}" if granted else ""
         super().__init__(
-            f"the server requires scope {' '.join(required) or '(unspecified)'}; "
-            f"the token holds {' '.join(granted) or '(none)'}",
+            f"the server requires scope {' '.join(required) or '(unspecified)'}{held}",
             server_url=server_url,
         )
         self.required = required

@@ -453,3 +453,18 @@ async def test_identity_assertion_exchanges_at_the_idp_then_presents_the_id_jag(
     (form,) = world.token_forms
     assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
     assert form["assertion"] == "id-jag" and "client_id" not in form  # Basic auth
+
+
+async def test_a_final_403_for_scope_is_insufficient_scope_even_without_oauth() -> None:
+    from mrtr import Client
+
+    async def server(request: httpx.Request) -> httpx.Response:
+        challenge = 'Bearer error="insufficient_scope", scope="admin write"'
+        return httpx.Response(403, headers={"www-authenticate": challenge})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http:
+        with anyio.fail_after(30), pytest.raises(InsufficientScopeError) as caught:
+            async with Client(RS, http_client=http, headers={"Authorization": "Bearer x"}):
+                pass
+    assert caught.value.required == ("admin", "write")
+    assert "admin write" in str(caught.value)

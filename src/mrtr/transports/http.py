@@ -27,6 +27,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -41,6 +42,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mrtr.errors import (
     AuthError,
     AuthorizationRequiredError,
+    InsufficientScopeError,
     MessageTooLargeError,
     MRTRError,
     ProtocolError,
@@ -880,6 +882,9 @@ async def _translate_http_errors(
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
 
 
+_CHALLENGE_SCOPE = re.compile(r'scope="([^"]*)"')
+
+
 def _auth_error(url: str, method: str, response: httpx.Response) -> AuthError:
     """A final 401 or 403: an authorization problem, never evidence about the server's era."""
     status = response.status_code
@@ -889,8 +894,13 @@ def _auth_error(url: str, method: str, response: httpx.Response) -> AuthError:
     )
     if status == 401:
         return AuthorizationRequiredError(
-            f"{text}: authorization required (pass auth=mrtr.auth.OAuth(...))", server_url=url
+            f"{text}: authorization required (mrtr.auth.OAuth gets and renews tokens)",
+            server_url=url,
         )
+    if "insufficient_scope" in challenge:
+        scope = _CHALLENGE_SCOPE.search(challenge)
+        required = tuple(scope.group(1).split()) if scope else ()
+        return InsufficientScopeError(required, server_url=url)
     return AuthError(f"{text}: forbidden", server_url=url)
 
 
