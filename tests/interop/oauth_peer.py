@@ -1,6 +1,6 @@
 """The official SDK's server (mcp==2.3.0) with its auth enabled, trusting our mock AS.
 
-Run as ``python -m tests.auth.sdk_server``: serves the mock authorization server and the
+Run as ``python -m tests.interop.oauth_peer``: serves the mock authorization server and the
 SDK's streamable HTTP server on two free ports of 127.0.0.1 (one process, two uvicorn
 servers), prints ``<as-port> <mcp-port>``, and serves until killed. The SDK server
 verifies tokens against the mock's records and serves its own protected-resource

@@ -21,7 +21,10 @@ pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 def sdk_server() -> Iterator[tuple[str, str]]:
     """The SDK server and our mock authorization server: (issuer, MCP URL)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.auth.sdk_server"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "tests.interop.oauth_peer"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
