@@ -468,3 +468,21 @@ async def test_a_final_403_for_scope_is_insufficient_scope_even_without_oauth() 
                 pass
     assert caught.value.required == ("admin", "write")
     assert "admin write" in str(caught.value)
+
+
+async def test_offline_access_only_when_listed_and_then_with_consent() -> None:
+    world = World()
+    world.prm = {"resource": RS, "authorization_servers": [AS], "scopes_supported": ["read"]}
+    world.as_meta["scopes_supported"] = ["read", "offline_access"]
+    auth, client = oauth(world)
+    async with client:
+        await call(auth, client)
+    assert world.authorizes[0]["scope"] == "read offline_access"
+    assert world.authorizes[0]["prompt"] == "consent"
+    world = World()
+    world.prm = {"resource": RS, "authorization_servers": [AS], "scopes_supported": ["read"]}
+    world.as_meta["scopes_supported"] = ["read"]
+    auth, client = oauth(world)
+    async with client:
+        await call(auth, client)
+    assert world.authorizes[0]["scope"] == "read" and "prompt" not in world.authorizes[0]

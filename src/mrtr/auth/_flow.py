@@ -206,6 +206,8 @@ async def _authorize_and_exchange(
         }
         if scopes:
             query["scope"] = " ".join(scopes)
+        if "offline_access" in scopes:
+            query["prompt"] = "consent"  # OpenID servers issue refresh tokens only then
         endpoint = discovery.endpoint("authorization_endpoint")
         if endpoint is None:
             raise AuthError("the authorization server has no authorization_endpoint")
