@@ -486,3 +486,24 @@ async def test_offline_access_only_when_listed_and_then_with_consent() -> None:
     async with client:
         await call(auth, client)
     assert world.authorizes[0]["scope"] == "read" and "prompt" not in world.authorizes[0]
+
+
+async def test_a_machine_token_is_renewed_before_it_expires_without_a_401() -> None:
+    world = World()
+    now = [1000.0]
+    original = world.token
+
+    def short_lived(request: httpx.Request) -> httpx.Response:
+        body = original(request).json() | {"expires_in": 100}
+        return httpx.Response(200, json=body)
+
+    world.token = short_lived  # type: ignore[method-assign]
+    grant = ClientCredentials("svc", "secret")
+    auth, client = oauth(world, grant=grant, clock=lambda: now[0])
+    async with client:
+        await call(auth, client)
+        now[0] += 90  # within the refresh leeway
+        assert (await call(auth, client)).status_code == 200
+    statuses = [r for r in world.log if str(r.url) == RS]
+    assert len(world.token_forms) == 2
+    assert len(statuses) == 3  # 401 + retry, then one request with the renewed token

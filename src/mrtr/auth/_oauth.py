@@ -298,8 +298,15 @@ class OAuth(httpx.Auth):
             if latest is not None and not latest.due(self._now(), self.refresh_leeway):
                 self._set_token(latest)  # another process refreshed it already
                 return
+            current = latest or token
+            context = self._context(http)
             try:
-                fresh = await refresh(self._context(http), self.grant, discovery, latest or token)
+                fresh = await refresh(context, self.grant, discovery, current)
+                if fresh is None and not isinstance(self.grant, AuthorizationCode):
+                    # a machine grant needs no user: a new token now saves a 401
+                    fresh = await obtain(
+                        context, self.grant, discovery, challenged=(), previous=current.scope
+                    )
             except TokenEndpointError as exc:
                 logger.info("refreshing the token for %s failed: %s", self.server_url, exc.error)
                 await self._drop_tokens(key, exc)
