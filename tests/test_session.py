@@ -731,3 +731,61 @@ def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -
     }
     assert leg["requestState"] == "state-1"
     assert params == {"name": "provision", "arguments": {"name": "orders"}}
+
+
+# -- hostile responses ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("twin", [True, 1.0], ids=["true", "1.0"])
+async def test_an_id_equal_in_value_but_not_type_fails_its_request(twin: Any) -> None:
+    async with open_session() as (session, peer), anyio.create_task_group() as tg:
+
+        async def script() -> None:
+            request = await peer.expect_request("tools/list")
+            assert request["id"] == 1
+            await peer.send({"jsonrpc": "2.0", "id": twin, "result": {"tools": []}})
+            await answer_next(peer, {"tools": []})
+
+        tg.start_soon(script)
+        with pytest.raises(ProtocolError, match="wrong type"):
+            await session.list_tools()
+        assert (await session.list_tools()).tools == []  # the session lives on
+
+
+async def test_stray_responses_are_logged_once_per_burst(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mrtr.session")
+    async with open_session() as (session, peer):
+        with pytest.raises(RequestTimeoutError):
+            await session.send_request("tools/list", {}, timeout=0.05)  # not answered in time
+        abandoned = (await peer.expect_request("tools/list"))["id"]
+        await peer.expect_notification("notifications/cancelled")
+        async with anyio.create_task_group() as tg:
+
+            async def script() -> None:
+                request = await peer.expect_request("tools/list")
+                await peer.send({"jsonrpc": "2.0", "id": abandoned, "result": {"tools": []}})
+                for stray in range(1000, 1500):
+                    await peer.send({"jsonrpc": "2.0", "id": stray, "result": {}})
+                await peer.respond(request, {"tools": []})
+
+            tg.start_soon(script)
+            await session.list_tools()
+    stray = [r for r in caplog.records if "unknown request id" in r.getMessage()]
+    assert len(stray) == 500
+    assert [r.levelno for r in stray].count(logging.WARNING) == 1
+    late = [r for r in caplog.records if "abandoned request id" in r.getMessage()]
+    assert [r.levelno for r in late] == [logging.DEBUG]
+
+
+async def test_an_id_of_the_wrong_type_fails_the_only_request_waiting() -> None:
+    async with open_session() as (session, peer), anyio.create_task_group() as tg:
+
+        async def script() -> None:
+            await peer.expect_request("tools/list")
+            await peer.send({"jsonrpc": "2.0", "id": {"not": "an id"}, "result": {"tools": []}})
+            await answer_next(peer, {"tools": []})
+
+        tg.start_soon(script)
+        with pytest.raises(ProtocolError, match="wrong type"):
+            await session.list_tools()
+        assert (await session.list_tools()).tools == []

@@ -12,12 +12,14 @@ once with the transport's error, and later requests raise that same error.
 from __future__ import annotations
 
 import enum
+import json
 import logging
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio
 import anyio.abc
@@ -41,6 +43,12 @@ _logger = logging.getLogger("mrtr.session")
 
 _CANCEL_SEND_TIMEOUT = 2.0
 """How long a cancelled caller may spend telling the server it gave up (shielded)."""
+
+_UNKNOWN_ID_WINDOW = 10.0
+"""Responses to unknown ids are warned about once per this many seconds (then counted)."""
+
+_ABANDONED_IDS_KEPT = 1024
+"""Ids of requests given up on (cancelled, timed out) whose late answer is expected."""
 
 
 class SessionState(enum.Enum):
@@ -110,6 +118,9 @@ class SessionCore:
         self._message_handler = message_handler
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
+        self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
+        self._unknown_window_start: float | None = None
+        self._unknown_suppressed = 0
         self._failure: MRTRError | None = None
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -231,6 +242,8 @@ class SessionCore:
             raise
         finally:
             del self._pending[request_id]
+            if pending.outcome is None:
+                self._remember_abandoned(request_id)
         outcome = pending.outcome
         if isinstance(outcome, dict):
             return outcome
@@ -344,10 +357,22 @@ class SessionCore:
     def _on_response(self, message: JSONObject) -> None:
         request_id = message.get("id")
         pending = None
-        if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
+        if _is_request_id(request_id):  # by type too: `True == 1` in Python
             pending = self._pending.get(request_id)
+        elif request_id is not None and (target := self._wrong_type_target(request_id)) is not None:
+            # ``true`` or ``1.0`` (or an object...) cannot be any request's id: a broken
+            # answer to the request it must be meant for, which must not wait forever
+            broken = self._pending[target]
+            broken.settle(
+                ProtocolError(
+                    f"the server answered {broken.method} (id {target}) with the id "
+                    f"{_json_text(request_id)}, of the wrong type",
+                    method=broken.method,
+                )
+            )
+            return
         if pending is None:
-            _logger.warning("ignoring a response to unknown or abandoned request id %r", request_id)
+            self._log_unknown_response(request_id)
             return
         if "error" in message and "result" not in message:
             pending.settle(error_from_wire(message["error"], method=pending.method))
@@ -360,6 +385,52 @@ class SessionCore:
                     method=pending.method,
                 )
             )
+
+    def _wrong_type_target(self, request_id: Any) -> RequestId | None:
+        """The request a response with an id of the wrong type must be meant for, if clear.
+
+        The request whose id it equals in Python (``true`` and ``1.0`` for ``1``), else the
+        only request waiting; with several waiting and no such match, nobody can tell.
+        """
+        twin = _same_value_id(request_id)
+        if twin is not None and twin in self._pending:
+            return twin
+        if len(self._pending) == 1:
+            return next(iter(self._pending))
+        return None
+
+    def _remember_abandoned(self, request_id: RequestId) -> None:
+        self._abandoned[request_id] = None
+        if len(self._abandoned) > _ABANDONED_IDS_KEPT:
+            self._abandoned.popitem(last=False)
+
+    def _log_unknown_response(self, request_id: Any) -> None:
+        """Say that a response matched nothing, without one log line per message.
+
+        A late answer to a request we gave up on is expected (DEBUG). Anything else is
+        warned about once per burst (`_UNKNOWN_ID_WINDOW`): a server flooding stray
+        responses must not flood the log too.
+        """
+        if _is_request_id(request_id) and request_id in self._abandoned:
+            del self._abandoned[request_id]
+            _logger.debug("ignoring a late response to abandoned request id %r", request_id)
+            return
+        now = anyio.current_time()
+        start = self._unknown_window_start
+        if start is not None and now - start < _UNKNOWN_ID_WINDOW:
+            self._unknown_suppressed += 1
+            _logger.debug("ignoring a response to unknown request id %r", request_id)
+            return
+        earlier = self._unknown_suppressed
+        self._unknown_window_start = now
+        self._unknown_suppressed = 0
+        _logger.warning(
+            "ignoring a response to unknown request id %r%s (further ones in the next %.0f s "
+            "are logged at DEBUG)",
+            request_id,
+            f"; {earlier} more were ignored before it" if earlier else "",
+            _UNKNOWN_ID_WINDOW,
+        )
 
     async def _on_notification(self, method: str, params: Any) -> None:
         try:
@@ -383,7 +454,7 @@ class SessionCore:
             _logger.warning("ignoring a progress notification without params")
             return
         token = params.get("progressToken")
-        pending = self._pending.get(token) if isinstance(token, (int, str)) else None
+        pending = self._pending.get(token) if _is_request_id(token) else None
         if pending is None or pending.progress_callback is None:
             _logger.debug("ignoring progress for unknown token %r", token)
             return
@@ -414,6 +485,25 @@ class SessionCore:
     async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
         """Answer a request from the server; the session overrides this."""
         await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def _is_request_id(value: Any) -> TypeGuard[RequestId]:
+    """A JSON-RPC id as we send them: a string or an integer (JSON ``true`` is neither)."""
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _same_value_id(value: Any) -> int | None:
+    """The int id a JSON ``true``/``false`` or integral float would equal in Python."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _json_text(value: Any) -> str:
+    """How a JSON scalar looked on the wire (``true``, ``2.0``), for error messages."""
+    return json.dumps(value) if isinstance(value, (bool, float)) else repr(value)
 
 
 def _is_number(value: Any) -> bool:

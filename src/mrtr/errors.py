@@ -16,6 +16,7 @@ MRTRError
 ├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
 ├── TransportError                    the connection failed or closed
 │   ├── MessageTooLargeError          one message was over the size cap
+│   ├── RedirectError                 an HTTP redirect left the server's origin (.location)
 │   └── ProcessExitedError            the stdio server process exited (carries .returncode)
 ├── ClientStateError                  the client was misused: wrong state (not opened, closed)
 │                                     or a flow fed the wrong answers (also a RuntimeError)
@@ -64,6 +65,7 @@ __all__ = [
     "MessageTooLargeError",
     "ProcessExitedError",
     "ProtocolError",
+    "RedirectError",
     "RegistrationError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
@@ -253,6 +255,24 @@ class MessageTooLargeError(TransportError):
         self.size = size
         self.limit = limit
         self.knob = knob
+
+
+class RedirectError(TransportError):
+    """The server redirected a request somewhere the client will not follow.
+
+    Only redirects to the endpoint's own origin (scheme, host and port) are followed, a
+    bounded number of times: a request carries its arguments and the caller's
+    credentials, which must not reach another origin.
+
+    Attributes:
+        location: where the server pointed (absolute URL).
+        origin: that target's origin, e.g. ``https://other.example:8443``.
+    """
+
+    def __init__(self, message: str, *, location: str, origin: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.origin = origin
 
 
 class ProcessExitedError(TransportError):

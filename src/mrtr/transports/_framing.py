@@ -11,7 +11,13 @@ import logging
 
 from mrtr.transports._base import JSONObject
 
-__all__ = ["decode_message", "encode_message", "encode_text", "utf8_size"]
+__all__ = [
+    "decode_message",
+    "encode_message",
+    "encode_text",
+    "response_id_of_unparseable",
+    "utf8_size",
+]
 
 _PREVIEW = 200
 _UTF8_CHUNK = 1 << 16  # measure long non-ASCII text in slices, not one full copy
@@ -65,7 +71,7 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
     """
     try:
         value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         logger.warning(
             "dropping an unparseable message from the peer (%s): %r", exc, data[:_PREVIEW]
         )
@@ -78,3 +84,29 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
         )
         return None
     return value
+
+
+def response_id_of_unparseable(data: bytes) -> int | str | None:
+    """The id of a response `decode_message` refused for an over-long integer only.
+
+    Python refuses integers of more than 4,300 digits. A response holding one is
+    otherwise readable, and its id says which request it fails; parsed again with such
+    integers read as ``0``, its id is found. ``None`` for anything else.
+    """
+    try:
+        value = json.loads(data.decode("utf-8"), parse_int=_int_or_zero)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or "method" in value:
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
+        return request_id
+    return None
+
+
+def _int_or_zero(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:
+        return 0

@@ -79,8 +79,7 @@ def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     schema = tool.get("inputSchema")
     if not isinstance(schema, Mapping):
         return ()
-    found: list[ParamHeader] = []
-    _collect(schema, path=(), reachable=True, found=found)
+    found = _collect(schema)
     seen: set[str] = set()
     for item in found:
         key = item.name.lower()
@@ -90,31 +89,35 @@ def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     return tuple(found)
 
 
-def _collect(
-    schema: Mapping[str, Any],
-    *,
-    path: tuple[str, ...],
-    reachable: bool,
-    found: list[ParamHeader],
-) -> None:
-    for key, value in schema.items():
-        if key == _ANNOTATION:
-            found.append(_check_annotation(schema, value, path=path, reachable=reachable))
-        elif key == "properties" and isinstance(value, Mapping):
-            for prop, sub in value.items():
-                if isinstance(sub, Mapping):
-                    _collect(sub, path=(*path, str(prop)), reachable=reachable, found=found)
-        elif key not in _DATA_KEYWORDS:
-            _collect_any(value, found=found)
+def _collect(root: Mapping[str, Any]) -> list[ParamHeader]:
+    """Every annotation in the schema, in document order.
 
-
-def _collect_any(value: Any, *, found: list[ParamHeader]) -> None:
-    """Walk a value that is not a statically reachable property (items, anyOf, $defs...)."""
-    if isinstance(value, Mapping):
-        _collect(value, path=(), reachable=False, found=found)
-    elif isinstance(value, Sequence) and not isinstance(value, str):
-        for item in value:
-            _collect_any(item, found=found)
+    A loop with its own stack, not recursion: a server's schema may nest deeper than
+    Python's recursion limit and is still a valid tool.
+    """
+    found: list[ParamHeader] = []
+    # (a schema or list of schemas, its property path, reachable through 'properties' alone)
+    stack: list[tuple[Any, tuple[str, ...], bool]] = [(root, (), True)]
+    while stack:
+        value, path, reachable = stack.pop()
+        children: list[tuple[Any, tuple[str, ...], bool]] = []
+        if isinstance(value, Mapping):
+            for key, sub in value.items():
+                if key == _ANNOTATION:
+                    found.append(_check_annotation(value, sub, path=path, reachable=reachable))
+                elif key == "properties" and isinstance(sub, Mapping):
+                    children += [
+                        (schema, (*path, str(prop)), reachable)
+                        for prop, schema in sub.items()
+                        if isinstance(schema, Mapping)
+                    ]
+                elif key not in _DATA_KEYWORDS:
+                    # items, anyOf, $defs...: not statically reachable properties
+                    children.append((sub, (), False))
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            children += [(item, (), False) for item in value]
+        stack.extend(reversed(children))
+    return found
 
 
 def _check_annotation(

@@ -21,6 +21,7 @@ import contextlib
 import enum
 import logging
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -29,10 +30,15 @@ from typing import IO, TypeAlias
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.errors import MessageTooLargeError, ProcessExitedError, ProtocolError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import (
+    decode_message,
+    encode_message,
+    response_id_of_unparseable,
+)
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
@@ -40,8 +46,10 @@ from mrtr.transports._pipes import (
     StreamWriter,
     start_detached,
 )
+from mrtr.transports._stderr_writer import BackgroundLineWriter
 
 __all__ = [
+    "DEFAULT_MAX_STDERR_BACKLOG",
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "StderrSink",
     "StdioServerParameters",
@@ -57,6 +65,12 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 _CHUNK = 65536
 # `anyio.wait_writable` takes pipes on POSIX only (sockets on Windows).
 _OWN_PIPES = sys.platform != "win32"
+# The server runs in a process group of its own, stopped as a whole (POSIX only).
+_PROCESS_GROUPS = sys.platform != "win32"
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
+
+DEFAULT_MAX_STDERR_BACKLOG = 1024 * 1024
+"""Characters of server stderr that may wait for a slow file sink before lines are dropped."""
 # A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
 _MAX_STDERR_LINE = 65536
 
@@ -165,6 +179,7 @@ class StdioTransport(Transport):
         stderr: StderrSink | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        max_stderr_backlog: int = DEFAULT_MAX_STDERR_BACKLOG,
     ) -> None:
         """Prepare the transport; nothing starts until `open` (or ``async with``).
 
@@ -172,17 +187,31 @@ class StdioTransport(Transport):
             params: what to run.
             stderr: where the server's stderr lines go: a callable taking each line
                 (without its line ending) or a text file; ``None`` is the client's
-                ``sys.stderr`` (looked up at each write, so redirections apply).
+                ``sys.stderr`` (looked up at each write, so redirections apply). A
+                file is written from a thread of the transport's own, so a sink that
+                blocks (a full pipe) never blocks the client; a callable is called on
+                the event loop and must not block.
             max_message_size: the cap in bytes on one line from the server.
             shutdown_timeout: seconds to wait at each shutdown step.
+            max_stderr_backlog: the most characters of server stderr waiting for a
+                slow file sink; lines past it are dropped (and counted in the sink).
 
         Raises:
             ValueError: a limit is not positive.
         """
-        if max_message_size < 1 or shutdown_timeout <= 0:
-            raise ValueError("max_message_size and shutdown_timeout must be positive")
+        if max_message_size < 1 or shutdown_timeout <= 0 or max_stderr_backlog < 1:
+            raise ValueError(
+                "max_message_size, shutdown_timeout and max_stderr_backlog must be positive"
+            )
         self.params = params
         self._stderr_sink = stderr
+        self._stderr_writer: BackgroundLineWriter | None = None
+        if stderr is None or not callable(stderr):
+            file_sink = stderr
+            self._stderr_writer = BackgroundLineWriter(
+                lambda: file_sink if file_sink is not None else sys.stderr,
+                max_backlog=max_stderr_backlog,
+            )
         self._max_message_size = max_message_size
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
@@ -197,6 +226,9 @@ class StdioTransport(Transport):
         self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
         self._stop_stderr_pump: Callable[[], object] | None = None
+        self._stdout_ended: anyio.Event | None = None
+        self._stop_exit_watch: Callable[[], object] | None = None
+        self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
 
@@ -233,7 +265,9 @@ class StdioTransport(Transport):
             ) from exc
         self._process = process
         self._stderr_done = anyio.Event()
+        self._stdout_ended = anyio.Event()
         self._stop_stderr_pump = start_detached(self._pump_stderr)
+        self._stop_exit_watch = start_detached(self._watch_exit)
         self._state = _State.OPEN
 
     async def _start_process(self) -> anyio.abc.Process:
@@ -253,6 +287,9 @@ class StdioTransport(Transport):
                 stderr=subprocess.PIPE,
                 env=self.params.environment(),
                 cwd=self.params.cwd,
+                # its own process group, so that closing stops the children it started
+                # too (a server behind `sh -c`, a worker pool)
+                start_new_session=_PROCESS_GROUPS,
             )
         except BaseException:
             _close_fds(stdin_write)
@@ -301,8 +338,9 @@ class StdioTransport(Transport):
         """Return the next message the server wrote on stdout.
 
         Lines that are not a JSON object are logged (logger ``mrtr.transports.stdio``)
-        and skipped. When the server exits, the complete lines it wrote first are still
-        returned, then the exit is reported.
+        and skipped; a response unreadable only for an integer over 4,300 digits comes
+        back as `RequestFailed` for its request. When the server exits, the complete
+        lines it wrote first are still returned, then the exit is reported.
 
         Raises:
             MessageTooLargeError: a line is over `max_message_size`; the connection is
@@ -321,6 +359,13 @@ class StdioTransport(Transport):
                 message = decode_message(line, logger=_logger)
                 if message is not None:
                     return message
+                failed_id = response_id_of_unparseable(line)
+                if failed_id is not None:  # that request fails; the connection lives on
+                    error = ProtocolError(
+                        f"the response to request {failed_id!r} holds an integer too long "
+                        "to parse (over 4,300 digits)"
+                    )
+                    return RequestFailed(failed_id, error)
         finally:
             self._receive_lock.release()
 
@@ -392,12 +437,28 @@ class StdioTransport(Transport):
         """
         assert self._stdout is not None
         try:
-            chunk = await self._stdout.receive(_CHUNK)
+            if self._server_gone:
+                chunk = await self._read_after_exit(self._stdout)
+            else:
+                chunk = await self._stdout.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._stdout_eof = True
+            if self._stdout_ended is not None:
+                self._stdout_ended.set()
             return False
         self._buffer += chunk
         return True
+
+    async def _read_after_exit(self, stdout: anyio.abc.ByteReceiveStream) -> bytes:
+        """Read what the exited server left in the pipe; stop when nothing more comes.
+
+        Raises:
+            anyio.EndOfStream: nothing came within `shutdown_timeout` (only a child of
+                the server can still write: the connection is over).
+        """
+        with anyio.move_on_after(self._shutdown_timeout):
+            return await stdout.receive(_CHUNK)
+        raise anyio.EndOfStream
 
     async def _at_eof(self) -> bytes:
         """Return a last unterminated line, or report why the stream ended."""
@@ -462,19 +523,44 @@ class StdioTransport(Transport):
 
     def _emit_stderr(self, raw: bytes) -> None:
         line = raw.decode("utf-8", errors="replace").rstrip("\r")
-        sink = self._stderr_sink if self._stderr_sink is not None else sys.stderr
-        if sink is None:  # pragma: no cover - no console (pythonw): nowhere to write
+        if self._stderr_writer is not None:
+            self._stderr_writer.write(line)  # a file: written by the writer's thread
             return
+        sink = self._stderr_sink
+        assert callable(sink)
         try:
-            if callable(sink):
-                sink(line)
-            else:
-                sink.write(line + "\n")
-                sink.flush()
+            sink(line)
         except Exception:
             # The sink is the caller's code or file; if it breaks, the server's log is
             # lost but the connection must not be: say so in the log and carry on.
             _logger.exception("the stderr sink failed; dropping a line of server stderr")
+
+    async def _watch_exit(self) -> None:
+        """End the connection when the server exits, even if its stdout stays open.
+
+        A child the server forked may hold the stdout pipe open after the server is
+        gone, and `receive` would then wait for end of file forever. Once the server has
+        exited and `shutdown_timeout` passed without end of file, a `receive` blocked
+        reading is woken (stdout is closed on our side) and reports the exit; a later
+        `receive` still gets the complete lines left in the pipe, then the exit.
+        """
+        assert self._process is not None and self._stdout_ended is not None
+        try:
+            await self._process.wait()
+            with anyio.move_on_after(self._shutdown_timeout):
+                await self._stdout_ended.wait()
+            if self._stdout_eof or self._stdout is None:
+                return
+            self._server_gone = True
+            _logger.info(
+                "the MCP server %r exited but its stdout is still open (a child of it "
+                "holds it); ending the connection",
+                self.params.command,
+            )
+            if self._receive_lock.locked():  # a receive is waiting on the pipe: wake it
+                await self._stdout.aclose()
+        except Exception:  # no task group would see it: say so and stop watching
+            _logger.exception("watching the server process failed")
 
     # -- shutdown ------------------------------------------------------------------
 
@@ -486,11 +572,13 @@ class StdioTransport(Transport):
         if process.returncode is None:
             await self._wait_draining(process)
         if process.returncode is None:
-            _signal(process.terminate)
+            _signal_group(process, signal.SIGTERM, process.terminate)
             await self._wait_for_exit()
         if process.returncode is None:
-            _signal(process.kill)
+            _signal_group(process, _SIGKILL, process.kill)
             await self._wait_for_exit()
+        # whatever the server started and left behind goes with it
+        _signal_group(process, _SIGKILL, None)
         with anyio.move_on_after(self._shutdown_timeout):
             await process.aclose()
         if self._own_stdout is not None:
@@ -499,6 +587,15 @@ class StdioTransport(Transport):
             # Normally over already (stderr ended with the process, or aclose closed it);
             # a grandchild holding the pipe open must not keep the task alive.
             self._stop_stderr_pump()
+        if self._stop_exit_watch is not None:
+            self._stop_exit_watch()
+        if self._stderr_writer is not None:
+            self._stderr_writer.close()
+        if self._stderr_writer is not None and self._stderr_writer.started:
+            # pass on the server's last words, unless the sink is stuck
+            await anyio.to_thread.run_sync(
+                self._stderr_writer.join, self._shutdown_timeout, abandon_on_cancel=True
+            )
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -558,7 +655,13 @@ def _close_fds(*fds: int) -> None:
             os.close(fd)
 
 
-def _signal(send: Callable[[], None]) -> None:
+def _signal_group(
+    process: anyio.abc.Process, signum: int, fallback: Callable[[], None] | None
+) -> None:
+    """Signal the server's whole process group (POSIX), or just the server (``fallback``)."""
     # It may have exited between our check and the signal: what we wanted anyway.
-    with contextlib.suppress(ProcessLookupError):
-        send()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if _PROCESS_GROUPS:
+            os.killpg(process.pid, signum)  # the server leads its group: pgid == pid
+        elif fallback is not None:
+            fallback()

@@ -26,16 +26,16 @@ import enum
 import itertools
 import json
 import logging
-import math
 import re
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -46,6 +46,7 @@ from mrtr.errors import (
     MessageTooLargeError,
     MRTRError,
     ProtocolError,
+    RedirectError,
     RequestTimeoutError,
     TransportError,
 )
@@ -57,6 +58,7 @@ from mrtr.transports._base import (
     Transport,
 )
 from mrtr.transports._framing import encode_message
+from mrtr.transports._http_decoding import ACCEPT_ENCODING, body_decoder
 from mrtr.transports._http_headers import (
     InvalidToolDefinition,
     ParamHeader,
@@ -67,12 +69,15 @@ from mrtr.transports._http_headers import (
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.types._constants import HEADER_MISMATCH, META_PROTOCOL_VERSION
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "StreamableHTTPTransport"]
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_RECEIVE_QUEUE_SIZE", "StreamableHTTPTransport"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
+
+DEFAULT_RECEIVE_QUEUE_SIZE = 64
+"""Received messages that may wait for `StreamableHTTPTransport.receive` (then back-pressure)."""
 
 _ACCEPT_POST = "application/json, text/event-stream"
 _ACCEPT_SSE = "text/event-stream"
@@ -80,6 +85,7 @@ _NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read":
 _PROTOCOL_HEADERS = frozenset(
     {
         "accept",
+        "accept-encoding",
         "content-type",
         "last-event-id",
         "mcp-method",
@@ -95,6 +101,9 @@ _RELIST_MAX_PAGES = 100
 _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 _EXCERPT = 200
+_MAX_REDIRECTS = 5
+_VISIBLE_ASCII = re.compile(r"[\x21-\x7e]+")
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # httpcore 1.0's pool rescans all its connections (and every queued request against each
 # of them) whenever a request starts or ends, and closes every idle connection while it
@@ -147,6 +156,8 @@ class StreamableHTTPTransport(Transport):
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
+        receive_queue_size: how many received messages may wait for `receive`; past
+            that, reading from the server pauses until `receive` takes one.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL (the message names it).
@@ -162,16 +173,21 @@ class StreamableHTTPTransport(Transport):
         http_client: HTTPClientSource | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        receive_queue_size: int = DEFAULT_RECEIVE_QUEUE_SIZE,
     ) -> None:
+        if receive_queue_size < 1:
+            raise ValueError("receive_queue_size must be positive")
         self.url = url
         self._target = _parsed_url(url)
-        self._extra_headers = _user_headers(headers)
+        # We decode bodies ourselves, under the caps: offer only what we can bound.
+        self._extra_headers = {**_user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
         self._auth = auth
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
         self._timeout = timeout
         self._client_source = http_client
         self._max_message_size = max_message_size
         self._max_sse_event_size = max_sse_event_size
+        self._receive_queue_size = receive_queue_size
         self._state = _State.NEW
         self._client: httpx.AsyncClient | None = None
         self._owns_client = False
@@ -215,7 +231,7 @@ class StreamableHTTPTransport(Transport):
             bind(self.url, self._client)
         self._send_stream, self._receive_stream = anyio.create_memory_object_stream[
             JSONObject | RequestFailed
-        ](math.inf)
+        ](self._receive_queue_size)
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
         self._task_group = task_group
@@ -230,10 +246,10 @@ class StreamableHTTPTransport(Transport):
         timeout = self._timeout if self._timeout_explicit else DEFAULT_HTTP_TIMEOUT
         if urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
-            return httpx.AsyncClient(timeout=timeout, follow_redirects=True), True
+            return httpx.AsyncClient(timeout=timeout), True
         self._slots = anyio.Semaphore(_MAX_CONNECTIONS)
         transport = _ShardedTransport(pools=_POOLS, limits=_POOL_LIMITS)
-        client = httpx.AsyncClient(timeout=timeout, follow_redirects=True, transport=transport)
+        client = httpx.AsyncClient(timeout=timeout, transport=transport)
         return client, True
 
     async def aclose(self) -> None:
@@ -329,11 +345,19 @@ class StreamableHTTPTransport(Transport):
             logger.exception("the HTTP transport failed while handling a message")
             self._end_connection(TransportError(f"the HTTP transport failed: {exc!r}"))
 
-    def _deliver(self, item: JSONObject | RequestFailed) -> None:
+    async def _deliver(self, item: JSONObject | RequestFailed) -> None:
+        """Queue one item for `receive`, waiting while the queue is full.
+
+        The wait is the back-pressure a flood of server messages needs: the task reading
+        that response stops reading, and TCP makes the server wait in turn.
+        """
         if self._send_stream is None:
             return
         try:
-            self._send_stream.send_nowait(item)
+            try:
+                self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
+            except anyio.WouldBlock:
+                await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
@@ -375,9 +399,9 @@ class StreamableHTTPTransport(Transport):
                 try:
                     response = await self._exchange(message, pending)
                 except MRTRError as exc:
-                    self._deliver(RequestFailed(request_id, exc))
+                    await self._deliver(RequestFailed(request_id, exc))
                 else:
-                    self._deliver(self._on_response(message, pending, response))
+                    await self._deliver(self._on_response(message, pending, response))
         finally:
             self._pending.pop(request_id, None)
 
@@ -474,7 +498,7 @@ class StreamableHTTPTransport(Transport):
         ):
             self._check_session(response, headers)
             if method == "initialize" and response.is_success:
-                self._session_id = response.headers.get("mcp-session-id") or self._session_id
+                self._session_id = _session_id(response) or self._session_id
             return await self._read_response(message, response, relay=relay)
 
     async def _read_response(
@@ -506,7 +530,7 @@ class StreamableHTTPTransport(Transport):
             raise _auth_error(self.url, method, response)
         try:
             parsed = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):
             parsed = None
         error = parsed.get("error") if isinstance(parsed, dict) else None
         if isinstance(error, dict) and isinstance(error.get("code"), int):
@@ -556,17 +580,30 @@ class StreamableHTTPTransport(Transport):
         relay: bool = True,
     ) -> JSONObject | None:
         """Read SSE events: return the response to ``want``; relay everything else."""
-        async for chunk in response.aiter_bytes():
-            for event in decoder.feed(chunk):
-                if not event.data:
-                    continue  # a priming event: it only carries an id
-                parsed = _parse_event(event.data)
-                if parsed is None:
-                    continue
-                if want is not None and _is_response_to(parsed, want):
-                    return parsed
-                if relay:
-                    self._deliver(parsed)
+        async with aclosing(_decoded_body(response)) as chunks:
+            async for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    if not event.data:
+                        continue  # a priming event: it only carries an id
+                    parsed = _parse_event(event.data)
+                    if parsed is None:
+                        continue
+                    if want is not None and _is_response_to(parsed, want):
+                        return parsed
+                    if (
+                        want is not None
+                        and _is_response(parsed)
+                        and not _is_valid_id(parsed.get("id"))
+                    ):
+                        # no request has that id: it can only be an answer to this one
+                        if parsed.get("id") is None and isinstance(parsed.get("error"), dict):
+                            return {"jsonrpc": "2.0", "id": want, "error": parsed["error"]}
+                        raise ProtocolError(
+                            f"the server answered request {want!r} with a response whose id "
+                            f"is {parsed.get('id')!r}, not a valid request id"
+                        )
+                    if relay:
+                        await self._deliver(parsed)
         return None
 
     async def _resume(
@@ -603,12 +640,13 @@ class StreamableHTTPTransport(Transport):
         if limit is None and declared.isdigit() and int(declared) > cap:
             raise MessageTooLargeError(int(declared), cap)
         body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body.extend(chunk)
-            if len(body) > cap:
-                if limit is not None:
-                    return bytes(body[:limit])
-                raise MessageTooLargeError(len(body), cap)
+        async with aclosing(_decoded_body(response)) as chunks:
+            async for chunk in chunks:
+                body.extend(chunk)
+                if len(body) > cap:
+                    if limit is not None:
+                        return bytes(body[:limit])
+                    raise MessageTooLargeError(len(body), cap)
         return bytes(body)
 
     def _check_session(self, response: httpx.Response, sent: Mapping[str, str]) -> None:
@@ -779,11 +817,39 @@ class StreamableHTTPTransport(Transport):
         """
         slots = self._slots
         if slots is None:
-            async with self._http.stream(method, url, **kwargs) as response:
+            async with self._follow_redirects(method, url, kwargs) as response:
                 yield response
             return
-        async with slots, self._http.stream(method, url, **kwargs) as response:
+        async with slots, self._follow_redirects(method, url, kwargs) as response:
             yield response
+
+    @asynccontextmanager
+    async def _follow_redirects(
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AsyncIterator[httpx.Response]:
+        """Open the request, following redirects within the endpoint's origin only.
+
+        httpx would follow a redirect anywhere, re-sending the body (a tool's arguments)
+        and, for a port change on the same host, the caller's credential headers. Here a
+        redirect is followed, method and body unchanged, only to the same scheme, host
+        and port, at most `_MAX_REDIRECTS` times.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
+        """
+        for _ in range(_MAX_REDIRECTS + 1):
+            async with self._http.stream(method, url, follow_redirects=False, **kwargs) as response:
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUSES or location is None:
+                    yield response
+                    return
+                url = _same_origin_target(response.url, location)
+                logger.info("following an HTTP %s redirect to %s", response.status_code, url)
+        raise RedirectError(
+            f"the server at {self.url} redirected more than {_MAX_REDIRECTS} times",
+            location=str(url),
+            origin=_origin(httpx.URL(url)),
+        )
 
     @property
     def _http(self) -> httpx.AsyncClient:
@@ -880,6 +946,32 @@ async def _translate_http_errors(
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
+    except UnicodeEncodeError as exc:  # httpx sends header values as ASCII
+        raise TransportError(
+            # not the value itself: it may be a credential
+            f"{method}: a header value holds a non-ASCII character and cannot be sent"
+        ) from exc
+
+
+async def _decoded_body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body's bytes, decoded in bounded pieces (see `_http_decoding`).
+
+    Raises:
+        ProtocolError: the body's encoding is stacked, unknown or corrupt.
+    """
+    decoder = body_decoder(response.headers.get("content-encoding"))
+    if decoder is None:
+        async for chunk in response.aiter_raw():
+            yield chunk
+        return
+    async for chunk in response.aiter_raw():
+        for index, piece in enumerate(decoder.feed(chunk)):
+            if index:
+                await anyio.lowlevel.checkpoint()  # a bomb decodes in many pieces: stay fair
+            yield piece
+    tail = decoder.flush()
+    if tail:
+        yield tail
 
 
 _CHALLENGE_SCOPE = re.compile(r'scope="([^"]*)"')
@@ -935,6 +1027,56 @@ def _parsed_url(url: str) -> httpx.URL:
     return parsed
 
 
+def _session_id(response: httpx.Response) -> str | None:
+    """The ``Mcp-Session-Id`` a response assigns, checked before it is ever sent back.
+
+    Raises:
+        ProtocolError: the id is not one or more visible ASCII characters (0x21-0x7E),
+            as the spec requires; sending it back would fail (or smuggle bytes).
+    """
+    raw = response.headers.get_list("mcp-session-id")
+    if not raw:
+        return None
+    value = raw[0]
+    if len(raw) > 1 or _VISIBLE_ASCII.fullmatch(value) is None:
+        shown = b", ".join(v for k, v in response.headers.raw if k.lower() == b"mcp-session-id")
+        raise ProtocolError(
+            f"the server assigned an Mcp-Session-Id that is not visible ASCII: {shown!r}",
+            method="initialize",
+        )
+    return value
+
+
+def _origin(url: httpx.URL) -> str:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    port = url.port or default
+    return f"{url.scheme}://{url.host}" + (f":{port}" if port != default else "")
+
+
+def _same_origin_target(current: httpx.URL, location: str) -> httpx.URL:
+    """Where a redirect from ``current`` points, if it is the same origin.
+
+    Raises:
+        RedirectError: the target is another origin (or not a URL at all).
+    """
+    try:
+        target = current.join(location)
+    except httpx.InvalidURL as exc:
+        raise RedirectError(
+            f"the server at {_origin(current)} redirected to {location!r}, which is not a URL",
+            location=location,
+            origin="",
+        ) from exc
+    if _origin(target) != _origin(current):
+        raise RedirectError(
+            f"the server at {_origin(current)} redirected to another origin, "
+            f"{_origin(target)}; the request (and its credentials) was not sent there",
+            location=str(target),
+            origin=_origin(target),
+        )
+    return target
+
+
 def _meta_version(message: JSONObject) -> str | None:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
@@ -955,7 +1097,7 @@ def _excerpt(body: bytes) -> str:
 def _parse_json(body: bytes, *, method: str, status: int) -> Any:
     try:
         return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         raise ProtocolError(
             f"the server answered {method} with HTTP {status} and a body that is not JSON "
             f"({exc}): {_excerpt(body)}",
@@ -981,7 +1123,7 @@ def _as_response(parsed: Any, request: JSONObject) -> JSONObject:
 def _parse_event(data: str) -> JSONObject | None:
     try:
         parsed = json.loads(data)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # bad JSON, 4,300+ digits, too deep
         logger.warning("dropping an unparseable SSE message (%s): %r", exc, data[:_EXCERPT])
         return None
     if not isinstance(parsed, dict):
@@ -991,12 +1133,24 @@ def _parse_event(data: str) -> JSONObject | None:
 
 
 def _is_response_to(message: Any, request_id: RequestId) -> bool:
+    return _is_response(message) and _same_id(message.get("id"), request_id)
+
+
+def _is_response(message: Any) -> bool:
     return (
         isinstance(message, dict)
         and "method" not in message
-        and message.get("id") == request_id
         and ("result" in message or "error" in message)
     )
+
+
+def _same_id(received: Any, sent: RequestId) -> bool:
+    """Ids match by type and value: JSON ``true`` or ``1.0`` is not the id ``1``."""
+    return type(received) is type(sent) and received == sent
+
+
+def _is_valid_id(value: Any) -> bool:
+    return type(value) in (int, str)
 
 
 def _is_header_mismatch(response: JSONObject) -> bool:
