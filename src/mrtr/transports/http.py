@@ -525,9 +525,9 @@ class StreamableHTTPTransport(Transport):
     async def _error_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
         """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error."""
         method: str = message["method"]
-        body = await self._read_capped(response)
-        if response.status_code in (401, 403):
+        if response.status_code in (401, 403):  # the body does not matter: not read
             raise _auth_error(self.url, method, response)
+        body = await self._read_capped(response)
         try:
             parsed = json.loads(body)
         except (ValueError, RecursionError):
