@@ -68,3 +68,19 @@ async def test_paste_reads_the_redirect_url_or_a_bare_query() -> None:
         with pytest.raises(AuthorizationRequiredError):
             await authorizer.authorize(request)
     assert "https://as.example/authorize?x=1" in out.getvalue()
+
+
+async def test_loopback_prefers_a_registered_port_and_falls_back_when_it_is_taken() -> None:
+    first = LoopbackAuthorizer(open_browser=False, out=io.StringIO())
+    registered = await first.redirect_uri()
+    await first.aclose()
+    later = LoopbackAuthorizer(open_browser=False, out=io.StringIO())  # a new process
+    later.prefer(registered)
+    assert await later.redirect_uri() == registered  # no new registration needed
+    other = LoopbackAuthorizer(open_browser=False, out=io.StringIO())
+    other.prefer(registered)  # taken by `later` now
+    fallback = await other.redirect_uri()
+    assert fallback != registered and fallback.endswith("/callback")
+    other.prefer("http://localhost:1/elsewhere")  # not ours: ignored
+    await later.aclose()
+    await other.aclose()

@@ -363,3 +363,19 @@ async def test_a_store_locked_by_another_process_is_a_typed_error(tmp_path: Path
         proc.kill()
         await proc.wait()
         await proc.aclose()
+
+
+async def test_a_new_loopback_login_reuses_the_registered_redirect(
+    mock_as: MockAS, tmp_path: Path
+) -> None:
+    store = FileStore(tmp_path / "t.json")
+    with anyio.fail_after(LIMIT):
+        for _ in range(2):  # two "processes": a fresh OAuth and authorizer each time
+            auth = OAuth(
+                mock_as.mcp,
+                grant=AuthorizationCode(FollowRedirectAuthorizer(loopback=True)),
+                store=store,
+            )
+            await auth.login(force=True)
+    stats = mock_as.stats()
+    assert stats["authorizations"] == 2 and stats["registrations"] == 1

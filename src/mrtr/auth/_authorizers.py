@@ -85,8 +85,10 @@ class LoopbackAuthorizer:
     """Receives the redirect on a listener at ``http://127.0.0.1:<port><path>``.
 
     The port is chosen by the system (``port=0``) and then kept, so a registered redirect
-    URI stays valid for later logins in this process. Requests for another path or
-    without the expected ``state`` (a browser's preconnect, a stray tab) are ignored.
+    URI stays valid for later logins in this process; a later process asks for the port of
+    the stored registration first (`prefer`), so it need not register again. Requests for
+    another path or without the expected ``state`` (a browser's preconnect, a stray tab)
+    are ignored.
 
     Args:
         host: the address to listen on (and to write in the redirect URI).
@@ -112,18 +114,34 @@ class LoopbackAuthorizer:
         self.host = host
         self.show_url = show_url
         self.port = port
+        self._fixed_port = port != 0
         self.path = path
         self.open_browser = open_browser
         self.timeout = timeout
         self._out = out
         self._listener: SocketListener | None = None
 
+    def prefer(self, redirect_uri: str) -> None:
+        """Try this redirect URI's port first (one registered earlier), if it is ours."""
+        parts = urlsplit(redirect_uri)
+        if self._fixed_port or self._listener is not None or parts.port is None:
+            return
+        if parts.scheme == "http" and parts.hostname == self.host and parts.path == self.path:
+            self.port = parts.port
+
     async def redirect_uri(self) -> str:
         """Bind the listener (if not bound) and return its redirect URI."""
         if self._listener is None:
-            listener = await anyio.create_tcp_listener(
-                local_host=self.host, local_port=self.port, reuse_port=False
-            )
+            try:
+                listener = await anyio.create_tcp_listener(
+                    local_host=self.host, local_port=self.port, reuse_port=False
+                )
+            except OSError:
+                if self._fixed_port or self.port == 0:
+                    raise
+                listener = await anyio.create_tcp_listener(  # the old port is taken: any
+                    local_host=self.host, local_port=0, reuse_port=False
+                )
             bound = listener.listeners[0]
             assert isinstance(bound, SocketListener)
             self.port = bound.extra(SocketAttribute.local_port)
@@ -287,6 +305,11 @@ class FollowRedirectAuthorizer:
         if self._loopback is not None:
             return await self._loopback.redirect_uri()
         return self._redirect_uri
+
+    def prefer(self, redirect_uri: str) -> None:
+        """With ``loopback=True``: try a registered redirect URI's port first."""
+        if self._loopback is not None:
+            self._loopback.prefer(redirect_uri)
 
     async def aclose(self) -> None:
         """Release the loopback listener, if bound."""

@@ -172,6 +172,12 @@ async def _authorization_code(
             "(await oauth.login() with an authorizer, or `mrtr login`)",
             server_url=ctx.server_url,
         )
+    prefer = getattr(authorizer, "prefer", None)
+    if prefer is not None:  # reuse a registered redirect URI rather than register again
+        stored = await ctx.store.load("client", _client_key(discovery.issuer, grant.profile))
+        known = ClientRegistration.from_json(stored) if stored else None
+        if known is not None and known.redirect_uris:
+            prefer(known.redirect_uris[0])
     redirect_uri = await authorizer.redirect_uri()
     try:
         return await _authorize_and_exchange(
