@@ -507,3 +507,17 @@ async def test_a_machine_token_is_renewed_before_it_expires_without_a_401() -> N
     statuses = [r for r in world.log if str(r.url) == RS]
     assert len(world.token_forms) == 2
     assert len(statuses) == 3  # 401 + retry, then one request with the renewed token
+
+
+async def test_an_oversized_metadata_document_is_refused_with_its_knob() -> None:
+    from mrtr import AuthError
+
+    world = World()
+    world.as_meta["padding"] = "x" * 5000
+    auth, client = oauth(world, max_response_size=1000)
+    async with client:
+        with pytest.raises(AuthError, match="max_response_size"):
+            await call(auth, client)
+    assert world.registrations == []
+    with pytest.raises(ValueError):
+        OAuth(RS, max_response_size=0)

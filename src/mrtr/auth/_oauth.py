@@ -23,7 +23,7 @@ from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
-from mrtr.auth._http import OAuthHTTP
+from mrtr.auth._http import MAX_BODY, OAuthHTTP
 from mrtr.auth._records import Discovery, TokenSet
 from mrtr.auth._stores import MemoryStore, TokenStore
 from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
@@ -65,6 +65,7 @@ class OAuth(httpx.Auth):
             list PKCE ``S256`` (the spec's rule; turn off only for a broken server).
         dpop: bind tokens to a key with DPoP (RFC 9449): ``"auto"`` when the
             authorization server supports ES256 proofs, ``True``, or ``False``.
+        max_response_size: the cap on one OAuth response body, in bytes.
         clock: seconds since the epoch (for tests).
     """
 
@@ -83,12 +84,16 @@ class OAuth(httpx.Auth):
         http_client: httpx.AsyncClient | None = None,
         require_pkce_metadata: bool = True,
         dpop: bool | Literal["auto"] = "auto",
+        max_response_size: int = MAX_BODY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        if max_step_up < 0:
-            raise ValueError("max_step_up must be non-negative")
+        if max_step_up < 0 or refresh_leeway < 0:
+            raise ValueError("max_step_up and refresh_leeway must be non-negative")
+        if max_response_size <= 0:
+            raise ValueError("max_response_size must be positive")
+        self.max_response_size = max_response_size
         self.server_url = server_url
         self.grant: Grant = grant if grant is not None else AuthorizationCode()
         self.store: TokenStore = store if store is not None else MemoryStore()
@@ -432,22 +437,25 @@ class OAuth(httpx.Auth):
         return self._dpop
 
     def _http(self) -> _HTTPScope:
-        return _HTTPScope(self._user_client or self._bound_client, self.timeout)
+        return _HTTPScope(
+            self._user_client or self._bound_client, self.timeout, self.max_response_size
+        )
 
 
 class _HTTPScope:
     """An `OAuthHTTP` over the given client, or over a private one closed afterwards."""
 
-    def __init__(self, client: httpx.AsyncClient | None, timeout: float) -> None:
+    def __init__(self, client: httpx.AsyncClient | None, timeout: float, max_body: int) -> None:
         self._client = client if client is not None and not client.is_closed else None
         self._timeout = timeout
+        self._max_body = max_body
         self._own: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> OAuthHTTP:
         client = self._client
         if client is None:
             client = self._own = httpx.AsyncClient()
-        return OAuthHTTP(client, self._timeout)
+        return OAuthHTTP(client, self._timeout, self._max_body)
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._own is not None:
