@@ -503,9 +503,6 @@ class _FlakyTransport(Transport):
         self._inbox: list[JSONObject | RequestFailed] = []
         self._ready = anyio.Event()
 
-    async def open(self) -> None:
-        pass
-
     async def send(self, message: JSONObject) -> None:
         self.sent.append(message)
         if "id" not in message:
@@ -709,7 +706,7 @@ async def test_discover_adopts_only_a_listed_version() -> None:
 def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -> None:
     import mcp.types as official
 
-    from mrtr._session_requests import _leg_params
+    from mrtr._legs import leg_params as _leg_params
     from mrtr.types import ElicitResult
 
     params = {"name": "provision", "arguments": {"name": "orders"}}

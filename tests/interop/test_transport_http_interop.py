@@ -12,6 +12,7 @@ import anyio
 import httpx
 import pytest
 
+from mrtr import Client
 from mrtr.transports import RequestFailed
 from mrtr.transports.http import StreamableHTTPTransport
 
@@ -56,14 +57,14 @@ def text_of(response: dict[str, Any]) -> str:
 
 async def test_modern_tools_with_mcp_param_headers_and_relist(sdk_url: str) -> None:
     async with StreamableHTTPTransport(sdk_url) as t:
-        # never listed: no Mcp-Param-* headers, the SDK answers -32020, the transport
-        # re-lists and retries once, transparently
+        # never listed: no Mcp-Param-* headers, and the SDK answers -32020 (re-listing
+        # and retrying is the session's job, below)
         await t.send(
             modern(
                 "tools/call", 1, {"name": "weather", "arguments": {"region": "Zürich", "days": 3}}
             )
         )
-        assert text_of(await next_message(t)) == "weather in Zürich for 3 day(s)"
+        assert (await next_message(t))["error"]["code"] == -32020
         await t.send(modern("tools/list", 2))
         listed = await next_message(t)
         assert {tool["name"] for tool in listed["result"]["tools"]} >= {"echo", "weather", "count"}
@@ -73,6 +74,10 @@ async def test_modern_tools_with_mcp_param_headers_and_relist(sdk_url: str) -> N
         assert text_of(await next_message(t)) == "weather in  padded  for 1 day(s)"
         await t.send(modern("tools/call", 4, {"name": "echo", "arguments": {"text": "hi"}}))
         assert text_of(await next_message(t)) == "echo: hi"
+    async with Client(sdk_url, mode=MODERN) as client:
+        # the session re-lists after the -32020 and retries once, transparently
+        result = await client.call_tool("weather", {"region": "Zürich", "days": 3})
+        assert result.content[0].text == "weather in Zürich for 3 day(s)"  # type: ignore[union-attr]
 
 
 async def test_modern_progress_over_sse_prompts_resources_and_errors(sdk_url: str) -> None:

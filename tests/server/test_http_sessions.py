@@ -66,7 +66,7 @@ async def ping(client: httpx.AsyncClient, session: str, **headers: str) -> int:
 
 async def test_a_flood_of_sessions_is_refused_instead_of_evicting_live_ones() -> None:
     app = StreamableHTTPApp(
-        make_hostile_server(),
+        make_hostile_server().connection,
         path="/mcp",
         token_verifier=None,
         max_message_size=4096,
@@ -89,7 +89,7 @@ async def test_a_flood_of_sessions_is_refused_instead_of_evicting_live_ones() ->
 async def test_sessions_expire_when_idle() -> None:
     clock = FakeClock()
     app = StreamableHTTPApp(
-        make_hostile_server(),
+        make_hostile_server().connection,
         path="/mcp",
         token_verifier=None,
         max_message_size=4096,

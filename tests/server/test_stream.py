@@ -90,11 +90,12 @@ async def test_in_process_transport_lifecycle() -> None:
     transport = make_server().client_transport()
     with pytest.raises(TransportError, match="not open"):
         await transport.send(request("tools/list"))
-    await transport.open()
+    await transport.__aenter__()
     with pytest.raises(TransportError, match="already open"):
-        await transport.open()
+        await transport.__aenter__()
     await transport.aclose()
     await transport.aclose()
+    await transport.__aexit__(None, None, None)
 
 
 async def test_requests_run_concurrently_and_can_be_cancelled() -> None:

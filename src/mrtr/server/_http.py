@@ -57,7 +57,7 @@ from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
     from mrtr.server._core import ServerConnection
-    from mrtr.server._server import Server, TokenVerifier
+    from mrtr.server._server import TokenVerifier
 
 __all__ = ["ASGIApp", "StreamableHTTPApp"]
 
@@ -142,7 +142,7 @@ class StreamableHTTPApp:
 
     def __init__(
         self,
-        server: Server,
+        connect: Callable[[], ServerConnection],
         *,
         path: str,
         token_verifier: TokenVerifier | None,
@@ -157,7 +157,7 @@ class StreamableHTTPApp:
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
-        self._server = server
+        self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
         self._max_message_size = max_message_size
@@ -300,9 +300,9 @@ class StreamableHTTPApp:
         elif message.get("method") == "initialize":
             if len(self._sessions) >= self._sessions.max_sessions:
                 raise _busy("too many sessions", message.get("id"))
-            connection, legacy = self._server.connection(), True
+            connection, legacy = self._connect(), True
         else:
-            connection, legacy = self._server.connection(), False
+            connection, legacy = self._connect(), False
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
         if not is_request:

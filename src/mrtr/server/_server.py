@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
     from mrtr.server._resource import ProtectedResource
+    from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolRequestParams,
@@ -215,11 +216,37 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
+    def spec(self) -> ServerSpec:
+        """What the request core needs of this server, as one frozen value.
+
+        Built from the handlers set now: a handler assigned later is seen by the
+        connections made after it.
+        """
+        from mrtr.server._spec import ServerSpec
+
+        candidates: dict[str, Handler | None] = {
+            "tools/list": self.on_list_tools,
+            "tools/call": self.on_call_tool,
+            "prompts/list": self.on_list_prompts,
+            "prompts/get": self.on_get_prompt,
+            "resources/list": self.on_list_resources,
+            "resources/templates/list": self.on_list_resource_templates,
+            "resources/read": self.on_read_resource,
+        }
+        return ServerSpec(
+            handlers={method: h for method, h in candidates.items() if h is not None},
+            request_state_policy=self.request_state_policy,
+            audience=self.audience,
+            discover_result=self.discover_result,
+            initialize_result=self.initialize_result,
+            handler_error_log_level=self.handler_error_log_level,
+        )
+
     def connection(self) -> ServerConnection:
         """A fresh protocol state for one connection (for custom shells)."""
         from mrtr.server._core import ServerConnection
 
-        return ServerConnection(self)
+        return ServerConnection(self.spec())
 
     # --- serving ----------------------------------------------------------------------
 
@@ -238,7 +265,7 @@ class Server:
         from mrtr.server._stream import InProcessTransport
 
         return InProcessTransport(
-            self,
+            self.connection,
             max_message_size=max_message_size,
             max_concurrent_requests=max_concurrent_requests,
         )
@@ -259,7 +286,7 @@ class Server:
         from mrtr.server._stream import serve_stdio
 
         await serve_stdio(
-            self,
+            self.connection,
             max_message_size=max_message_size,
             max_concurrent_requests=max_concurrent_requests,
         )
@@ -334,7 +361,7 @@ class Server:
         from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
 
         app = StreamableHTTPApp(
-            self,
+            self.connection,
             path=path,
             token_verifier=token_verifier,
             max_message_size=max_message_size,

@@ -19,13 +19,15 @@ import json
 import logging
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from mrtr._anyio import event_factory
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import (
     HandlerError,
@@ -42,7 +44,10 @@ from mrtr.transports._memory import MemoryTransport
 from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
-    from mrtr.server._server import Server
+    from mrtr.server._core import ServerConnection
+
+Connect = Callable[[], "ServerConnection"]
+"""Makes the protocol state of one new connection (`Server.connection`)."""
 
 __all__ = ["InProcessTransport", "serve_messages", "serve_stdio"]
 
@@ -53,7 +58,7 @@ Send = Callable[[JSONObject], Awaitable[None]]
 
 
 async def serve_messages(
-    server: Server,
+    connect: Connect,
     receive: Receive,
     send: Send,
     *,
@@ -67,7 +72,7 @@ async def serve_messages(
     per call; the stdio shell serializes its writes itself).
     """
     async with anyio.create_task_group() as tg:
-        stream = _StreamServer(server, send, tg, max_concurrent_requests=max_concurrent_requests)
+        stream = _StreamServer(connect(), send, tg, max_concurrent_requests=max_concurrent_requests)
         try:
             while True:
                 try:
@@ -102,7 +107,7 @@ class _StreamServer:
 
     def __init__(
         self,
-        server: Server,
+        connection: ServerConnection,
         send: Send,
         task_group: anyio.abc.TaskGroup,
         *,
@@ -110,7 +115,7 @@ class _StreamServer:
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
-        self._connection = server.connection()
+        self._connection = connection
         self.send = send
         self._task_group = task_group
         self._max_concurrent = max_concurrent_requests
@@ -120,8 +125,7 @@ class _StreamServer:
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
-        # `anyio.Event()` looks up the running backend each time; look it up once
-        self._new_event: Callable[[], anyio.Event] = type(anyio.Event())
+        self._new_event: Callable[[], anyio.Event] = event_factory()
 
     async def dispatch(self, message: JSONObject | RequestFailed | Refusal) -> None:
         """Take one incoming message: queue a request, answer anything else inline.
@@ -217,52 +221,54 @@ class InProcessTransport(Transport):
     Every message is framed as JSON both ways, with the size cap checked on arrival.
     What the client sends is handed to the server directly (no reader task in between:
     a request is queued for a worker, anything else is answered in the caller's task);
-    what the server sends goes through an in-memory channel the client reads.
-    `open` starts a task group for the server's workers; `aclose` closes the channel
-    and stops that task group. Open and close it from the same task (``async with``
-    does).
+    what the server sends goes through an in-memory channel the client reads. The
+    server's workers run in the transport's lifespan task group (``async with``).
     """
 
     def __init__(
-        self, server: Server, *, max_message_size: int, max_concurrent_requests: int
+        self, connect: Connect, *, max_message_size: int, max_concurrent_requests: int
     ) -> None:
-        self._server = server
+        self._connect = connect
         self._max_message_size = max_message_size
         self._max_concurrent_requests = max_concurrent_requests
         self._client_end: MemoryTransport | None = None
         self._server_end: MemoryTransport | None = None
         self._stream: _StreamServer | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
+        self._opened = False
         self._closed_reason: str | None = None
 
-    async def open(self) -> None:
-        """Start serving.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Connect to the server; its request workers run in the lifespan's task group.
 
         Raises:
-            TransportError: the transport is already open.
+            TransportError: the transport was opened before.
         """
-        if self._task_group is not None:
-            raise TransportError("the in-process transport is already open")
+        if self._opened:
+            raise TransportError("the in-process transport is already open (it opens only once)")
+        self._opened = True
         client_end, server_end = create_memory_transport_pair(
             max_message_size=self._max_message_size
         )
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
         self._client_end, self._server_end = client_end, server_end
-        self._task_group = task_group
 
         async def send(message: JSONObject) -> None:
             data = encode_outgoing(message)
             if data is not None:
                 await server_end.send_raw(data)
 
-        self._stream = _StreamServer(
-            self._server,
-            send,
-            task_group,
-            max_concurrent_requests=self._max_concurrent_requests,
-        )
-        self._closed_reason = None
+        async with anyio.create_task_group() as task_group:
+            self._stream = _StreamServer(
+                self._connect(),
+                send,
+                task_group,
+                max_concurrent_requests=self._max_concurrent_requests,
+            )
+            try:
+                yield
+            finally:
+                await self.aclose()
+                task_group.cancel_scope.cancel()
 
     def _end(self) -> MemoryTransport:
         if self._client_end is None:
@@ -319,10 +325,6 @@ class InProcessTransport(Transport):
         await self._end_of_input("the in-process transport is closed")
         if self._client_end is not None:
             await self._client_end.aclose()
-        task_group, self._task_group = self._task_group, None
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
 
 
 class _StdioReader:
@@ -366,7 +368,7 @@ class _StdioReader:
 
 
 async def serve_stdio(
-    server: Server, *, max_message_size: int, max_concurrent_requests: int
+    connect: Connect, *, max_message_size: int, max_concurrent_requests: int
 ) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
     reader = _StdioReader(sys.stdin.buffer, max_message_size=max_message_size)
@@ -390,5 +392,5 @@ async def serve_stdio(
             raise TransportError(f"stdout closed: {exc}") from exc
 
     await serve_messages(
-        server, reader.receive, send, max_concurrent_requests=max_concurrent_requests
+        connect, reader.receive, send, max_concurrent_requests=max_concurrent_requests
     )

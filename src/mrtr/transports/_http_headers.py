@@ -2,12 +2,14 @@
 
 Pure functions, no I/O: encoding a value for a header (the Base64 sentinel for values
 that are not plain header-safe ASCII), validating the ``x-mcp-header`` annotations of a
-tool's ``inputSchema``, and extracting the ``Mcp-Param-*`` headers of a ``tools/call``.
+tool's ``inputSchema``, extracting the ``Mcp-Param-*`` headers of a ``tools/call``, and
+`ToolHeaderRegistry`, which learns each tool's headers from ``tools/list`` results.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,10 +21,14 @@ __all__ = [
     "MCP_PARAM_PREFIX",
     "InvalidToolDefinition",
     "ParamHeader",
+    "ToolHeaderRegistry",
     "encode_header_value",
+    "modern_headers",
     "param_headers",
     "tool_param_headers",
 ]
+
+_logger = logging.getLogger("mrtr.transports.http")
 
 MCP_PARAM_PREFIX = "Mcp-Param-"
 _ANNOTATION = "x-mcp-header"
@@ -184,3 +190,60 @@ def _header_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     return None
+
+
+class ToolHeaderRegistry:
+    """The ``Mcp-Param-*`` headers of each listed tool, learned from ``tools/list`` results.
+
+    Sans-IO: `learn` reads a result (and returns it without the tools whose annotations
+    are invalid, which the spec requires a client to drop), `headers_for` builds the
+    headers of one ``tools/call``.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, tuple[ParamHeader, ...]] = {}
+
+    def learn(self, result: Mapping[str, Any]) -> dict[str, Any]:
+        """Record the headers of the listed tools; return the result minus invalid tools."""
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return dict(result)
+        kept: list[Any] = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                kept.append(tool)
+                continue
+            try:
+                self._tools[name] = tool_param_headers(tool)
+            except InvalidToolDefinition as exc:
+                self._tools.pop(name, None)
+                _logger.warning("dropping tool %r from tools/list: %s", name, exc)
+                continue
+            kept.append(tool)
+        return {**result, "tools": kept}
+
+    def headers_for(self, name: str, arguments: Any) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a call of tool `name` with `arguments`."""
+        specs = self._tools.get(name)
+        return param_headers(specs, arguments) if specs else {}
+
+
+_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def modern_headers(
+    message: Mapping[str, Any], version: str, tools: ToolHeaderRegistry
+) -> dict[str, str]:
+    """The request metadata headers of one modern request: version, method, name, params."""
+    method: str = message["method"]
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return headers
+    name = params.get(_NAMED_METHODS.get(method, ""))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = encode_header_value(name)
+        if method == "tools/call":
+            headers.update(tools.headers_for(name, params.get("arguments")))
+    return headers

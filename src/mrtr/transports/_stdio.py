@@ -5,18 +5,14 @@ stdout (ours to read); the server's stderr is free text passed on line by line t
 client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
 fails the connection as soon as the cap is passed, without buffering the rest of it.
 
-Stdout is read by `receive` itself (which also gives the server back-pressure). Stderr
-is pumped by one background task started in `open` and ended by `aclose`; it belongs to
-no task group (an asyncio task, or a trio system task), so nothing here ties `open` and
-`aclose` to one task, and a `receive` costs no task of its own. On POSIX the pipes are
-this transport's own (see `_pipes`: fewer trips through the event loop per message).
-Both keep the cost per message low: a task group per `receive` was most of a client's
-CPU per round.
+Stdout is read by `receive` itself (which also gives the server back-pressure, and
+costs no task per message). Stderr is pumped, and the server's exit watched, by two
+tasks in the transport's lifespan task group, from entry to exit. On POSIX the pipes
+are this transport's own (see `_pipes`: fewer trips through the event loop per message).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import enum
 import logging
@@ -24,15 +20,21 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TypeAlias
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import anyio.to_thread
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, ProtocolError, TransportError
+from mrtr.errors import (
+    MessageTooLargeError,
+    ProcessExitedError,
+    ProtocolError,
+    TransportError,
+    fresh_copy,
+)
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import (
     decode_message,
@@ -44,9 +46,11 @@ from mrtr.transports._pipes import (
     FdWriter,
     PipeWriter,
     StreamWriter,
-    start_detached,
+    asyncio_stdout_pipe,
+    close_fds,
 )
-from mrtr.transports._stderr_writer import BackgroundLineWriter
+from mrtr.transports._stdio_params import StdioServerParameters, default_environment
+from mrtr.transports._stdio_stderr import DEFAULT_MAX_STDERR_BACKLOG, StderrLines, StderrSink
 
 __all__ = [
     "DEFAULT_MAX_STDERR_BACKLOG",
@@ -68,93 +72,6 @@ _OWN_PIPES = sys.platform != "win32"
 # The server runs in a process group of its own, stopped as a whole (POSIX only).
 _PROCESS_GROUPS = sys.platform != "win32"
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
-
-DEFAULT_MAX_STDERR_BACKLOG = 1024 * 1024
-"""Characters of server stderr that may wait for a slow file sink before lines are dropped."""
-# A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
-_MAX_STDERR_LINE = 65536
-
-# Variables a server inherits from the client's environment when it does not say
-# otherwise. Not the whole environment: an MCP server is often third-party code, and the
-# client's environment holds API keys and tokens it has no business seeing. These are
-# the ones programs need to find executables, their home and temp directories, the user
-# and the terminal (the same set the official SDK passes), plus the locale variables so
-# non-Python servers agree with us on UTF-8. Pass `env` to add anything else.
-_INHERITED_POSIX = (
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-)
-_INHERITED_WINDOWS = (
-    "APPDATA",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "LOCALAPPDATA",
-    "PATH",
-    "PATHEXT",
-    "PROCESSOR_ARCHITECTURE",
-    "SYSTEMDRIVE",
-    "SYSTEMROOT",
-    "TEMP",
-    "TMP",
-    "USERNAME",
-    "USERPROFILE",
-)
-
-
-def default_environment() -> dict[str, str]:
-    """The environment a stdio server gets before `StdioServerParameters.env` is merged in.
-
-    A safe subset of the client's own environment (see the comment on the variable
-    lists): the search path, home, user, shell, terminal, temp directory and locale.
-    Values that start with ``()`` (exported shell functions) are left out.
-    """
-    names = _INHERITED_WINDOWS if sys.platform == "win32" else _INHERITED_POSIX
-    environment: dict[str, str] = {}
-    for name in names:
-        value = os.environ.get(name)
-        if value is not None and not value.startswith("()"):
-            environment[name] = value
-    return environment
-
-
-@dataclass(frozen=True)
-class StdioServerParameters:
-    """How to start a stdio MCP server.
-
-    Attributes:
-        command: the executable (looked up on the ``PATH`` the server gets).
-        args: its arguments.
-        env: variables merged over `default_environment()`; ``None`` adds nothing.
-        cwd: the working directory; ``None`` is the client's.
-
-    Raises:
-        TypeError: `args` is a single string (it would be split into characters).
-    """
-
-    command: str
-    args: Sequence[str] = field(default_factory=list)
-    env: Mapping[str, str] | None = None
-    cwd: str | os.PathLike[str] | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.args, str):
-            raise TypeError("args must be a list of arguments, not one string")
-
-    def environment(self) -> dict[str, str]:
-        """The full environment the server process gets."""
-        return {**default_environment(), **(self.env or {})}
-
-
-StderrSink: TypeAlias = "Callable[[str], object] | IO[str]"
-"""Where the server's stderr goes: a callable taking one line, or a text file."""
 
 
 class _State(enum.Enum):
@@ -181,7 +98,7 @@ class StdioTransport(Transport):
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         max_stderr_backlog: int = DEFAULT_MAX_STDERR_BACKLOG,
     ) -> None:
-        """Prepare the transport; nothing starts until `open` (or ``async with``).
+        """Prepare the transport; nothing starts before ``async with``.
 
         Args:
             params: what to run.
@@ -204,14 +121,7 @@ class StdioTransport(Transport):
                 "max_message_size, shutdown_timeout and max_stderr_backlog must be positive"
             )
         self.params = params
-        self._stderr_sink = stderr
-        self._stderr_writer: BackgroundLineWriter | None = None
-        if stderr is None or not callable(stderr):
-            file_sink = stderr
-            self._stderr_writer = BackgroundLineWriter(
-                lambda: file_sink if file_sink is not None else sys.stderr,
-                max_backlog=max_stderr_backlog,
-            )
+        self._stderr = StderrLines(stderr, max_backlog=max_stderr_backlog)
         self._max_message_size = max_message_size
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
@@ -223,11 +133,8 @@ class StdioTransport(Transport):
         self._buffer = bytearray()
         self._scanned = 0
         self._stdout_eof = False
-        self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
-        self._stop_stderr_pump: Callable[[], object] | None = None
         self._stdout_ended: anyio.Event | None = None
-        self._stop_exit_watch: Callable[[], object] | None = None
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
@@ -247,8 +154,9 @@ class StdioTransport(Transport):
         """The server's exit code once it has exited (negative: killed by that signal)."""
         return self._process.returncode if self._process is not None else None
 
-    async def open(self) -> None:
-        """Start the server process.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Start the server; pump stderr and watch the exit in the lifespan's task group.
 
         Raises:
             TransportError: the command could not be started (not found, not
@@ -266,9 +174,18 @@ class StdioTransport(Transport):
         self._process = process
         self._stderr_done = anyio.Event()
         self._stdout_ended = anyio.Event()
-        self._stop_stderr_pump = start_detached(self._pump_stderr)
-        self._stop_exit_watch = start_detached(self._watch_exit)
-        self._state = _State.OPEN
+        async with anyio.create_task_group() as task_group:
+            assert process.stderr is not None
+            task_group.start_soon(self._stderr.pump, process.stderr, self._stderr_done)
+            task_group.start_soon(self._watch_exit)
+            self._state = _State.OPEN
+            try:
+                yield
+            finally:
+                await self.aclose()
+                # Normally over already (stderr ended with the process); a grandchild
+                # holding the pipe open must not keep the lifespan waiting.
+                task_group.cancel_scope.cancel()
 
     async def _start_process(self) -> anyio.abc.Process:
         """Start the server; on POSIX with its stdin (and on asyncio stdout) on our pipes.
@@ -278,7 +195,7 @@ class StdioTransport(Transport):
         """
         command = [self.params.command, *self.params.args]
         stdin_read, stdin_write = os.pipe() if _OWN_PIPES else (-1, -1)
-        reader, stdout_write = await _asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
+        reader, stdout_write = await asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
         try:
             process = await anyio.open_process(
                 command,
@@ -292,12 +209,12 @@ class StdioTransport(Transport):
                 start_new_session=_PROCESS_GROUPS,
             )
         except BaseException:
-            _close_fds(stdin_write)
+            close_fds(stdin_write)
             if reader is not None:
                 await reader.aclose()
             raise
         finally:
-            _close_fds(stdin_read, stdout_write)  # the child holds its own copies now
+            close_fds(stdin_read, stdout_write)  # the child holds its own copies now
         if _OWN_PIPES:
             self._stdin = FdWriter(stdin_write)
         else:
@@ -393,7 +310,7 @@ class StdioTransport(Transport):
         if self._state is _State.CLOSED:
             raise TransportError(f"the connection to {self.params.command!r} is closed")
         if self._failure is not None:
-            raise self._failure
+            raise fresh_copy(self._failure)  # one failure, many callers: one object each
         assert self._process is not None
         return self._process
 
@@ -482,59 +399,6 @@ class StdioTransport(Transport):
             await self._stderr_done.wait()
         return process.returncode
 
-    # -- stderr --------------------------------------------------------------------
-
-    async def _pump_stderr(self) -> None:
-        """Pass the server's stderr on line by line until it ends (or this is cancelled).
-
-        Runs as the transport's one background task, from `open` to `aclose`.
-        """
-        assert self._process is not None and self._process.stderr is not None
-        assert self._stderr_done is not None
-        stderr = self._process.stderr
-        try:
-            while True:
-                try:
-                    chunk = await stderr.receive(_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    break
-                self._stderr_buffer += chunk
-                self._emit_complete_stderr_lines()
-            if self._stderr_buffer:
-                self._emit_stderr(bytes(self._stderr_buffer))
-                self._stderr_buffer.clear()
-        except Exception:  # no task group would see it: say so and stop pumping
-            _logger.exception("reading the server's stderr failed")
-        finally:
-            self._stderr_done.set()
-
-    def _emit_complete_stderr_lines(self) -> None:
-        buffer = self._stderr_buffer
-        while True:
-            index = buffer.find(b"\n")
-            if index < 0:
-                if len(buffer) >= _MAX_STDERR_LINE:
-                    self._emit_stderr(bytes(buffer[:_MAX_STDERR_LINE]))
-                    del buffer[:_MAX_STDERR_LINE]
-                    continue
-                return
-            self._emit_stderr(bytes(buffer[:index]))
-            del buffer[: index + 1]
-
-    def _emit_stderr(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace").rstrip("\r")
-        if self._stderr_writer is not None:
-            self._stderr_writer.write(line)  # a file: written by the writer's thread
-            return
-        sink = self._stderr_sink
-        assert callable(sink)
-        try:
-            sink(line)
-        except Exception:
-            # The sink is the caller's code or file; if it breaks, the server's log is
-            # lost but the connection must not be: say so in the log and carry on.
-            _logger.exception("the stderr sink failed; dropping a line of server stderr")
-
     async def _watch_exit(self) -> None:
         """End the connection when the server exits, even if its stdout stays open.
 
@@ -559,7 +423,7 @@ class StdioTransport(Transport):
             )
             if self._receive_lock.locked():  # a receive is waiting on the pipe: wake it
                 await self._stdout.aclose()
-        except Exception:  # no task group would see it: say so and stop watching
+        except Exception:  # a failure here must not end the connection: say so, stop
             _logger.exception("watching the server process failed")
 
     # -- shutdown ------------------------------------------------------------------
@@ -583,19 +447,7 @@ class StdioTransport(Transport):
             await process.aclose()
         if self._own_stdout is not None:
             await self._own_stdout.aclose()  # process.aclose closes only anyio's streams
-        if self._stop_stderr_pump is not None:
-            # Normally over already (stderr ended with the process, or aclose closed it);
-            # a grandchild holding the pipe open must not keep the task alive.
-            self._stop_stderr_pump()
-        if self._stop_exit_watch is not None:
-            self._stop_exit_watch()
-        if self._stderr_writer is not None:
-            self._stderr_writer.close()
-        if self._stderr_writer is not None and self._stderr_writer.started:
-            # pass on the server's last words, unless the sink is stuck
-            await anyio.to_thread.run_sync(
-                self._stderr_writer.join, self._shutdown_timeout, abandon_on_cancel=True
-            )
+        await self._stderr.close(self._shutdown_timeout)
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -621,38 +473,14 @@ class StdioTransport(Transport):
 async def _acquire(lock: anyio.Lock) -> None:
     """Take `lock`; uncontended (the usual case) without a trip through the event loop.
 
-    The operation the lock guards checks for cancellation itself, so skipping the
-    checkpoint of ``async with lock`` on the fast path loses nothing.
+    A cancelled caller still stops here (`checkpoint_if_cancelled`), without the
+    scheduling round trip of a full checkpoint.
     """
+    await anyio.lowlevel.checkpoint_if_cancelled()
     try:
         lock.acquire_nowait()
     except anyio.WouldBlock:
         await lock.acquire()
-
-
-async def _asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
-    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
-
-    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
-    cannot read pipes: the server's stdout is then anyio's pipe.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return None, -1
-    read_fd, write_fd = os.pipe()
-    try:
-        reader = await AsyncioPipeReader.connect(read_fd)
-    except (NotImplementedError, OSError, ValueError):
-        _close_fds(write_fd)
-        return None, -1
-    return reader, write_fd
-
-
-def _close_fds(*fds: int) -> None:
-    for fd in fds:
-        if fd >= 0:
-            os.close(fd)
 
 
 def _signal_group(

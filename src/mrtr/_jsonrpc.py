@@ -1,31 +1,33 @@
-"""The JSON-RPC core of the client session: ids, correlation, timeouts, cancellation.
+"""`JSONRPCConnection`: JSON-RPC over a transport, on plain dicts.
 
-It works on plain dicts and knows nothing about MCP methods except the three
-notifications it routes (progress, log messages, everything else to a handler) and the
-requests a server may send (answered by `_serve_request`, which the session overrides).
+It owns request ids, the requests waiting for their responses, the reader task, timeouts
+and cancellation, and knows nothing about MCP methods: the session that holds it passes
+hooks for what is MCP-specific (the params envelope of each request, the server's
+requests, notifications other than progress).
 
 One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
-the reader fills it and sets its event. When the transport ends, every slot is failed at
-once with the transport's error, and later requests raise that same error.
+the reader fills it and sets its event. When the transport ends, every slot is failed
+with (its own copy of) the transport's error, and later requests raise copies of it too.
 """
 
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import math
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeGuard
+from typing import Any
 
 import anyio
 import anyio.abc
 from typing_extensions import Self
 
-from mrtr._session_context import LoggingCallback, MessageHandler, ProgressCallback
+from mrtr._anyio import event_factory
+from mrtr._session_context import ProgressCallback
+from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr.errors import (
     ClientStateError,
     MCPError,
@@ -33,30 +35,51 @@ from mrtr.errors import (
     ProtocolError,
     RequestTimeoutError,
     TransportError,
+    fresh_copy,
 )
 from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
 from mrtr.types._constants import METHOD_NOT_FOUND
 
-__all__ = ["SessionState"]
+__all__ = [
+    "InFlight",
+    "JSONRPCConnection",
+    "NotificationHandler",
+    "ParamsEnvelope",
+    "RequestHandler",
+    "SessionState",
+    "error_from_wire",
+]
 
 _logger = logging.getLogger("mrtr.session")
 
 _CANCEL_SEND_TIMEOUT = 2.0
 """How long a cancelled caller may spend telling the server it gave up (shielded)."""
 
-_UNKNOWN_ID_WINDOW = 10.0
-"""Responses to unknown ids are warned about once per this many seconds (then counted)."""
-
-_ABANDONED_IDS_KEPT = 1024
-"""Ids of requests given up on (cancelled, timed out) whose late answer is expected."""
-
 
 class SessionState(enum.Enum):
-    """Where a session (or client) is in its life."""
+    """Where a connection, session or client is in its life."""
 
     UNOPENED = "unopened"
     OPEN = "open"
     CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    """A request of ours still waiting for its response: what it asked."""
+
+    method: str
+    params: Mapping[str, Any] | None
+
+
+RequestHandler = Callable[[RequestId, str, JSONObject], Awaitable[None]]
+"""``async (request_id, method, message)``: answer one request from the peer."""
+
+NotificationHandler = Callable[[str, Any], Awaitable[None]]
+"""``async (method, params)``: one notification other than progress and cancellation."""
+
+ParamsEnvelope = Callable[["Mapping[str, Any] | None", "int | None"], "Mapping[str, Any] | None"]
+"""``(params, progress_token) -> params to send``: adds what every request carries."""
 
 
 class _Pending:
@@ -99,28 +122,56 @@ def error_from_wire(error: Any, *, method: str | None) -> MRTRError:
     return MCPError.from_error_data(data, method=method)
 
 
-class SessionCore:
-    """JSON-RPC over a `Transport`: the part of `ClientSession` that is not MCP-specific."""
+def with_progress_token(
+    params: Mapping[str, Any] | None, progress_token: int | None
+) -> Mapping[str, Any] | None:
+    """`params` with ``_meta.progressToken`` set (the default `ParamsEnvelope`)."""
+    if progress_token is None:
+        return params
+    meta = dict(params.get("_meta") or {}) if params else {}
+    meta["progressToken"] = progress_token
+    return {**(params or {}), "_meta": meta}
+
+
+async def _ignore_notification(method: str, params: Any) -> None:
+    _logger.debug("ignoring the %s notification", method)
+
+
+class JSONRPCConnection:
+    """JSON-RPC over a `Transport`: ids, correlation, timeouts, cancellation.
+
+    Args:
+        transport: an open transport (the connection does not close it).
+        read_timeout_seconds: the default per-request timeout (``None``: none).
+        on_request: answers a request from the peer (default: -32601); each runs in
+            its own task of the connection's task group.
+        on_notification: receives every notification but progress and cancellation,
+            in order, on the reader task.
+        envelope: builds the params of each request (default: adds the progress token).
+
+    Raises:
+        ValueError: ``read_timeout_seconds`` is not positive.
+    """
 
     def __init__(
         self,
         transport: Transport,
         *,
         read_timeout_seconds: float | None = None,
-        logging_callback: LoggingCallback | None = None,
-        message_handler: MessageHandler | None = None,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        envelope: ParamsEnvelope = with_progress_token,
     ) -> None:
         if read_timeout_seconds is not None and not read_timeout_seconds > 0:
             raise ValueError("read_timeout_seconds must be positive (or None for no timeout)")
         self._transport = transport
         self._read_timeout = read_timeout_seconds
-        self._logging_callback = logging_callback
-        self._message_handler = message_handler
+        self._on_request = on_request or self._answer_method_not_found
+        self._on_notification = on_notification or _ignore_notification
+        self._envelope = envelope
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
-        self._abandoned: OrderedDict[RequestId, None] = OrderedDict()
-        self._unknown_window_start: float | None = None
-        self._unknown_suppressed = 0
+        self._stray = StrayResponses()
         self._failure: MRTRError | None = None
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -138,13 +189,22 @@ class SessionCore:
 
     @property
     def transport(self) -> Transport:
-        """The transport the session talks over (the session does not close it)."""
+        """The transport the connection talks over (the connection does not close it)."""
         return self._transport
+
+    @property
+    def read_timeout_seconds(self) -> float | None:
+        """The default per-request timeout."""
+        return self._read_timeout
+
+    def in_flight(self) -> list[InFlight]:
+        """The requests of ours still waiting for their responses, oldest first."""
+        return [InFlight(pending.method, pending.params) for pending in self._pending.values()]
 
     async def __aenter__(self) -> Self:
         if self._state is not SessionState.UNOPENED:
             raise ClientStateError(f"a session can be opened once; this one is {self._state.value}")
-        self._new_event = type(anyio.Event())
+        self._new_event = event_factory()
         stack = AsyncExitStack()
         self._task_group = await stack.enter_async_context(anyio.create_task_group())
         self._exit_stack = stack
@@ -179,19 +239,9 @@ class SessionCore:
                 f"the session is {self._state.value}; use it inside `async with session:`"
             )
         if self._failure is not None:
-            raise self._failure.with_traceback(None)  # shared: do not grow its traceback
+            raise fresh_copy(self._failure)
 
     # -- sending ---------------------------------------------------------------------
-
-    def _request_params(
-        self, params: Mapping[str, Any] | None, progress_token: int | None
-    ) -> Mapping[str, Any] | None:
-        """The params object to send; the session adds its era's envelope here."""
-        if progress_token is None:
-            return params
-        meta = dict(params.get("_meta") or {}) if params else {}
-        meta["progressToken"] = progress_token
-        return {**(params or {}), "_meta": meta}
 
     async def send_request(
         self,
@@ -205,7 +255,7 @@ class SessionCore:
 
         Args:
             method: the JSON-RPC method.
-            params: the params object (the session adds ``_meta`` as its era needs).
+            params: the params object (the envelope hook adds ``_meta`` as needed).
             timeout: seconds to wait for the response; defaults to the session's
                 ``read_timeout_seconds`` (``None``: wait as long as it takes).
             progress_callback: called with ``(progress, total, message)`` for each
@@ -225,9 +275,7 @@ class SessionCore:
         self._check_usable()
         request_id = self._next_id
         self._next_id = request_id + 1
-        sent_params = self._request_params(
-            params, request_id if progress_callback is not None else None
-        )
+        sent_params = self._envelope(params, request_id if progress_callback is not None else None)
         pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
         message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -243,12 +291,12 @@ class SessionCore:
         finally:
             del self._pending[request_id]
             if pending.outcome is None:
-                self._remember_abandoned(request_id)
+                self._stray.abandon(request_id)
         outcome = pending.outcome
         if isinstance(outcome, dict):
             return outcome
         assert outcome is not None
-        raise outcome.with_traceback(None)
+        raise outcome
 
     async def _wait(self, pending: _Pending, request_id: int, limit: float | None) -> None:
         timeout = self._read_timeout if limit is None else limit
@@ -287,12 +335,14 @@ class SessionCore:
             message["params"] = params
         await self._transport.send(message)
 
-    async def _send_response(self, request_id: RequestId, result: JSONObject) -> None:
+    async def send_response(self, request_id: RequestId, result: JSONObject) -> None:
+        """Answer a request from the peer; a failure to send is logged, not raised."""
         await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    async def _send_error(
+    async def send_error(
         self, request_id: RequestId, code: int, message: str, data: Any = None
     ) -> None:
+        """Answer a request from the peer with an error; a failure to send is logged."""
         error: JSONObject = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
@@ -328,7 +378,7 @@ class SessionCore:
         if self._failure is None:
             self._failure = error
         for pending in self._pending.values():
-            pending.settle(error)
+            pending.settle(fresh_copy(error))
 
     async def _dispatch(self, message: JSONObject) -> None:
         method = message.get("method")
@@ -344,20 +394,20 @@ class SessionCore:
             assert self._task_group is not None
             self._task_group.start_soon(self._serve_safely, request_id, method, message)
         else:
-            await self._on_notification(method, message.get("params"))
+            await self._notification(method, message.get("params"))
 
     async def _serve_safely(self, request_id: RequestId, method: str, message: JSONObject) -> None:
         # Each server request runs in its own task of the session's task group: a failure
         # here must neither kill the reader nor surface as an ExceptionGroup at close.
         try:
-            await self._serve_request(request_id, method, message)
+            await self._on_request(request_id, method, message)
         except Exception:
             _logger.exception("answering the server's %s request failed", method)
 
     def _on_response(self, message: JSONObject) -> None:
         request_id = message.get("id")
         pending = None
-        if _is_request_id(request_id):  # by type too: `True == 1` in Python
+        if is_request_id(request_id):  # by type too: `True == 1` in Python
             pending = self._pending.get(request_id)
         elif request_id is not None and (target := self._wrong_type_target(request_id)) is not None:
             # ``true`` or ``1.0`` (or an object...) cannot be any request's id: a broken
@@ -366,13 +416,13 @@ class SessionCore:
             broken.settle(
                 ProtocolError(
                     f"the server answered {broken.method} (id {target}) with the id "
-                    f"{_json_text(request_id)}, of the wrong type",
+                    f"{json_text(request_id)}, of the wrong type",
                     method=broken.method,
                 )
             )
             return
         if pending is None:
-            self._log_unknown_response(request_id)
+            self._stray.report(request_id)
             return
         if "error" in message and "result" not in message:
             pending.settle(error_from_wire(message["error"], method=pending.method))
@@ -392,60 +442,21 @@ class SessionCore:
         The request whose id it equals in Python (``true`` and ``1.0`` for ``1``), else the
         only request waiting; with several waiting and no such match, nobody can tell.
         """
-        twin = _same_value_id(request_id)
+        twin = same_value_id(request_id)
         if twin is not None and twin in self._pending:
             return twin
         if len(self._pending) == 1:
             return next(iter(self._pending))
         return None
 
-    def _remember_abandoned(self, request_id: RequestId) -> None:
-        self._abandoned[request_id] = None
-        if len(self._abandoned) > _ABANDONED_IDS_KEPT:
-            self._abandoned.popitem(last=False)
-
-    def _log_unknown_response(self, request_id: Any) -> None:
-        """Say that a response matched nothing, without one log line per message.
-
-        A late answer to a request we gave up on is expected (DEBUG). Anything else is
-        warned about once per burst (`_UNKNOWN_ID_WINDOW`): a server flooding stray
-        responses must not flood the log too.
-        """
-        if _is_request_id(request_id) and request_id in self._abandoned:
-            del self._abandoned[request_id]
-            _logger.debug("ignoring a late response to abandoned request id %r", request_id)
-            return
-        now = anyio.current_time()
-        start = self._unknown_window_start
-        if start is not None and now - start < _UNKNOWN_ID_WINDOW:
-            self._unknown_suppressed += 1
-            _logger.debug("ignoring a response to unknown request id %r", request_id)
-            return
-        earlier = self._unknown_suppressed
-        self._unknown_window_start = now
-        self._unknown_suppressed = 0
-        _logger.warning(
-            "ignoring a response to unknown request id %r%s (further ones in the next %.0f s "
-            "are logged at DEBUG)",
-            request_id,
-            f"; {earlier} more were ignored before it" if earlier else "",
-            _UNKNOWN_ID_WINDOW,
-        )
-
-    async def _on_notification(self, method: str, params: Any) -> None:
+    async def _notification(self, method: str, params: Any) -> None:
         try:
             if method == "notifications/progress":
                 await self._on_progress(params)
-            elif method == "notifications/message":
-                await self._on_log_message(params)
             elif method == "notifications/cancelled":
-                _logger.debug("the server cancelled its request: %r", params)
-            elif self._message_handler is not None:
-                await self._message_handler(
-                    {"jsonrpc": "2.0", "method": method, "params": params}
-                    if params is not None
-                    else {"jsonrpc": "2.0", "method": method}
-                )
+                _logger.debug("the peer cancelled its request: %r", params)
+            else:
+                await self._on_notification(method, params)
         except Exception:  # a user's callback must not kill the reader
             _logger.exception("a notification handler raised on %s", method)
 
@@ -454,7 +465,7 @@ class SessionCore:
             _logger.warning("ignoring a progress notification without params")
             return
         token = params.get("progressToken")
-        pending = self._pending.get(token) if _is_request_id(token) else None
+        pending = self._pending.get(token) if is_request_id(token) else None
         if pending is None or pending.progress_callback is None:
             _logger.debug("ignoring progress for unknown token %r", token)
             return
@@ -470,40 +481,10 @@ class SessionCore:
             message if isinstance(message, str) else None,
         )
 
-    async def _on_log_message(self, params: Any) -> None:
-        if self._logging_callback is None:
-            return
-        from mrtr.types import LoggingMessageNotificationParams
-
-        try:
-            parsed = LoggingMessageNotificationParams.model_validate(params)
-        except ValueError:
-            _logger.warning("ignoring a malformed log message notification: %r", params)
-            return
-        await self._logging_callback(parsed)
-
-    async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
-        """Answer a request from the server; the session overrides this."""
-        await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-
-
-def _is_request_id(value: Any) -> TypeGuard[RequestId]:
-    """A JSON-RPC id as we send them: a string or an integer (JSON ``true`` is neither)."""
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
-
-
-def _same_value_id(value: Any) -> int | None:
-    """The int id a JSON ``true``/``false`` or integral float would equal in Python."""
-    if isinstance(value, bool):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _json_text(value: Any) -> str:
-    """How a JSON scalar looked on the wire (``true``, ``2.0``), for error messages."""
-    return json.dumps(value) if isinstance(value, (bool, float)) else repr(value)
+    async def _answer_method_not_found(
+        self, request_id: RequestId, method: str, message: JSONObject
+    ) -> None:
+        await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 def _is_number(value: Any) -> bool:
