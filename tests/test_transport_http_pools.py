@@ -1,4 +1,4 @@
-"""The HTTP transport's own client: several small connection pools, least busy first."""
+"""The HTTP transport's own clients: the lean one, or sharded httpx pools for auth and proxies."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import anyio
 import httpx
 import pytest
 
+from mrtr.transports._http_client import OwnClient
 from mrtr.transports._http_pool import POOL_LIMITS, HTTPExchange, ShardedTransport
 from mrtr.transports.http import DEFAULT_HTTP_TIMEOUT
 
@@ -82,3 +83,27 @@ async def test_a_client_of_your_own_is_used_as_given() -> None:
     await exchange.aclose()
     assert not mine.is_closed  # not ours to close
     await mine.aclose()
+
+
+async def test_the_own_client_is_the_lean_one_without_auth_or_proxies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    plain = httpx.URL("http://127.0.0.1:1/mcp")
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT, target=plain)
+    assert isinstance(exchange.client, OwnClient)
+    assert exchange._slots is not None
+    await exchange.aclose()
+    assert exchange.client.is_closed
+
+    # an httpx.Auth runs its flow on httpx
+    auth = httpx.BasicAuth("u", "p")
+    exchange = HTTPExchange(None, auth=auth, timeout=DEFAULT_HTTP_TIMEOUT, target=plain)
+    assert isinstance(exchange.client, httpx.AsyncClient)
+    await exchange.aclose()
+    tls = httpx.URL("https://127.0.0.1:1/mcp")
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT, target=tls)
+    assert isinstance(exchange.client, OwnClient)
+    assert exchange.client._tls is not None
+    await exchange.aclose()

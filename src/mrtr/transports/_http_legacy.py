@@ -22,6 +22,7 @@ from mrtr.transports._http_pool import HTTPExchange
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.transports._http_wire import (
     ACCEPT_SSE,
+    HTTPResponse,
     content_type,
     retry_seconds,
     translate_http_errors,
@@ -36,7 +37,7 @@ _DELETE_TIMEOUT = 5.0
 _GET_READY_WAIT = 10.0
 
 Pump = Callable[
-    [httpx.Response, BoundedSSEDecoder, "RequestId | None"], Awaitable["JSONObject | None"]
+    [HTTPResponse, BoundedSSEDecoder, "RequestId | None"], Awaitable["JSONObject | None"]
 ]
 """``(response, decoder, want)``: relay a stream's messages; return the response to `want`."""
 
@@ -92,7 +93,7 @@ class LegacySession:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
-    def check_session(self, response: httpx.Response, sent: Mapping[str, str]) -> None:
+    def check_session(self, response: HTTPResponse, sent: Mapping[str, str]) -> None:
         """A 404 for the session we hold means the server ended it: the connection is over.
 
         Raises:
@@ -233,9 +234,7 @@ class LegacySession:
         with anyio.move_on_after(_DELETE_TIMEOUT, shield=True):
             try:
                 async with translate_http_errors("DELETE", None, exchange.read_timeout()):
-                    response = await exchange.client.delete(
-                        url, headers=headers, **exchange.options()
-                    )
-                    logger.debug("DELETE of the MCP session answered %s", response.status_code)
+                    status = await exchange.delete(url, headers)
+                    logger.debug("DELETE of the MCP session answered %s", status)
             except MRTRError as exc:
                 logger.info("could not end the MCP session on close: %s", exc)

@@ -3,6 +3,11 @@
 `HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
+With no ``auth`` and no proxy configured, the transport's own client is
+`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
+default context); otherwise (an ``httpx.Auth``, proxies from the environment) it is
+httpx, as below, and a client the caller gives is always used as given.
+
 httpcore 1.0's pool rescans all its connections (and every queued request against each
 of them) whenever a request starts or ends, and closes every idle connection while it
 holds more than ``max_keepalive_connections`` (it counts all connections, not the idle
@@ -20,10 +25,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
-from mrtr.transports._http_wire import origin, same_origin_target
+from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "HTTPClientSource", "HTTPExchange", "ShardedTransport"]
 
@@ -51,7 +58,10 @@ class HTTPExchange:
         auth: an ``httpx.Auth`` applied to every request.
         timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
             caller's client its own timeout.
+        target: the endpoint; without auth or proxies the own client is `OwnClient`.
     """
+
+    client: httpx.AsyncClient | OwnClient
 
     def __init__(
         self,
@@ -59,6 +69,7 @@ class HTTPExchange:
         *,
         auth: httpx.Auth | None,
         timeout: httpx.Timeout | float | None,
+        target: httpx.URL | None = None,
     ) -> None:
         self._auth = auth
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
@@ -72,6 +83,11 @@ class HTTPExchange:
         elif urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
             self.client = httpx.AsyncClient(timeout=own_timeout)
+            self._owned = True
+        elif auth is None and target is not None:
+            self._slots = anyio.Semaphore(MAX_CONNECTIONS)
+            tls = httpx.create_ssl_context() if target.scheme == "https" else None
+            self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
             self._owned = True
         else:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
@@ -88,7 +104,7 @@ class HTTPExchange:
     @asynccontextmanager
     async def stream(
         self, method: str, url: httpx.URL | str, **kwargs: Any
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[HTTPResponse]:
         """``httpx.AsyncClient.stream``, holding one of the connection slots.
 
         A request waits for a free slot without a time limit (its own cancellation and
@@ -103,13 +119,21 @@ class HTTPExchange:
             async with self._follow_redirects(method, url, kwargs) as response:
                 yield response
             return
-        async with slots, self._follow_redirects(method, url, kwargs) as response:
-            yield response
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            slots.acquire_nowait()  # the usual case: a free slot, no trip through the loop
+        except anyio.WouldBlock:
+            await slots.acquire()
+        try:
+            async with self._follow_redirects(method, url, kwargs) as response:
+                yield response
+        finally:
+            slots.release()
 
     @asynccontextmanager
     async def _follow_redirects(
         self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[HTTPResponse]:
         """Open the request, following redirects within the endpoint's origin only.
 
         httpx would follow a redirect anywhere, re-sending the body (a tool's arguments)
@@ -136,6 +160,13 @@ class HTTPExchange:
             location=str(url),
             origin=origin(httpx.URL(url)),
         )
+
+    async def delete(self, url: httpx.URL | str, headers: dict[str, str]) -> int:
+        """DELETE `url` (no redirects followed) and return the status code."""
+        async with self.stream("DELETE", url, headers=headers, **self.options()) as response:
+            async for _ in response.aiter_raw():
+                pass
+            return response.status_code
 
     def options(self, **timeout_overrides: float | None) -> dict[str, Any]:
         """The ``auth`` and ``timeout`` keywords of one request (``read=`` overrides)."""

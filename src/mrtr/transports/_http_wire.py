@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.lowlevel
 import httpx
@@ -35,6 +35,7 @@ __all__ = [
     "ACCEPT_POST",
     "ACCEPT_SSE",
     "EXCERPT",
+    "HTTPResponse",
     "answer_to",
     "as_response",
     "auth_error",
@@ -80,6 +81,22 @@ _DEFAULT_RETRY_MS = 1000
 _MAX_RETRY_MS = 60_000
 
 
+class HTTPResponse(Protocol):
+    """What the transport reads of a response: httpx's, or the own client's."""
+
+    @property
+    def status_code(self) -> int: ...
+    @property
+    def reason_phrase(self) -> str: ...
+    @property
+    def headers(self) -> httpx.Headers: ...
+    @property
+    def url(self) -> httpx.URL: ...
+    @property
+    def is_success(self) -> bool: ...
+    def aiter_raw(self) -> AsyncIterator[bytes]: ...
+
+
 @asynccontextmanager
 async def translate_http_errors(
     method: str, request_id: RequestId | None, read_timeout: float | None
@@ -105,7 +122,7 @@ async def translate_http_errors(
         ) from exc
 
 
-async def decoded_body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+async def decoded_body(response: HTTPResponse) -> AsyncGenerator[bytes, None]:
     """The body's bytes, decoded in bounded pieces (see `_http_decoding`).
 
     Raises:
@@ -126,7 +143,7 @@ async def decoded_body(response: httpx.Response) -> AsyncGenerator[bytes, None]:
         yield tail
 
 
-def session_id_of(response: httpx.Response) -> str | None:
+def session_id_of(response: HTTPResponse) -> str | None:
     """The ``Mcp-Session-Id`` a response assigns, checked before it is ever sent back.
 
     Raises:
@@ -214,7 +231,7 @@ def meta_version(message: JSONObject) -> str | None:
     return version if isinstance(version, str) else None
 
 
-def content_type(response: httpx.Response) -> str:
+def content_type(response: HTTPResponse) -> str:
     value: str = response.headers.get("content-type", "")
     return value.split(";")[0].strip().lower()
 
@@ -284,7 +301,7 @@ def answer_to(message: JSONObject, want: RequestId) -> JSONObject | None:
     )
 
 
-async def error_response(message: JSONObject, response: httpx.Response, cap: int) -> JSONObject:
+async def error_response(message: JSONObject, response: HTTPResponse, cap: int) -> JSONObject:
     """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error.
 
     Raises:
@@ -368,7 +385,7 @@ def retry_seconds(retry_ms: int | None) -> float:
     return value / 1000
 
 
-async def read_capped(response: httpx.Response, cap: int, *, limit: int | None = None) -> bytes:
+async def read_capped(response: HTTPResponse, cap: int, *, limit: int | None = None) -> bytes:
     """Read a (decoded) body without ever holding more than `cap` (or `limit`, cut).
 
     Raises:

@@ -1,4 +1,4 @@
-"""The Streamable HTTP client transport, for both MCP eras, on httpx.
+"""The Streamable HTTP client transport, for both MCP eras.
 
 The transport learns the era from what it carries. A request whose ``params._meta`` holds
 ``io.modelcontextprotocol/protocolVersion`` is modern (2026-07-28, stateless): it goes
@@ -14,9 +14,10 @@ Each outgoing message is POSTed from a task of the transport's lifespan task gro
 notifications, server requests on SSE streams) is queued for `receive`, in a bounded
 queue (a server that floods stops being read). A request the server could not answer
 is delivered as `RequestFailed` carrying a typed error; a JSON-RPC error body on an HTTP
-error status is delivered as that error response. httpx's exceptions are translated in
-one place, `_http_wire.translate_http_errors`; the client and its pools are
-`_http_pool.HTTPExchange`.
+error status is delivered as that error response. HTTP errors (httpx's exception
+classes, also raised by the own client) are translated in one place,
+`_http_wire.translate_http_errors`; which client carries the requests (the own HTTP/1.1
+pool, httpx for ``auth`` and proxies, or the caller's) is `_http_pool.HTTPExchange`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.transports._http_wire import (
     ACCEPT_POST,
     EXCERPT,
+    HTTPResponse,
     answer_to,
     as_response,
     content_type,
@@ -87,6 +89,7 @@ class _Pending:
 
     method: str
     modern: bool
+    body: bytes
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
 
 
@@ -174,7 +177,9 @@ class StreamableHTTPTransport(Transport):
         """
         if self._state is not _State.NEW:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
-        exchange = HTTPExchange(self._client_source, auth=self._auth, timeout=self._timeout)
+        exchange = HTTPExchange(
+            self._client_source, auth=self._auth, timeout=self._timeout, target=self._target
+        )
         self._exchange = exchange
         bind = getattr(self._auth, "bind_transport", None)
         if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
@@ -229,12 +234,12 @@ class StreamableHTTPTransport(Transport):
             ValueError: the message holds NaN or an infinity (not valid JSON).
         """
         self._check_usable()
-        encode_message(message)  # reject what the wire cannot carry here, as every transport does
+        body = encode_message(message)  # reject what the wire cannot carry here, as all do
         method = message.get("method")
         if not isinstance(method, str):
             self._spawn(self._post_plain, message)
         elif "id" in message:
-            self._start_request(message, method)
+            self._start_request(message, method, body)
         elif method == "notifications/cancelled" and self._cancel_modern(message):
             return
         else:
@@ -323,11 +328,11 @@ class StreamableHTTPTransport(Transport):
 
     # -- requests -------------------------------------------------------------------
 
-    def _start_request(self, message: JSONObject, method: str) -> None:
+    def _start_request(self, message: JSONObject, method: str, body: bytes) -> None:
         version = meta_version(message)
         if version is not None:
             self._modern_version = version
-        self._pending[message["id"]] = _Pending(method=method, modern=version is not None)
+        self._pending[message["id"]] = _Pending(method, version is not None, body)
         self._spawn(self._run_request, message)
 
     def _cancel_modern(self, message: JSONObject) -> bool:
@@ -383,12 +388,13 @@ class StreamableHTTPTransport(Transport):
         request_id: RequestId = message["id"]
         headers = self._request_headers(message)
         exchange, legacy = self._require_exchange(), self._require_legacy()
+        pending = self._pending.get(request_id)
         async with (
             translate_http_errors(method, request_id, exchange.read_timeout()),
             exchange.stream(
                 "POST",
                 self._target,
-                content=encode_message(message),
+                content=encode_message(message) if pending is None else pending.body,
                 headers=headers,
                 **exchange.options(),
             ) as response,
@@ -398,7 +404,7 @@ class StreamableHTTPTransport(Transport):
                 legacy.session_id = session_id_of(response) or legacy.session_id
             return await self._read_response(message, response)
 
-    async def _read_response(self, message: JSONObject, response: httpx.Response) -> JSONObject:
+    async def _read_response(self, message: JSONObject, response: HTTPResponse) -> JSONObject:
         method: str = message["method"]
         if not response.is_success:
             return await error_response(message, response, self._max_message_size)
@@ -417,7 +423,7 @@ class StreamableHTTPTransport(Transport):
             method=method,
         )
 
-    async def _read_post_stream(self, message: JSONObject, response: httpx.Response) -> JSONObject:
+    async def _read_post_stream(self, message: JSONObject, response: HTTPResponse) -> JSONObject:
         decoder = BoundedSSEDecoder(max_event_size=self._max_sse_event_size)
         legacy = self._require_legacy()
         resumable = legacy.version is not None
@@ -444,7 +450,7 @@ class StreamableHTTPTransport(Transport):
         )
 
     async def _pump_sse(
-        self, response: httpx.Response, decoder: BoundedSSEDecoder, want: RequestId | None
+        self, response: HTTPResponse, decoder: BoundedSSEDecoder, want: RequestId | None
     ) -> JSONObject | None:
         """Read SSE events: return the response to ``want``; relay everything else.
 
