@@ -336,7 +336,7 @@ _CHALLENGE_SCOPE = re.compile(r'scope="([^"]*)"')
 _CHALLENGE_EXCERPT = 200
 
 
-def auth_error(method: str, response: httpx.Response) -> AuthError:
+def auth_error(method: str, response: HTTPResponse) -> AuthError:
     """A final 401 or 403: an authorization problem, never evidence about the server's era."""
     url = str(response.url)
     status = response.status_code
