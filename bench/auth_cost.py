@@ -32,21 +32,32 @@ async def _legs(client: Client, calls: int) -> float:
     return (time.process_time() - start) / calls
 
 
-async def measure(url: str, calls: int, rounds: int) -> tuple[list[float], list[float]]:
+async def measure(
+    url: str, calls: int, rounds: int
+) -> tuple[list[float], list[float], list[float]]:
+    """Per leg: OAuth, a static header (the transport's own HTTP client), a static header
+    over httpx (what ``auth=`` runs on)."""
+    import httpx
+
     auth = OAuth(grant=AuthorizationCode(FollowRedirectAuthorizer()), store=MemoryStore())
     oauth_cpu: list[float] = []
     static_cpu: list[float] = []
-    async with Client(url, auth=auth) as with_oauth:
+    httpx_cpu: list[float] = []
+    async with Client(url, auth=auth) as with_oauth, httpx.AsyncClient() as http:
         await with_oauth.call_tool("whoami", {})  # logs in (not timed)
         assert auth.token is not None
         header = {"Authorization": f"Bearer {auth.token.access_token}"}
-        async with Client(url, headers=header) as with_header:
-            await _legs(with_header, 10)  # warm both
-            await _legs(with_oauth, 10)
+        async with (
+            Client(url, headers=header) as with_header,
+            Client(url, headers=header, http_client=http) as over_httpx,
+        ):
+            for client in (with_header, over_httpx, with_oauth):
+                await _legs(client, 10)  # warm all three
             for _ in range(rounds):
                 static_cpu.append(await _legs(with_header, calls))
+                httpx_cpu.append(await _legs(over_httpx, calls))
                 oauth_cpu.append(await _legs(with_oauth, calls))
-    return oauth_cpu, static_cpu
+    return oauth_cpu, static_cpu, httpx_cpu
 
 
 async def isolated(requests: int, rounds: int) -> tuple[list[float], list[float]]:
@@ -105,7 +116,10 @@ def main() -> None:
         server.wait()
         if server.stdout is not None:
             server.stdout.close()
-    _report(f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}:", *legs)
+    oauth_cpu, static_cpu, httpx_cpu = legs
+    title = f"client CPU per tools/call leg, {args.rounds} rounds of {args.calls}"
+    _report(f"{title}, static header on the transport's own HTTP client:", oauth_cpu, static_cpu)
+    _report(f"{title}, static header over httpx (like for like):", oauth_cpu, httpx_cpu)
     _report(
         f"client CPU per httpx request alone, {args.rounds} rounds of {args.calls * 10}:",
         *anyio.run(isolated, args.calls * 10, args.rounds),
