@@ -62,8 +62,11 @@ CONFORMANCE_NODE = "node@24"  # the suite's CLI needs Node >= 22
 
 @nox.session
 def conformance(session: nox.Session) -> None:
-    """The official MCP conformance suite, client mode, both eras (see tests/conformance/)."""
-    session.install("-e", ".")
+    """The official MCP conformance suite in client and server mode, both eras.
+
+    See tests/conformance/ (run.py drives the client, run_server.py the server).
+    """
+    session.install("-e", ".[server]")
     prefix = Path(session.cache_dir) / "conformance-npm"
     prefix.mkdir(parents=True, exist_ok=True)
     npm_args = ["--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
@@ -77,6 +80,15 @@ def conformance(session: nox.Session) -> None:
         "--client",
         f"{Path(session.bin) / 'python'} {client}",
         *session.posargs,
+    )
+    server = Path("tests/conformance/server.py").resolve()
+    session.run(
+        "python",
+        "tests/conformance/run_server.py",
+        "--suite-bin",
+        str(prefix / "node_modules" / ".bin"),
+        "--server",
+        f"{Path(session.bin) / 'python'} {server}",
     )
 
 

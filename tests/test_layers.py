@@ -24,8 +24,9 @@ LAYERS: list[set[str]] = [
     {"mrtr._jsonrpc"},
     {"mrtr._legs", "mrtr._envelope", "mrtr._backchannel", "mrtr._callbacks"},
     {"mrtr.session"},
-    {"mrtr._driver", "mrtr._driver_flow"},
-    {"mrtr._calls", "mrtr._negotiate"},
+    {"mrtr._driver", "mrtr._driver_flow", "mrtr._paused"},
+    {"mrtr._paused_store", "mrtr._store_sqlite", "mrtr._store_redis"},
+    {"mrtr._calls", "mrtr._negotiate", "mrtr._paused_client"},
     {"mrtr.client"},
     {"mrtr.__main__", "mrtr._demo"},
 ]
@@ -81,8 +82,14 @@ def test_no_module_imports_a_higher_layer() -> None:
 
 def test_no_module_is_over_the_size_budget() -> None:
     # ~500 lines per module (STYLE: one module per idea); the session keeps its typed
-    # overloads in one place, a little over.
-    budget = {"mrtr.session": 620, "mrtr.client": 560, "mrtr.transports.http": 540}
+    # overloads in one place, a little over, and so does the client (the pause=True
+    # overloads of its three multi-round calls); the error tree is one module by rule.
+    budget = {
+        "mrtr.session": 620,
+        "mrtr.client": 740,
+        "mrtr.transports.http": 540,
+        "mrtr.errors": 540,
+    }
     over = []
     for path in sorted(SRC.rglob("*.py")):
         lines = len(path.read_text(encoding="utf-8").splitlines())

@@ -88,9 +88,9 @@ def test_body_without_framing_ends_with_the_connection() -> None:
 
 
 def test_malformed_heads_are_refused() -> None:
-    for head in (b"SPDY/3 200 OK", b"HTTP/1.1 abc OK", b"HTTP/1.1 200 OK\r\nno colon here"):
+    for bad in (b"SPDY/3 200 OK", b"HTTP/1.1 abc OK", b"HTTP/1.1 200 OK\r\nno colon here"):
         with pytest.raises(httpx.RemoteProtocolError):
-            parse_head(head)
+            parse_head(bad)
     head = parse_head(b"HTTP/1.1 404 Not Found\r\nA:  b \r\nA: c")
     assert (head.status, head.reason, head.headers) == (
         404,

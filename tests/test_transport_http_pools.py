@@ -62,6 +62,7 @@ async def test_own_client_is_sharded_unless_proxies_are_configured(
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
     exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT)
+    assert isinstance(exchange.client, httpx.AsyncClient)
     assert isinstance(exchange.client._transport, ShardedTransport)
     assert exchange._slots is not None
     await exchange.aclose()
@@ -70,6 +71,7 @@ async def test_own_client_is_sharded_unless_proxies_are_configured(
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT)
     # a transport of our own would silently drop the proxy from the environment
+    assert isinstance(exchange.client, httpx.AsyncClient)
     assert not isinstance(exchange.client._transport, ShardedTransport)
     assert exchange._slots is None
     await exchange.aclose()

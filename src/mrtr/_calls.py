@@ -16,10 +16,13 @@ import anyio
 
 from mrtr._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
 from mrtr._legs import InputMethod, InputResponsesArg
+from mrtr._paused import PAUSE, RoundPaused
+from mrtr._paused_client import Pausing, can_answer, paused_from_round
 from mrtr._session_context import ClientRequestContext, ProgressCallback
 from mrtr.errors import DeadlineExceededError, ProtocolError
 
 if TYPE_CHECKING:
+    from mrtr._driver_flow import FlowState
     from mrtr.session import ClientSession
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
@@ -66,17 +69,24 @@ async def drive(
     max_rounds: int,
     limits: InputLimits | None,
     on_round: Callable[[RoundEvent], object] | None,
+    pausing: Pausing | None = None,
+    resumed: FlowState | None = None,
 ) -> Any:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
+
+    With ``pausing``, a round where a request stays unanswered (no live callback of its
+    kind, or the callback returned `PAUSE`) ends the call with a `PausedCall` instead;
+    ``resumed`` is the flow of a paused call whose retry this call's first leg is.
 
     Raises:
         DeadlineExceededError: the whole call ran past `deadline`.
         the other errors of `Client.call_tool`.
     """
+    args = (call, input_responses, request_state, max_rounds, limits, on_round, pausing, resumed)
     if deadline is None:
-        return await _drive(call, input_responses, request_state, max_rounds, limits, on_round)
+        return await _drive(*args)
     with anyio.move_on_after(deadline) as scope:
-        return await _drive(call, input_responses, request_state, max_rounds, limits, on_round)
+        return await _drive(*args)
     assert scope.cancelled_caught
     raise DeadlineExceededError(deadline)
 
@@ -88,6 +98,8 @@ async def _drive(
     max_rounds: int,
     limits: InputLimits | None,
     on_round: Callable[[RoundEvent], object] | None,
+    pausing: Pausing | None,
+    resumed: FlowState | None,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
     from mrtr.types import InputRequiredResult
@@ -99,9 +111,11 @@ async def _drive(
     session, method, name, arguments = call.session, call.method, call.name, call.arguments
     callbacks = session.input_callbacks
     version = session.protocol_version
-    round_number = 1
+    round_number = 1 if resumed is None else resumed.round + 1
 
     async def dispatch(key: str, request: InputRequest) -> Any:
+        if pausing is not None and not can_answer(callbacks, request):
+            return PAUSE
         context = ClientRequestContext(
             session=session,
             method=method,
@@ -118,15 +132,29 @@ async def _drive(
         round_number += 1
         return await leg(responses, state)
 
-    return await run_input_required_driver(
-        first,
-        dispatch=dispatch,
-        retry=retry,
-        max_rounds=max_rounds,
-        limits=limits,
-        on_round=on_round,
-        call=CallIdentity(method=method, name=name, arguments=arguments),
-    )
+    try:
+        return await run_input_required_driver(
+            first,
+            dispatch=dispatch,
+            retry=retry,
+            max_rounds=max_rounds,
+            limits=limits,
+            on_round=on_round,
+            call=CallIdentity(method=method, name=name, arguments=arguments),
+            state=resumed,
+            pausable=pausing is not None,
+        )
+    except RoundPaused as signal:
+        assert pausing is not None  # the driver pauses only when it may
+        return paused_from_round(
+            signal,
+            pausing,
+            session=session,
+            method=method,
+            name=name,
+            arguments=arguments,
+            max_rounds=max_rounds,
+        )
 
 
 async def walk_pages(

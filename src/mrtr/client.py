@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import KW_ONLY, dataclass, field, fields
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from typing_extensions import Self
 
@@ -31,6 +31,8 @@ from mrtr._calls import MAX_PAGES, Call, drive, walk_pages
 from mrtr._driver import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, InputLimits, RoundEvent
 from mrtr._legs import InputMethod, InputResponsesArg, call_params
 from mrtr._negotiate import negotiate
+from mrtr._paused import DEFAULT_PAUSE_TTL, PausedCall
+from mrtr._paused_client import Pausing, check_era
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
@@ -50,6 +52,8 @@ if TYPE_CHECKING:
     import httpx
     from pydantic import BaseModel
 
+    from mrtr._driver_flow import FlowState
+    from mrtr._paused_store import PausedCallStore
     from mrtr.types import (
         CallToolResult,
         CompleteResult,
@@ -115,6 +119,7 @@ class Client:
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks (for the manual loop, e.g. ``{"elicitation": {}}``).
+        pause_ttl: seconds a paused call may wait for its answers (``pause=True``).
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -143,6 +148,7 @@ class Client:
     auth: httpx.Auth | None = field(default=None, repr=False)
     http_client: HTTPClientArg | None = field(default=None, repr=False)
     capabilities: Mapping[str, Any] | BaseModel | None = None
+    pause_ttl: float = DEFAULT_PAUSE_TTL
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "legacy") and self.mode not in MODERN_PROTOCOL_VERSIONS:
@@ -156,6 +162,7 @@ class Client:
         _check_positive("read_timeout_seconds", self.read_timeout_seconds)
         _check_positive("call_timeout", self.call_timeout)
         _check_positive("max_message_size", self.max_message_size)
+        _check_positive("pause_ttl", self.pause_ttl)
         check_target(self.target)
         self._state = ClientState.UNOPENED
         self._entered = False
@@ -379,6 +386,7 @@ class Client:
 
     # -- multi-round calls -----------------------------------------------------------------
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -391,7 +399,37 @@ class Client:
         timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> CallToolResult:
+        pause: Literal[False] = False,
+    ) -> CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> CallToolResult | PausedCall: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> CallToolResult | PausedCall:
         """Call a tool and answer every round of input it asks for.
 
         Args:
@@ -405,9 +443,13 @@ class Client:
                 (default: the client's ``call_timeout``).
             input_required_max_rounds: this call's round cap (default: the client's).
             on_round: this call's round hook (default: the client's).
+            pause: stop at the first round where an input request stays unanswered (no
+                callback of its kind, or the callback returned `mrtr.PAUSE`) and return
+                a `PausedCall` holding it; answers given live in that round are kept.
 
         Returns:
-            The terminal `CallToolResult` (check ``is_error`` for tool-level failures).
+            The terminal `CallToolResult` (check ``is_error`` for tool-level failures),
+            or with ``pause=True`` possibly a `PausedCall` to answer and `resume`.
 
         Raises:
             DeadlineExceededError: the whole call ran past ``timeout``.
@@ -418,15 +460,23 @@ class Client:
             MCPError: the server refused, or a callback declined (or is missing:
                 ``"Elicitation not supported"``, ...).
             RequestTimeoutError, TransportError, ProtocolError: as the session.
-            ClientStateError: the client is not open.
+            ClientStateError: the client is not open; a callback returned `mrtr.PAUSE`
+                without ``pause=True``; ``pause=True`` on a legacy connection.
             Exception: whatever a callback raised, as itself.
         """
         call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
-        result: CallToolResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: CallToolResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
 
+    @overload
     async def get_prompt(
         self,
         name: str,
@@ -439,10 +489,40 @@ class Client:
         timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> GetPromptResult:
+        pause: Literal[False] = False,
+    ) -> GetPromptResult: ...
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> GetPromptResult | PausedCall: ...
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> GetPromptResult | PausedCall:
         """Get a prompt, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool`.
+        Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -450,11 +530,18 @@ class Client:
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
         call = self._call("prompts/get", name, arguments, progress_callback, read_timeout_seconds)
-        result: GetPromptResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: GetPromptResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
 
+    @overload
     async def read_resource(
         self,
         uri: str,
@@ -466,10 +553,38 @@ class Client:
         timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> ReadResourceResult:
+        pause: Literal[False] = False,
+    ) -> ReadResourceResult: ...
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> ReadResourceResult | PausedCall: ...
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> ReadResourceResult | PausedCall:
         """Read a resource, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool`.
+        Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -477,10 +592,96 @@ class Client:
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
         call = self._call("resources/read", str(uri), None, progress_callback, read_timeout_seconds)
-        result: ReadResourceResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: ReadResourceResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
+
+    async def resume(
+        self,
+        paused: PausedCall,
+        *,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
+        """Send the retry of an answered `PausedCall` and go on with the normal loop.
+
+        The loop keeps the value's round count and round cap, answers later rounds
+        through the callbacks, and pauses again where a request stays unanswered. A
+        value alone guarantees nothing against a second resume elsewhere: use
+        `resume_from` with a store for that.
+
+        Returns:
+            The terminal result, or the next round's `PausedCall` (same id).
+
+        Raises:
+            PausedCallFormatError: an unknown format version.
+            PausedCallMismatchError: another protocol era or server.
+            PausedCallIncompleteError: some request has no answer; nothing was sent.
+            PausedCallExpiredError: past ``expires_at``; nothing was sent.
+            RequestStateRejectedError: the server refused the state: start over.
+            Exception: anything `call_tool` raises.
+        """
+        from mrtr._paused_client import check_resumable, resumed_state
+
+        check_resumable(self, paused)
+        call = self._call(
+            paused.method,  # type: ignore[arg-type]  # checked when the value was read
+            paused.name,
+            paused.arguments,
+            progress_callback,
+            read_timeout_seconds,
+        )
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await self._run(
+            call,
+            paused.answers,
+            paused.request_state,
+            timeout,
+            paused.max_rounds,
+            on_round,
+            Pausing(self.pause_ttl, paused),
+            resumed_state(paused),
+        )
+        return outcome
+
+    async def resume_from(
+        self, store: PausedCallStore, id: str, *, lease: float = 60.0
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
+        """Resume a stored paused call, exactly once across every worker of the store.
+
+        Claims the call (a fence), records the retry as sent before it leaves, renews
+        the lease while it runs, and records the outcome: the result, a failure, or the
+        next round's `PausedCall` (paused again in the store, same id).
+
+        Returns:
+            The terminal result, or the next round's `PausedCall`.
+
+        Raises:
+            PausedCallNotFoundError, PausedCallExpiredError, PausedCallBusyError,
+            PausedCallInDoubtError, PausedCallClosedError, LeaseLostError: from the store.
+            RequestStateRejectedError: the server refused the state (recorded as failed).
+            Exception: anything `resume` raises.
+        """
+        from mrtr._paused_client import resume_from
+
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await resume_from(self, store, id, lease=lease)
+        return outcome
+
+    def _pausing(self, pause: bool) -> Pausing | None:
+        if not pause:
+            return None
+        check_era(self.session)
+        return Pausing(self.pause_ttl)
 
     def _call(
         self,
@@ -513,8 +714,10 @@ class Client:
         deadline: float | None,
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
+        pausing: Pausing | None = None,
+        resumed: FlowState | None = None,
     ) -> Any:
-        """Run one call to its terminal result within its deadline."""
+        """Run one call to its terminal result (or its pause) within its deadline."""
         budget = self.call_timeout if deadline is None else deadline
         _check_positive("timeout", budget)
         return await drive(
@@ -525,6 +728,8 @@ class Client:
             max_rounds=self.input_required_max_rounds if max_rounds is None else max_rounds,
             limits=self.input_limits,
             on_round=self.on_round if on_round is None else on_round,
+            pausing=pausing,
+            resumed=resumed,
         )
 
 

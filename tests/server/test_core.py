@@ -93,6 +93,47 @@ async def test_missing_capabilities_is_invalid_params() -> None:
     assert "clientCapabilities" in error["message"]
 
 
+async def test_a_request_without_a_protocol_version_is_invalid_params() -> None:
+    # neither an initialized legacy session nor the modern envelope: the params are wrong
+    bare = {"jsonrpc": "2.0", "id": 7, "method": "server/discover", "params": {}}
+    error = (await ask(make_server().connection(), bare))["error"]
+    assert error["code"] == -32602
+    no_version = request("server/discover", id=8)
+    del no_version["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+    response = await ask(make_server().connection(), no_version)
+    assert response["error"]["code"] == -32602 and response["id"] == 8
+
+
+async def test_initialize_with_the_modern_envelope_is_method_not_found() -> None:
+    conn = make_server().connection()
+    error = (await ask(conn, request("initialize")))["error"]
+    assert error["code"] == -32601
+    # the connection was not turned into a legacy session by it
+    assert (await ask(conn, request("tools/list")))["result"]["tools"]
+
+
+async def test_completion_answers_through_on_complete() -> None:
+    from mrtr.types import CompleteRequestParams, CompleteResult, Completion
+
+    seen: list[CompleteRequestParams] = []
+
+    async def complete(ctx: Any, params: CompleteRequestParams) -> CompleteResult:
+        seen.append(params)
+        values = [v for v in ("red", "green", "blue") if v.startswith(params.argument.value)]
+        return CompleteResult(completion=Completion(values=values, total=len(values)))
+
+    server = Server("s", on_complete=complete)
+    assert server.capabilities()["completions"] == {}
+    ref = {"type": "ref/prompt", "name": "colour"}
+    message = request("completion/complete", {"ref": ref, "argument": {"name": "c", "value": "g"}})
+    result = (await ask(server.connection(), message))["result"]
+    assert result["completion"] == {"values": ["green"], "total": 1}
+    assert result["resultType"] == "complete"
+    assert seen[0].ref.name == "colour"  # type: ignore[union-attr]
+    bad = request("completion/complete", {"ref": ref})
+    assert (await ask(server.connection(), bad))["error"]["code"] == -32602
+
+
 async def test_two_round_flow_with_sealed_state() -> None:
     conn = make_server().connection()
     first = (await ask(conn, call("provision", {"name": "orders"})))["result"]
@@ -181,7 +222,7 @@ async def test_legacy_session() -> None:
     conn = make_server().connection()
     assert (await ask(conn, request("ping", modern=False)))["result"] == {}
     error = (await ask(conn, request("tools/list", modern=False)))["error"]
-    assert error["code"] == -32600 and "initialize" in error["message"]
+    assert error["code"] == -32602 and "initialize" in error["message"]
     init = await ask(
         conn,
         request(

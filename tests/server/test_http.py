@@ -155,6 +155,30 @@ async def test_error_statuses() -> None:
         assert response.status_code == 400 and response.json()["error"]["code"] == -32021
 
 
+async def test_stateless_envelope_errors() -> None:
+    async with client_for(make_server()) as client:
+        bare = {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}}
+        response = await post(client, bare, **{"mcp-protocol-version": "2026-07-28"})
+        assert response.status_code == 400
+        assert response.json()["id"] == 3 and response.json()["error"]["code"] == -32602
+        init = request("initialize", id=4)
+        response = await post(client, init)
+        assert response.status_code == 404 and response.json()["error"]["code"] == -32601
+        assert "mcp-session-id" not in response.headers
+
+
+async def test_no_log_messages_without_a_log_level() -> None:
+    async with client_for(make_server()) as client:
+        response = await post(client, request("tools/call", {"name": "chatty"}, progressToken="p"))
+        events = [
+            json.loads(line[len("data: ") :])
+            for line in response.text.splitlines()
+            if line.startswith("data: ")
+        ]
+        methods = [e.get("method", "response") for e in events]
+        assert methods == ["notifications/progress", "notifications/progress", "response"]
+
+
 async def test_bad_http_requests() -> None:
     async with client_for(make_server(), max_message_size=1000) as client:
         assert (await client.get(URL)).status_code == 405
@@ -180,7 +204,7 @@ async def test_bad_http_requests() -> None:
         note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
         assert (await post(client, note)).status_code == 202
         no_version = await post(client, request("tools/list", modern=False))
-        assert no_version.status_code == 400 and no_version.json()["error"]["code"] == -32600
+        assert no_version.status_code == 400 and no_version.json()["error"]["code"] == -32602
 
 
 async def test_origin_check() -> None:

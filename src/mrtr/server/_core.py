@@ -45,6 +45,8 @@ from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
+    CompleteRequestParams,
+    CompleteResult,
     CreateMessageRequest,
     ElicitRequest,
     ElicitRequestURLParams,
@@ -89,6 +91,7 @@ _ROUTES: dict[str, _Route] = {
     "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
     "resources/templates/list": _Route(PaginatedRequestParams, ListResourceTemplatesResult, False),
     "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
+    "completion/complete": _Route(CompleteRequestParams, CompleteResult, True),
 }
 
 
@@ -226,9 +229,10 @@ class ServerConnection:
         emit: Emit,
         principal: Principal | None,
     ) -> JSONObject:
-        if method == "initialize":
+        enveloped = is_modern(params)
+        if method == "initialize" and not enveloped:
             return self._spec.initialize_result(self._gate.initialize(params))
-        if method == "ping" and not is_modern(params):
+        if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
         route = _ROUTES.get(method)

@@ -153,8 +153,8 @@ class EraGate:
             return self._modern_envelope(meta)
         if self.legacy_version is None:
             raise HandlerError(
-                INVALID_REQUEST,
-                f"Invalid Request: {method} carries no protocol version; send initialize "
+                INVALID_PARAMS,
+                f"Invalid params: {method} carries no protocol version; send initialize "
                 f"first, or put {META_PROTOCOL_VERSION} in params._meta",
             )
         return Envelope(

@@ -18,8 +18,6 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -39,6 +37,7 @@ from mrtr.server._jsonrpc import (
     error_response,
 )
 from mrtr.server._origin import OriginPolicy
+from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -52,7 +51,6 @@ from mrtr.types import (
     INVALID_REQUEST,
     META_PROTOCOL_VERSION,
 )
-from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
@@ -96,17 +94,6 @@ class _Reply(Exception):
 
 def _error_reply(status: int, code: int, message: str, request_id: Any = None) -> _Reply:
     return _Reply(status, error_response(request_id, HandlerError(code, message)))
-
-
-def _decode_header_value(value: str) -> str | None:
-    """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken."""
-    if not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX)):
-        return value
-    encoded = value[len(BASE64_HEADER_PREFIX) : -len(BASE64_HEADER_SUFFIX)]
-    try:
-        return base64.b64decode(encoded, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
 
 
 class _Request:
@@ -297,7 +284,7 @@ class StreamableHTTPApp:
             connection = session.connection
             self._check_legacy_version(request, connection, message)
             legacy = True
-        elif message.get("method") == "initialize":
+        elif message.get("method") == "initialize" and not _has_envelope(message):
             if len(self._sessions) >= self._sessions.max_sessions:
                 raise _busy("too many sessions", message.get("id"))
             connection, legacy = self._connect(), True
@@ -305,6 +292,7 @@ class StreamableHTTPApp:
             connection, legacy = self._connect(), False
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
+                await self._check_param_headers(request, message, principal)
         if not is_request:
             await connection.handle(message, emit=_drop, principal=principal)
             raise _Reply(202)
@@ -353,7 +341,7 @@ class StreamableHTTPApp:
                 raise _error_reply(
                     400, HEADER_MISMATCH, f"Header mismatch: {name} header is missing", request_id
                 )
-            value = _decode_header_value(raw) if name == "Mcp-Name" else raw
+            value = decode_header_value(raw) if name == "Mcp-Name" else raw
             if value != expected:
                 raise _error_reply(
                     400,
@@ -362,6 +350,17 @@ class StreamableHTTPApp:
                     f"body value {expected!r}",
                     request_id,
                 )
+
+    async def _check_param_headers(
+        self, request: _Request, message: JSONObject, principal: Principal | None
+    ) -> None:
+        if message.get("method") != "tools/call":
+            return
+        problem = await param_header_mismatch(self._connect, message, request.headers, principal)
+        if problem is not None:
+            raise _error_reply(
+                400, HEADER_MISMATCH, f"Header mismatch: {problem}", message.get("id")
+            )
 
     async def _answer(
         self,

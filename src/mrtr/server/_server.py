@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
+        CompleteRequestParams,
+        CompleteResult,
         GetPromptRequestParams,
         GetPromptResult,
         InputRequiredResult,
@@ -73,6 +75,9 @@ ReadResourceHandler = Callable[
     [ServerRequestContext, "ReadResourceRequestParams"],
     Awaitable["ReadResourceResult | InputRequiredResult"],
 ]
+CompleteHandler = Callable[
+    [ServerRequestContext, "CompleteRequestParams"], Awaitable["CompleteResult"]
+]
 TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 """Maps a bearer token to the principal it authenticates, or ``None`` to reject it."""
 
@@ -104,6 +109,8 @@ class Server:
         on_list_resources: answers ``resources/list``.
         on_list_resource_templates: answers ``resources/templates/list``.
         on_read_resource: answers ``resources/read``.
+        on_complete: answers ``completion/complete`` (argument autocompletion for
+            prompts and resource templates); declares the ``completions`` capability.
         request_state_security: the sealing policy; ``None`` (the default) seals with an
             ephemeral key, `UNSEALED` turns sealing off.
         handler_error_log_level: the level at which an exception a handler raises is
@@ -130,6 +137,7 @@ class Server:
         on_list_resources: ListHandler | None = None,
         on_list_resource_templates: ListHandler | None = None,
         on_read_resource: ReadResourceHandler | None = None,
+        on_complete: CompleteHandler | None = None,
         request_state_security: RequestStateSecurity | _Unsealed | None = None,
         handler_error_log_level: int = logging.ERROR,
     ) -> None:
@@ -144,6 +152,7 @@ class Server:
         self.on_list_resources = on_list_resources
         self.on_list_resource_templates = on_list_resource_templates
         self.on_read_resource = on_read_resource
+        self.on_complete = on_complete
         real_name = name.strip() or None
         if request_state_security is None:
             self.request_state_policy: RequestStateSecurity | None = (
@@ -187,6 +196,8 @@ class Server:
             caps["prompts"] = {}
         if self.on_list_resources or self.on_list_resource_templates or self.on_read_resource:
             caps["resources"] = {}
+        if self.on_complete:
+            caps["completions"] = {}
         return caps
 
     def discover_result(self) -> dict[str, Any]:
@@ -232,6 +243,7 @@ class Server:
             "resources/list": self.on_list_resources,
             "resources/templates/list": self.on_list_resource_templates,
             "resources/read": self.on_read_resource,
+            "completion/complete": self.on_complete,
         }
         return ServerSpec(
             handlers={method: h for method, h in candidates.items() if h is not None},

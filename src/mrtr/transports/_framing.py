@@ -13,6 +13,7 @@ from mrtr.transports._base import JSONObject
 
 __all__ = [
     "decode_message",
+    "encode_echoing",
     "encode_message",
     "encode_text",
     "response_id_of_unparseable",
@@ -25,6 +26,9 @@ _UTF8_CHUNK = 1 << 16  # measure long non-ASCII text in slices, not one full cop
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
 def encode_message(message: JSONObject) -> bytes:
     """Serialize one message to compact UTF-8 JSON (no trailing newline).
 
@@ -34,6 +38,24 @@ def encode_message(message: JSONObject) -> bytes:
             surrogate (not encodable as UTF-8).
     """
     return encode_text(message).encode("utf-8")
+
+
+def encode_echoing(message: JSONObject) -> bytes:
+    """`encode_message` for what a client sends: a lone surrogate goes out escaped.
+
+    JSON can carry a lone surrogate as an escape, and a server's ``requestState`` must
+    come back byte for byte; such a message cannot be UTF-8, so it is written with every
+    non-ASCII character escaped instead (the usual message takes the fast path).
+
+    Raises:
+        TypeError: the message is not a dict, or holds a value JSON cannot represent.
+        ValueError: the message holds NaN or an infinity (not valid JSON).
+    """
+    text = encode_text(message)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII_ENCODER.encode(message).encode("ascii")
 
 
 def encode_text(message: JSONObject) -> str:

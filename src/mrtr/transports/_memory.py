@@ -23,7 +23,7 @@ import anyio.lowlevel
 from mrtr._anyio import event_factory
 from mrtr.errors import MessageTooLargeError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import decode_message, encode_echoing
 
 __all__ = ["DEFAULT_MAX_BUFFERED_MESSAGES", "MemoryTransport", "create_memory_transport_pair"]
 
@@ -224,7 +224,7 @@ class MemoryTransport(Transport):
             ValueError: the message holds NaN or an infinity.
         """
         self._check_open()
-        await self._send_frame(encode_message(message))
+        await self._send_frame(encode_echoing(message))
 
     async def send_raw(self, data: bytes | str) -> None:
         """Hand the peer one frame of raw text, bypassing serialization.

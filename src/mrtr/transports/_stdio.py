@@ -38,7 +38,7 @@ from mrtr.errors import (
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import (
     decode_message,
-    encode_message,
+    encode_echoing,
     response_id_of_unparseable,
 )
 from mrtr.transports._pipes import (
@@ -236,7 +236,7 @@ class StdioTransport(Transport):
             TypeError: the message is not a dict or is not JSON-serializable.
             ValueError: the message holds NaN or an infinity.
         """
-        data = encode_message(message) + b"\n"
+        data = encode_echoing(message) + b"\n"
         process = self._require_open()
         assert self._stdin is not None
         await _acquire(self._send_lock)

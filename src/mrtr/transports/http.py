@@ -43,7 +43,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
-from mrtr.transports._framing import encode_message
+from mrtr.transports._framing import encode_echoing
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
 from mrtr.transports._http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
@@ -234,7 +234,7 @@ class StreamableHTTPTransport(Transport):
             ValueError: the message holds NaN or an infinity (not valid JSON).
         """
         self._check_usable()
-        body = encode_message(message)  # reject what the wire cannot carry here, as all do
+        body = encode_echoing(message)  # reject what the wire cannot carry here, as all do
         method = message.get("method")
         if not isinstance(method, str):
             self._spawn(self._post_plain, message)
@@ -394,7 +394,7 @@ class StreamableHTTPTransport(Transport):
             exchange.stream(
                 "POST",
                 self._target,
-                content=encode_message(message) if pending is None else pending.body,
+                content=encode_echoing(message) if pending is None else pending.body,
                 headers=headers,
                 **exchange.options(),
             ) as response,
@@ -491,7 +491,7 @@ class StreamableHTTPTransport(Transport):
                 exchange.stream(
                     "POST",
                     self._target,
-                    content=encode_message(message),
+                    content=encode_echoing(message),
                     headers=headers,
                     **exchange.options(),
                 ) as response,
