@@ -405,6 +405,8 @@ class IssuerMismatchError(DiscoveryError):
             server_url=server_url,
         )
         self.kind = kind
+
+
 class PausedCallError(MRTRError):
     """A paused call cannot be read, answered, claimed or resumed as asked."""
 
@@ -516,6 +518,8 @@ class InsufficientScopeError(AuthError):
         )
         self.required = required
         self.granted = granted
+
+
 class PausedCallIncompleteError(PausedCallError):
     """The paused call still has unanswered input requests; nothing was sent.
 
