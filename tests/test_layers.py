@@ -83,12 +83,13 @@ def test_no_module_imports_a_higher_layer() -> None:
 def test_no_module_is_over_the_size_budget() -> None:
     # ~500 lines per module (STYLE: one module per idea); the session keeps its typed
     # overloads in one place, a little over, and so does the client (the pause=True
-    # overloads of its three multi-round calls); the error tree is one module by rule.
+    # overloads of its three multi-round calls); the error tree is one module by rule
+    # (two subtrees with context attributes: paused calls and OAuth).
     budget = {
         "mrtr.session": 620,
         "mrtr.client": 740,
         "mrtr.transports.http": 540,
-        "mrtr.errors": 540,
+        "mrtr.errors": 720,
     }
     over = []
     for path in sorted(SRC.rglob("*.py")):

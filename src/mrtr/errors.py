@@ -59,10 +59,10 @@ if TYPE_CHECKING:
     from mrtr.types import ErrorData, InputRequiredResult
 
 __all__ = [
+    "AlreadyAnsweredError",
     "AuthError",
     "AuthorizationDeniedError",
     "AuthorizationRequiredError",
-    "AlreadyAnsweredError",
     "ClientStateError",
     "DeadlineExceededError",
     "DiscoveryError",
@@ -94,8 +94,8 @@ __all__ = [
     "RequestStateRejectedError",
     "RequestTimeoutError",
     "ResourceMismatchError",
-    "TokenEndpointError",
     "StaleRoundError",
+    "TokenEndpointError",
     "TransportError",
     "UnknownInputKeyError",
 ]
