@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
         "mrtr._version",
         "mrtr._stray",
     },
-    {"mrtr.transports"},
+    {"mrtr.transports", "mrtr.auth"},  # auth: an httpx.Auth the HTTP transport is given
     {"mrtr._jsonrpc"},
     {"mrtr._legs", "mrtr._envelope", "mrtr._backchannel", "mrtr._callbacks"},
     {"mrtr.session"},
@@ -85,12 +85,12 @@ def test_no_module_is_over_the_size_budget() -> None:
     # ~500 lines per module (STYLE: one module per idea); the session keeps its typed
     # overloads in one place, a little over, and so does the client (the pause=True
     # overloads of its three multi-round calls, and its tracing settings); the error
-    # tree is one module by rule.
+    # tree is one module by rule (two subtrees with context attributes: paused calls and OAuth).
     budget = {
         "mrtr.session": 620,
         "mrtr.client": 755,
         "mrtr.transports.http": 540,
-        "mrtr.errors": 540,
+        "mrtr.errors": 720,
     }
     over = []
     for path in sorted(SRC.rglob("*.py")):
