@@ -1,0 +1,167 @@
+"""The entry point: parse, run one command on the chosen event loop, map the outcome to an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, exit_code_for
+
+__all__ = ["main"]
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The one real error inside nested exception groups, if there is exactly one."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _interactive(opts: argparse.Namespace) -> bool:
+    from mrtr.cli._terminal import Terminal
+
+    if opts.no_input or os.environ.get("CI"):
+        return False
+    return Terminal.available()
+
+
+def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
+    from mrtr.cli._answering import Answerer
+    from mrtr.cli._answers import AnswerBook, Recorder
+    from mrtr.cli._commands import Context
+    from mrtr.cli._render import Output
+    from mrtr.cli._terminal import Terminal
+
+    color = {"always": True, "never": False}.get(opts.color)
+    terminal = Terminal(color=color) if _interactive(opts) else None
+    output = Output(mode=opts.output, terminal=terminal, verbose=opts.verbose)
+    book = AnswerBook()
+    book.add_flags(opts.answer, opts.accept, opts.decline, opts.cancel)
+    if opts.answers:
+        book.add_file(opts.answers)
+    policy = opts.unanswered or ("pause" if opts.pause else book.otherwise or "fail")
+    server = opts.words[0] if opts.words and not server_command else "server"
+    answerer = Answerer(
+        book=book,
+        server=server,
+        terminal=terminal,
+        recorder=Recorder(opts.record_answers) if opts.record_answers else None,
+        sampling_cmd=opts.sampling_cmd,
+        roots=opts.root,
+        policy=policy,
+        on_event=output.event,
+    )
+    return Context(opts, server_command, output, answerer=answerer)
+
+
+def _report(ctx: Any, exc: BaseException) -> int:
+    """Print a failure the way the output mode asks; returns its exit code."""
+    code = exit_code_for(exc)
+    message = str(exc) or type(exc).__name__
+    parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
+    details = getattr(exc, "details", None)
+    if details:
+        parts["error"]["details"] = details
+    if getattr(exc, "code", None) is not None and not isinstance(exc, CLIError):
+        parts["error"]["code"] = exc.code  # type: ignore[attr-defined]
+    pending = getattr(exc, "pending", None)
+    if pending:
+        parts["pending"] = {"inputRequests": pending}
+    sink = getattr(ctx, "sink", None) if ctx is not None else None
+    if ctx is None:
+        print(f"mrtr: {message}", file=sys.stderr)
+        return code
+    ctx.output.failure(code, message, **parts)
+    if details and ctx.output.mode not in ("json", "jsonl"):
+        print(f"  {details}", file=sys.stderr)
+    if code == 4 and sink is not None and sink.tail:
+        print("the server's last stderr lines:", file=sys.stderr)
+        for line in sink.tail:
+            print(f"  [server] {line}", file=sys.stderr)
+    return code
+
+
+def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
+    import anyio
+
+    ctx = None
+    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
+
+    async def go() -> int:
+        nonlocal ctx
+        from mrtr.cli._commands import run_server_command
+
+        ctx = _context(opts, server_command)
+        try:
+            return await run_server_command(ctx)
+        finally:
+            terminal = ctx.output.terminal
+            if terminal is not None:
+                terminal.close()
+
+    try:
+        return anyio.run(go, backend=backend)
+    except KeyboardInterrupt:
+        print("\nmrtr: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BaseException as raised:  # every outcome becomes an exit code here
+        exc = _unwrap(raised)
+        if isinstance(exc, KeyboardInterrupt):
+            print("\nmrtr: interrupted", file=sys.stderr)
+            return INTERRUPTED
+        if isinstance(exc, SystemExit):
+            raise
+        if exit_code_for(exc) == 1:
+            import traceback
+
+            traceback.print_exception(exc)
+        return _report(ctx, exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mrtr`` command; returns the exit code."""
+    from mrtr.cli._args import build_parser, default_prog, split_server_command
+
+    words, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(default_prog())
+    try:
+        opts = parser.parse_args(words)
+    except SystemExit as stop:
+        return USAGE if stop.code not in (0, None) else 0
+    if opts.version:
+        from mrtr import __version__
+
+        print(f"mrtr {__version__}")
+        return 0
+    if opts.command is None:
+        parser.print_help(sys.stderr)
+        return USAGE
+    if opts.command == "call" and opts.tool_help:
+        needed = 1 if server_command else 2
+        if len(opts.words) < needed:
+            from mrtr.cli._args import SUBPARSERS
+
+            SUBPARSERS["call"].print_help()
+            return 0
+    if opts.command == "demo":
+        import anyio
+
+        from mrtr._demo import run_demo
+
+        return anyio.run(run_demo)
+    if opts.command == "demo-server":
+        from mrtr._demo import build_demo_server
+
+        build_demo_server().run_stdio()
+        return 0
+    if opts.command == "servers":
+        from mrtr.cli._commands import list_servers
+
+        try:
+            return list_servers(opts)
+        except CLIError as exc:
+            print(f"mrtr: {exc}", file=sys.stderr)
+            return exc.exit_code
+    return _run(opts, server_command)

@@ -1,0 +1,80 @@
+"""``--trace``: every JSON-RPC frame, both ways, on stderr, with secrets redacted.
+
+`TracingTransport` wraps any `Transport` and prints each message it carries, marked ``→``
+(to the server) or ``←`` (from it) with the time since the connection opened. Values that
+may be secret are replaced before printing: ``requestState`` (shown as its length and a
+short hash, since it is opaque and may carry server secrets) and any key that names a
+token, password, secret or authorization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import time
+from typing import IO, Any
+
+from mrtr.transports import JSONObject, RequestFailed, Transport
+
+__all__ = ["TracingTransport", "redact_frame"]
+
+_SECRET_KEY = re.compile(r"token|password|secret|authorization|api[-_]?key|cookie", re.I)
+
+
+def redact_frame(value: Any) -> Any:
+    """A copy of a JSON-RPC message with secret-looking values replaced."""
+    if isinstance(value, dict):
+        shown: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == "requestState" and isinstance(item, str):
+                digest = hashlib.sha256(item.encode()).hexdigest()[:8]
+                shown[key] = f"<{len(item.encode())} bytes sha256:{digest}>"
+            elif _SECRET_KEY.search(str(key)) and isinstance(item, (str, int, float)):
+                shown[key] = "<redacted>"
+            else:
+                shown[key] = redact_frame(item)
+        return shown
+    if isinstance(value, list):
+        return [redact_frame(item) for item in value]
+    return value
+
+
+class TracingTransport(Transport):
+    """A transport that prints what the transport inside it carries."""
+
+    def __init__(self, inner: Transport, *, out: IO[str] | None = None) -> None:
+        self.inner = inner
+        self._out = out
+        self._started = time.monotonic()
+
+    def _print(self, arrow: str, message: Any) -> None:
+        out = self._out or sys.stderr
+        elapsed = (time.monotonic() - self._started) * 1000
+        text = json.dumps(redact_frame(message), ensure_ascii=False)
+        out.write(f"{arrow} {elapsed:8.1f} ms {text}\n")
+        out.flush()
+
+    async def open(self) -> None:
+        """Open the inner transport."""
+        self._started = time.monotonic()
+        await self.inner.open()
+
+    async def send(self, message: JSONObject) -> None:
+        """Print, then send."""
+        self._print("→", message)
+        await self.inner.send(message)
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        """Receive, then print."""
+        message = await self.inner.receive()
+        if isinstance(message, RequestFailed):
+            self._print("✗", {"id": message.request_id, "failed": str(message.error)})
+        else:
+            self._print("←", message)
+        return message
+
+    async def aclose(self) -> None:
+        """Close the inner transport."""
+        await self.inner.aclose()
