@@ -37,6 +37,18 @@ SAMPLING_CMD_TIMEOUT = 300.0
 """Seconds a ``--sampling-cmd`` may run before it is stopped."""
 
 
+def root_list(roots: Sequence[str]) -> list[dict[str, str]]:
+    """``--root`` paths (or URIs) as the roots a server is offered."""
+    found = []
+    for root in roots:
+        if "://" in root:
+            found.append({"uri": root})
+        else:
+            path = Path(root).expanduser().absolute()
+            found.append({"uri": path.as_uri(), "name": path.name or str(path)})
+    return found
+
+
 class PauseRequested(InputUnansweredError):
     """A request is left for later: the call pauses (exit 6)."""
 
@@ -71,15 +83,8 @@ class Answerer:
 
     async def list_roots(self, ctx: ClientRequestContext) -> Any:
         """The roots callback: the ``--root`` paths, as file URIs."""
-        roots = []
-        for root in self.roots:
-            if "://" in root:
-                roots.append({"uri": root})
-            else:
-                path = Path(root).expanduser().resolve()
-                roots.append({"uri": path.as_uri(), "name": path.name or str(path)})
         self._note(ctx.key or "roots", "roots/list", "flag", ctx.round)
-        return {"roots": roots}
+        return {"roots": root_list(self.roots)}
 
     # -- the answer sources, in order ------------------------------------------------------
 
@@ -194,9 +199,7 @@ class Answerer:
         argv = shlex.split(self.sampling_cmd)
         with anyio.fail_after(SAMPLING_CMD_TIMEOUT):
             try:
-                done = await anyio.run_process(
-                    argv, input=json.dumps(params).encode(), check=False
-                )
+                done = await anyio.run_process(argv, input=json.dumps(params).encode(), check=False)
             except OSError as exc:
                 raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
         if done.returncode != 0:

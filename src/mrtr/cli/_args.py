@@ -48,56 +48,137 @@ def split_server_command(argv: list[str]) -> tuple[list[str], list[str]]:
 def _server_flags() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     conn = shared.add_argument_group("connection")
-    conn.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                      help="HTTP header (repeatable); ${VAR} in the value is expanded by mrtr")
-    conn.add_argument("--mode", choices=("auto", "legacy", "2026-07-28"), default="auto",
-                      help="protocol era (default: auto, probe then fall back to legacy)")
-    conn.add_argument("--timeout", type=float, metavar="S",
-                      help="budget for the whole call, all rounds included")
+    conn.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="HTTP header (repeatable); ${VAR} in the value is expanded by mrtr",
+    )
+    conn.add_argument(
+        "--mode",
+        choices=("auto", "legacy", "2026-07-28"),
+        default="auto",
+        help="protocol era (default: auto, probe then fall back to legacy)",
+    )
+    conn.add_argument(
+        "--timeout", type=float, metavar="S", help="budget for the whole call, all rounds included"
+    )
     conn.add_argument("--request-timeout", type=float, metavar="S", help="timeout per request")
-    conn.add_argument("--max-rounds", type=int, metavar="N",
-                      help="input-required rounds allowed per call (default 10)")
-    conn.add_argument("--root", action="append", default=[], metavar="PATH",
-                      help="a root offered to the server (repeatable)")
-    conn.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
-                      help="environment of a stdio server (repeatable)")
+    conn.add_argument(
+        "--max-rounds",
+        type=int,
+        metavar="N",
+        help="input-required rounds allowed per call (default 10)",
+    )
+    conn.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a root offered to the server (repeatable)",
+    )
+    conn.add_argument(
+        "-e",
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment of a stdio server (repeatable)",
+    )
     conn.add_argument("--cwd", help="working directory of a stdio server")
-    conn.add_argument("--config", action="append", default=[], metavar="FILE",
-                      help="read servers from this config file too (repeatable)")
-    conn.add_argument("--no-discover", action="store_true",
-                      help="read only --config files, not the editors' configs")
-    conn.add_argument("--input", action="append", default=[], metavar="ID=VALUE",
-                      help="value of a VS Code ${input:ID} (or set MRTR_INPUT_<ID>)")
-    conn.add_argument("--server-stderr", action="store_true",
-                      help="pass a stdio server's stderr through, prefixed [server]")
-    conn.add_argument("--backend", choices=("asyncio", "trio"),
-                      help="event loop (default: $MRTR_BACKEND or asyncio)")
+    conn.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="read servers from this config file too (repeatable)",
+    )
+    conn.add_argument(
+        "--no-discover",
+        action="store_true",
+        help="read only --config files, not the editors' configs",
+    )
+    conn.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="ID=VALUE",
+        help="value of a VS Code ${input:ID} (or set MRTR_INPUT_<ID>)",
+    )
+    conn.add_argument(
+        "--server-stderr",
+        action="store_true",
+        help="pass a stdio server's stderr through, prefixed [server]",
+    )
+    conn.add_argument(
+        "--backend",
+        choices=("asyncio", "trio"),
+        help="event loop (default: $MRTR_BACKEND or asyncio)",
+    )
     ans = shared.add_argument_group("answering input requests")
-    ans.add_argument("--answer", action="append", default=[], metavar="KEY=JSON",
-                     help="answer KEY: a form's content object, or KEY.field=VALUE")
-    ans.add_argument("--accept", action="append", default=[], metavar="KEY",
-                     help="accept KEY (form defaults; URL done out of band); * for all")
+    ans.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="answer KEY: a form's content object, or KEY.field=VALUE",
+    )
+    ans.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="accept KEY (form defaults; URL done out of band); * for all",
+    )
     ans.add_argument("--decline", action="append", default=[], metavar="KEY", help="decline KEY")
     ans.add_argument("--cancel", action="append", default=[], metavar="KEY", help="cancel KEY")
     ans.add_argument("--answers", metavar="FILE", help="answers file (mrtr.answers/1)")
-    ans.add_argument("--record-answers", metavar="FILE",
-                     help="write what you answered on the terminal, to replay with --answers")
-    ans.add_argument("--sampling-cmd", metavar="CMD",
-                     help="answer sampling with CMD (gets the request as JSON on stdin)")
+    ans.add_argument(
+        "--record-answers",
+        metavar="FILE",
+        help="write what you answered on the terminal, to replay with --answers",
+    )
+    ans.add_argument(
+        "--sampling-cmd",
+        metavar="CMD",
+        help="answer sampling with CMD (gets the request as JSON on stdin)",
+    )
     ans.add_argument("--no-input", action="store_true", help="never prompt on the terminal")
-    ans.add_argument("--unanswered", choices=("fail", "pause", "decline", "cancel"),
-                     help="what to do with a request nobody answered (default: fail)")
-    ans.add_argument("--pause", metavar="FILE",
-                     help="pause an unanswered call into FILE (2026-07-28); finish with resume")
+    ans.add_argument(
+        "--unanswered",
+        choices=("fail", "pause", "decline", "cancel"),
+        help="what to do with a request nobody answered (default: fail)",
+    )
+    ans.add_argument(
+        "--pause",
+        metavar="FILE",
+        help="pause an unanswered call into FILE (2026-07-28); finish with resume",
+    )
     out = shared.add_argument_group("output")
-    out.add_argument("--json", action="store_const", const="json", dest="output",
-                     help="one JSON document on stdout, on success and failure")
-    out.add_argument("-o", "--output", choices=("text", "json", "result", "content", "jsonl"),
-                     default="text", help="output mode (default text)")
-    out.add_argument("-v", "--verbose", action="count", default=0,
-                     help="one line per round; server log messages")
-    out.add_argument("--trace", action="store_true",
-                     help="print every JSON-RPC frame on stderr (secrets redacted)")
+    out.add_argument(
+        "--json",
+        action="store_const",
+        const="json",
+        dest="output",
+        help="one JSON document on stdout, on success and failure",
+    )
+    out.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json", "result", "content", "jsonl"),
+        default="text",
+        help="output mode (default text)",
+    )
+    out.add_argument(
+        "-v", "--verbose", action="count", default=0, help="one line per round; server log messages"
+    )
+    out.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every JSON-RPC frame on stderr (secrets redacted)",
+    )
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     return shared
 
@@ -133,8 +214,13 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     add("list", "list tools, prompts, resources or templates", "TARGET [tools|prompts|...]")
     call = add("call", "call a tool, answering every input request", "TARGET TOOL [KEY=VALUE]",
                add_help=False)  # fmt: skip
-    call.add_argument("-h", "--help", action="store_true", dest="tool_help",
-                      help="show this help, or the tool's parameters when TOOL is given")
+    call.add_argument(
+        "-h",
+        "--help",
+        action="store_true",
+        dest="tool_help",
+        help="show this help, or the tool's parameters when TOOL is given",
+    )
     call.add_argument("--args", metavar="JSON|@FILE|-", help="base arguments object")
     call.add_argument("--no-validate", action="store_true", help="skip the schema checks")
     add("read", "read a resource", "TARGET URI")

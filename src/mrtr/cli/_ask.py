@@ -11,6 +11,7 @@ A URL is shown in full with its host emphasised and opened only on a keypress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -64,7 +65,7 @@ def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: 
         hint += f" [default {json.dumps(prop['default'])}]"
     elif not required:
         hint += " [optional]"
-    lines.append(f"{term.style(title, '1')}{hint} › ")
+    lines.append(f"{term.style(title, '1')}{hint} > ")
     return "\n".join(lines)
 
 
@@ -81,7 +82,7 @@ def _ask_field(
         if text.strip() == "?":
             term.write("  commands: !decline  !cancel" + ("  !pause" if can_pause else "") + "\n")
             continue
-        if not text.strip() and field_kind(prop) != "string" or not text:
+        if not text or (not text.strip() and field_kind(prop) != "string"):
             if "default" in prop:
                 return prop["default"]
             if not required:
@@ -118,7 +119,7 @@ def ask_form(
     try:
         while True:
             content = _fill(term, schema, can_pause)
-            review = f"  send {json.dumps(content)}? [Y]es / [e]dit / [d]ecline / [c]ancel › "
+            review = f"  send {json.dumps(content)}? [Y]es / [e]dit / [d]ecline / [c]ancel > "
             choice = term.read_line(review).strip().lower()
             _command(choice, can_pause)
             if choice in ("", "y", "yes"):
@@ -141,10 +142,8 @@ def show_url(term: Terminal, url: str) -> str:
     start = safe.find(host)
     shown = safe[:start] + term.style(host, "1;4") + safe[start + len(host) :]
     if host.startswith("xn--") or ".xn--" in host:
-        try:
+        with contextlib.suppress(UnicodeError):
             shown += f"  (host {host} = {host.encode().decode('idna')})"
-        except UnicodeError:
-            pass
     return shown
 
 
@@ -156,7 +155,7 @@ def ask_url(term: Terminal, header: str, message: str, url: str, *, can_pause: b
         f"  the server asks you to open: {show_url(term, url)}\n"
         f"  host: {term.style(sanitize(host, multiline=False), '1')}\n"
     )
-    prompt = "  [o]pen in browser / [a]lready done / [d]ecline / [c]ancel › "
+    prompt = "  [o]pen in browser / [a]lready done / [d]ecline / [c]ancel > "
     while True:
         choice = term.read_line(prompt).strip().lower()
         if choice == PAUSE and can_pause:
@@ -199,7 +198,7 @@ def ask_sampling(
     term.write("\n".join(lines) + "\n")
     run = " / [r]un --sampling-cmd" if can_run else ""
     while True:
-        choice = term.read_line(f"  [t]ype a reply{run} / [d]ecline › ").strip().lower()
+        choice = term.read_line(f"  [t]ype a reply{run} / [d]ecline > ").strip().lower()
         if choice == PAUSE and can_pause:
             return PAUSE
         if choice in ("r", "run") and can_run:

@@ -63,29 +63,47 @@ def coerce_value(text: str, schema: Mapping[str, Any], name: str) -> Any:
     if not types or "string" in types:
         return text
     for kind in types:
-        if kind == "integer":
-            try:
-                return int(text)
-            except ValueError:
-                continue
-        elif kind == "number":
-            try:
-                number = float(text)
-            except ValueError:
-                continue
-            return int(number) if number.is_integer() and "." not in text else number
-        elif kind == "boolean" and text.lower() in _TRUE | _FALSE:
-            return text.lower() in _TRUE
-        elif kind == "null" and text in ("null", ""):
-            return None
-        elif kind in ("array", "object"):
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, list if kind == "array" else dict):
-                return value
+        try:
+            return _AS[kind](text)
+        except (KeyError, ValueError):
+            continue
     raise UsageError(f"{name}: expected {' or '.join(types)}, got {text!r}")
+
+
+def _as_number(text: str) -> float:
+    number = float(text)
+    return int(number) if number.is_integer() and "." not in text and "e" not in text else number
+
+
+def _as_boolean(text: str) -> bool:
+    if text.lower() not in _TRUE | _FALSE:
+        raise ValueError(text)
+    return text.lower() in _TRUE
+
+
+def _as_null(text: str) -> None:
+    if text not in ("null", ""):
+        raise ValueError(text)
+
+
+def _as_json(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        value = json.loads(text)  # JSONDecodeError is a ValueError
+        if not isinstance(value, kind):
+            raise ValueError(text)
+        return value
+
+    return parse
+
+
+_AS: dict[str, Any] = {
+    "integer": int,
+    "number": _as_number,
+    "boolean": _as_boolean,
+    "null": _as_null,
+    "array": _as_json(list),
+    "object": _as_json(dict),
+}
 
 
 def _read_file(path: str, name: str) -> str:
@@ -129,9 +147,11 @@ def load_args_option(value: str | None) -> dict[str, Any]:
     """``--args JSON|@file|-``: the base arguments object."""
     if value is None:
         return {}
-    text = _read_file(value[1:] if value.startswith("@") else "-", "--args") if (
-        value.startswith("@") or value == "-"
-    ) else value
+    text = (
+        _read_file(value[1:] if value.startswith("@") else "-", "--args")
+        if (value.startswith("@") or value == "-")
+        else value
+    )
     loaded = _load_json(text, "--args")
     if not isinstance(loaded, dict):
         raise UsageError("--args must be a JSON object")

@@ -211,7 +211,9 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
             return OK
         schema = None if opts.no_validate else (await _find_tool(client, tool)).get("inputSchema")
         base = load_args_option(opts.args)
-        arguments, warnings = build_arguments(tool, schema, pairs, base, validate=schema is not None)
+        arguments, warnings = build_arguments(
+            tool, schema, pairs, base, validate=schema is not None
+        )
         for warning in warnings:
             ctx.output.note(f"mrtr: warning: {warning}")
         ctx.output.header["call"] = {"method": "tools/call", "name": tool, "arguments": arguments}
@@ -308,7 +310,9 @@ def list_servers(opts: argparse.Namespace) -> int:
     home = os.path.expanduser("~")
     for entry in shown:
         where = entry.get("url") or " ".join([entry.get("command", ""), *entry.get("args", [])])
-        path = entry["file"].replace(home, "~", 1) if entry["file"].startswith(home) else entry["file"]
+        path = (
+            entry["file"].replace(home, "~", 1) if entry["file"].startswith(home) else entry["file"]
+        )
         print(f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}")
         print(f"    {path}")
         for part in ("env", "headers"):

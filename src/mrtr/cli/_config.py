@@ -11,7 +11,6 @@ holds its ``${...}`` templates: `expand` resolves them only when a server is use
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import sys
@@ -99,7 +98,9 @@ def discover_files(
     mrtr_dir = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     found.append(ConfigFile("mrtr", mrtr_dir / "mrtr" / "servers.json"))
     found.append(ConfigFile("claude-code", home / ".claude.json", project=cwd))
-    found += [ConfigFile("claude-desktop", d / "Claude" / "claude_desktop_config.json") for d in app_dirs]
+    found += [
+        ConfigFile("claude-desktop", d / "Claude" / "claude_desktop_config.json") for d in app_dirs
+    ]
     found.append(ConfigFile("cursor", home / ".cursor" / "mcp.json"))
     for d in app_dirs:
         found += [

@@ -37,13 +37,13 @@ def choices(prop: Mapping[str, Any]) -> list[Choice] | None:
     if isinstance(prop.get("enum"), list):
         names = prop.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(prop["enum"]) else None
-        return [
-            Choice(v, str(labels[i]) if labels else str(v)) for i, v in enumerate(prop["enum"])
-        ]
+        return [Choice(v, str(labels[i]) if labels else str(v)) for i, v in enumerate(prop["enum"])]
     for key in ("oneOf", "anyOf"):
         options = prop.get(key)
-        if isinstance(options, list) and options and all(
-            isinstance(o, dict) and "const" in o for o in options
+        if (
+            isinstance(options, list)
+            and options
+            and all(isinstance(o, dict) and "const" in o for o in options)
         ):
             return [Choice(o["const"], str(o.get("title") or o["const"])) for o in options]
     return None
@@ -53,9 +53,9 @@ def field_kind(prop: Mapping[str, Any]) -> str:
     """``enum``, ``multi``, ``boolean``, ``integer``, ``number`` or ``string``."""
     if choices(prop) is not None:
         return "enum"
-    if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
-        if choices(prop["items"]) is not None:
-            return "multi"
+    items = prop.get("items")
+    if prop.get("type") == "array" and isinstance(items, dict) and choices(items) is not None:
+        return "multi"
     kind = prop.get("type")
     return kind if kind in ("boolean", "integer", "number") else "string"
 
@@ -143,6 +143,14 @@ def _check_items(picked: list[Any], prop: Mapping[str, Any]) -> None:
         raise ValueError(f"choose at most {high}")
 
 
+def _check_typed_number(value: Any, kind: str, prop: Mapping[str, Any]) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected {kind}")
+    if kind == "integer" and not float(value).is_integer():
+        raise ValueError("expected an integer")
+    _check_number(value, prop)
+
+
 def check_value(value: Any, prop: Mapping[str, Any]) -> None:
     """Check an already-typed value (from JSON) against its field.
 
@@ -150,10 +158,9 @@ def check_value(value: Any, prop: Mapping[str, Any]) -> None:
         ValueError: it does not fit.
     """
     kind = field_kind(prop)
-    if kind == "enum":
-        if value not in [c.value for c in choices(prop) or []]:
-            raise ValueError(f"{value!r} is not one of the choices")
-    elif kind == "multi":
+    if kind == "enum" and value not in [c.value for c in choices(prop) or []]:
+        raise ValueError(f"{value!r} is not one of the choices")
+    if kind == "multi":
         allowed = [c.value for c in choices(prop["items"]) or []]
         if not isinstance(value, list) or any(v not in allowed for v in value):
             raise ValueError("not a list of the allowed choices")
@@ -162,23 +169,17 @@ def check_value(value: Any, prop: Mapping[str, Any]) -> None:
         if not isinstance(value, bool):
             raise ValueError("expected true or false")
     elif kind in ("integer", "number"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected {kind}")
-        if kind == "integer" and not float(value).is_integer():
-            raise ValueError("expected an integer")
-        _check_number(value, prop)
-    elif not isinstance(value, str):
-        raise ValueError("expected a string")
-    else:
+        _check_typed_number(value, kind, prop)
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise ValueError("expected a string")
         _check_string(value, prop)
 
 
 def check_content(content: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     """What is wrong with a form's content (empty when it fits the requested schema)."""
     properties = schema.get("properties") or {}
-    problems = [
-        f"{name}: required" for name in schema.get("required") or [] if name not in content
-    ]
+    problems = [f"{name}: required" for name in schema.get("required") or [] if name not in content]
     for name, value in content.items():
         prop = properties.get(name)
         if not isinstance(prop, dict):

@@ -1,4 +1,4 @@
-"""The entry point: parse, run one command on the chosen event loop, map the outcome to an exit code."""
+"""The entry point: parse, run one command on an event loop, map the outcome to an exit code."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ __all__ = ["main"]
 
 def _unwrap(exc: BaseException) -> BaseException:
     """The one real error inside nested exception groups, if there is exactly one."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    inner = getattr(exc, "exceptions", None)  # an ExceptionGroup (a backport on 3.10)
+    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
     return exc
 
 

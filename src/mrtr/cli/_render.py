@@ -142,7 +142,9 @@ class Output:
                 bar = f"{progress:g}"
             self.terminal.status(f"{bar} {sanitize(message or '', multiline=False)}")
         elif self.verbose:
-            self.note(f"progress {progress:g}/{total if total is not None else '?'} {message or ''}")
+            self.note(
+                f"progress {progress:g}/{total if total is not None else '?'} {message or ''}"
+            )
 
     def note(self, text: str) -> None:
         """A line for the person, on stderr."""

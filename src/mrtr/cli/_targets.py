@@ -167,9 +167,7 @@ def _resolve_named(target: str, configs: list[ConfigFile], expander: Expander) -
     return None
 
 
-def default_expander(
-    inputs: Mapping[str, str] | None = None, *, ask_input: Any = None
-) -> Expander:
+def default_expander(inputs: Mapping[str, str] | None = None, *, ask_input: Any = None) -> Expander:
     """An `Expander` over this process's environment, home and working directory."""
     return Expander(
         env=dict(os.environ),
@@ -182,6 +180,4 @@ def default_expander(
 
 def config_files(explicit: list[str], *, discover: bool = True) -> list[ConfigFile]:
     """The config files of this user and working directory, in priority order."""
-    return discover_files(
-        Path.cwd(), Path.home(), os.environ, explicit=explicit, discover=discover
-    )
+    return discover_files(Path.cwd(), Path.home(), os.environ, explicit=explicit, discover=discover)
