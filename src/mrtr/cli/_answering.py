@@ -23,7 +23,7 @@ import anyio.lowlevel
 
 from mrtr.cli._answers import AnswerBook, Recorder, elicit_response, sampling_response
 from mrtr.cli._ask import PAUSE, ask_form, ask_sampling, ask_url
-from mrtr.cli._exit import InputUnansweredError, UsageError
+from mrtr.cli._exit import CLIError, InputUnansweredError, UsageError
 from mrtr.cli._terminal import Terminal, sanitize
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class Answerer:
     on_event: Callable[[dict[str, Any]], None] | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
     unanswered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failure: CLIError | None = None
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
     _per_round: dict[Any, list[str]] = field(default_factory=dict)
     _legacy_counts: dict[str, int] = field(default_factory=dict)
@@ -75,11 +76,31 @@ class Answerer:
 
     async def elicit(self, ctx: ClientRequestContext, params: Any) -> Any:
         """The elicitation callback (form and URL mode)."""
-        return await self._serve(ctx, ELICIT, params.to_wire())
+        return await self._guarded(ctx, ELICIT, params.to_wire())
 
     async def sample(self, ctx: ClientRequestContext, params: Any) -> Any:
         """The sampling callback."""
-        return await self._serve(ctx, SAMPLE, params.to_wire())
+        return await self._guarded(ctx, SAMPLE, params.to_wire())
+
+    async def _guarded(self, ctx: ClientRequestContext, method: str, params: dict[str, Any]) -> Any:
+        """Serve one request; on the legacy back-channel a failure is kept, the server refused.
+
+        The library answers a raising back-channel callback with an internal error, so the
+        reason (a bad answer, a failed --sampling-cmd) would be lost: it is kept in
+        `failure` and reported as the command's outcome instead.
+        """
+        if ctx.round is not None:
+            return await self._serve(ctx, method, params)
+        try:
+            return await self._serve(ctx, method, params)
+        except CLIError as exc:
+            if self.failure is None:
+                self.failure = exc
+            from mrtr.types import ErrorData
+
+            if method == ELICIT:
+                return {"action": "cancel"}
+            return ErrorData(code=-1, message="the client could not answer this request")
 
     async def list_roots(self, ctx: ClientRequestContext) -> Any:
         """The roots callback: the ``--root`` paths, as file URIs."""

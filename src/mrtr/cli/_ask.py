@@ -88,13 +88,13 @@ def _ask_field(
             if not required:
                 return _SKIP
             if attempt < TRIES:
-                term.write(term.style("  a value is required\n", "31"))
+                term.write(term.style("  a value is required", "31") + "\n")
                 continue
         try:
             return parse_field(text, prop)
         except ValueError as exc:
             if attempt < TRIES:
-                term.write(term.style(f"  {exc}; try again\n", "31"))
+                term.write(term.style(f"  {exc}; try again", "31") + "\n")
     term.write("  too many invalid answers; cancelling this request\n")
     raise _Stop({"action": "cancel"})
 

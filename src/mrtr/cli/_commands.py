@@ -255,6 +255,8 @@ def _progress(output: Output) -> Any:
 
 def _finish(ctx: Context, method: str, wire: dict[str, Any], *, error: bool = False) -> int:
     answerer = ctx.answerer
+    if answerer is not None and answerer.failure is not None:
+        raise answerer.failure
     if answerer is not None and answerer.unanswered:
         keys = ", ".join(answerer.unanswered)
         raise InputUnansweredError(

@@ -60,6 +60,17 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
 
 def _report(ctx: Any, exc: BaseException) -> int:
     """Print a failure the way the output mode asks; returns its exit code."""
+    answerer = getattr(ctx, "answerer", None)
+    if answerer is not None and answerer.failure is not None:
+        exc = answerer.failure  # the back-channel refusal it caused is only a consequence
+    elif answerer is not None and answerer.unanswered and not isinstance(exc, CLIError):
+        from mrtr.cli._exit import InputUnansweredError
+
+        keys = ", ".join(answerer.unanswered)
+        exc = InputUnansweredError(
+            f"the server asked for input nobody answered ({keys}), then failed: {exc}",
+            pending=answerer.unanswered,
+        )
     code = exit_code_for(exc)
     message = str(exc) or type(exc).__name__
     parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
@@ -103,6 +114,14 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             if terminal is not None:
                 terminal.close()
 
+    import logging
+
+    library_log = logging.getLogger("mrtr")
+    if opts.verbose >= 2:
+        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
+    else:
+        library_log.addHandler(logging.NullHandler())  # outcomes are reported, not logged
+        library_log.propagate = False
     try:
         return anyio.run(go, backend=backend)
     except KeyboardInterrupt:
