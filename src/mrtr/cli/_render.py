@@ -90,6 +90,21 @@ def result_text(method: str, result: Mapping[str, Any], *, only_text: bool = Fal
     return text
 
 
+def describe_request(request: Mapping[str, Any]) -> str:
+    """One line saying what an unanswered input request asked (server text sanitised)."""
+    params = request.get("params") or {}
+    method = str(request.get("method"))
+    parts = [method]
+    if params.get("message"):
+        parts.append(repr(sanitize(str(params["message"]), multiline=False, limit=200)))
+    if params.get("mode") == "url":
+        parts.append(f"url {sanitize(str(params.get('url')), multiline=False)}")
+    fields = (params.get("requestedSchema") or {}).get("properties")
+    if fields:
+        parts.append(f"fields: {', '.join(sanitize(str(f), multiline=False) for f in fields)}")
+    return " ".join(parts)
+
+
 @dataclass(slots=True)
 class Output:
     """Collects a command's rounds and events and prints its outcome in the chosen mode."""
@@ -199,4 +214,6 @@ class Output:
             print(json.dumps({"error": error}, ensure_ascii=False), file=self.stderr)
         else:
             print(f"mrtr: {message}", file=self.stderr)
+            for key, request in (parts.get("pending") or {}).get("inputRequests", {}).items():
+                print(f"  {key}: {describe_request(request)}", file=self.stderr)
         return code

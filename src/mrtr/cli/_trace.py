@@ -20,7 +20,9 @@ from mrtr.transports import JSONObject, RequestFailed, Transport
 
 __all__ = ["TracingTransport", "redact_frame"]
 
-_SECRET_KEY = re.compile(r"token|password|secret|authorization|api[-_]?key|cookie", re.I)
+_SECRET_KEY = re.compile(
+    r"^(?!progress)\w*(token|password|secret|authorization|api[-_]?key|cookie)", re.I
+)
 
 
 def redact_frame(value: Any) -> Any:
