@@ -62,6 +62,8 @@ def http_server(*command: str, env: dict[str, str] | None = None) -> Iterator[st
         assert line.startswith("READY "), line
         yield line.split()[1]
     finally:
+        assert process.stdout is not None
+        process.stdout.close()
         process.terminate()
         try:
             process.wait(timeout=30)

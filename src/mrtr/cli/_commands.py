@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
 from mrtr.cli._render import Output, result_text
+from mrtr.errors import MCPError
 
 if TYPE_CHECKING:
     from mrtr.cli._answering import Answerer
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Context", "list_servers", "run_server_command"]
 
 LIST_KINDS = ("tools", "prompts", "resources", "templates")
+METHOD_NOT_FOUND = -32601
 
 
 def _pairs(words: list[str], flag: str) -> dict[str, str]:
@@ -143,7 +145,8 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
     """List the server's tools (or prompts, resources, templates) as signatures."""
     rest = ctx.resolve(words)
     kinds = rest or ["tools"]
-    if kinds == ["all"]:
+    every = kinds == ["all"]
+    if every:
         kinds = list(LIST_KINDS)
     for kind in kinds:
         if kind not in LIST_KINDS:
@@ -157,8 +160,16 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
             "resources": client.iter_resources,
             "templates": client.iter_resource_templates,
         }
+        if every:  # only what the server declared; a missing optional list is no failure
+            declared = client.server_capabilities.to_wire()
+            kinds = [k for k in kinds if ("resources" if k == "templates" else k) in declared]
         for kind in kinds:
-            found[kind] = [item.to_wire() async for item in walks[kind]()]
+            try:
+                found[kind] = [item.to_wire() async for item in walks[kind]()]
+            except MCPError as exc:
+                if not every or exc.code != METHOD_NOT_FOUND:
+                    raise
+                found[kind] = []
     lines = []
     for kind in kinds:
         if len(kinds) > 1:
@@ -173,11 +184,21 @@ async def cmd_ping(ctx: Context, words: list[str]) -> int:
         raise UsageError("ping takes only a TARGET")
     async with ctx.client() as client:
         _connected(ctx.output, client)
+        method = "ping"
         started = time.perf_counter()
-        await client.send_ping()
+        try:
+            await client.send_ping()
+        except MCPError as exc:
+            # 2026-07-28 has no ping; a list request is the cheapest round trip it has
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            method = "tools/list"
+            started = time.perf_counter()
+            await client.list_tools()
         elapsed = (time.perf_counter() - started) * 1000
-    data = {"ms": round(elapsed, 2)}
-    return ctx.output.success(data, f"pong from {ctx.output.header['label']} in {elapsed:.1f} ms")
+    data = {"ms": round(elapsed, 2), "method": method}
+    label = ctx.output.header["label"]
+    return ctx.output.success(data, f"{label} answered {method} in {elapsed:.1f} ms")
 
 
 async def _find_tool(client: Client, name: str) -> dict[str, Any]:

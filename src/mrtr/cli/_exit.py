@@ -56,6 +56,7 @@ NAMES = {
 }
 
 _HTTP_AUTH = re.compile(r"\bHTTP (401|403)\b")
+_AUTH_REFUSAL = re.compile(r"^(Unauthorized|Forbidden)\b")
 
 
 class CLIError(MRTRError):
@@ -102,6 +103,8 @@ def exit_code_for(exc: BaseException) -> int:
         return INTERNAL
     if getattr(exc, "status_code", None) in (401, 403) or _HTTP_AUTH.search(str(exc)):
         return AUTH
+    if isinstance(exc, errors.MCPError) and _AUTH_REFUSAL.match(exc.message):
+        return AUTH  # an HTTP 401/403 whose body carried a JSON-RPC error
     table: tuple[tuple[type[BaseException], int], ...] = (
         (errors.RequestStateRejectedError, STATE_REJECTED),
         (errors.InputRequiredRoundsExceededError, BOUND_EXCEEDED),

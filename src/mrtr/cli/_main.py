@@ -141,6 +141,18 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
         return _report(ctx, exc)
 
 
+def _parse(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespace:
+    """Parse; a server command's words and flags may be interleaved (``call T tool -v k=v``)."""
+    from mrtr.cli._args import SUBPARSERS
+
+    first = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    if first is None or words[first] not in SUBPARSERS or first != 0:
+        return parser.parse_args(words)
+    opts = SUBPARSERS[words[first]].parse_intermixed_args(words[first + 1 :])
+    opts.command, opts.version = words[first], False
+    return opts
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mrtr`` command; returns the exit code."""
     from mrtr.cli._args import build_parser, default_prog, split_server_command
@@ -148,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     words, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(default_prog())
     try:
-        opts = parser.parse_args(words)
+        opts = _parse(parser, words)
     except SystemExit as stop:
         return USAGE if stop.code not in (0, None) else 0
     if opts.version:
