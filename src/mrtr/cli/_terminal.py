@@ -79,7 +79,7 @@ class Terminal:
 
     def status(self, text: str) -> None:
         """Redraw the one-line status (progress, rounds) in place."""
-        if not self.out.isatty():
+        if not self.out.isatty() or os.environ.get("TERM") == "dumb":
             return
         width = 100
         self.out.write("\r\x1b[K" + sanitize(text, multiline=False, limit=width))
