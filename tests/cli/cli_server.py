@@ -113,7 +113,9 @@ TOOLS = [
     Tool(name="roots", description="Asks for the roots.", input_schema=OBJECT),
     Tool(name="forever", description="Never stops asking.", input_schema=OBJECT),
     Tool(name="crash", description="Answers with a JSON-RPC error.", input_schema=OBJECT),
+    Tool(name="whoami", description="What the process was started with.", input_schema=OBJECT),
 ]
+STARTED_WITH: dict[str, Any] = {}
 
 
 async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
@@ -230,6 +232,8 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
     name = params.name
     if name == "echo":
         return text(json.dumps(params.arguments, sort_keys=True))
+    if name == "whoami":
+        return text(json.dumps(STARTED_WITH, sort_keys=True))
     if name == "crash":
         raise MCPError(-32001, "the tool crashed on purpose")
     if name == "fail":
@@ -279,7 +283,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode", choices=("stdio", "http"))
     parser.add_argument("--token")
+    parser.add_argument("--region")
     opts = parser.parse_args()
+    STARTED_WITH.update(
+        region=opts.region, token=os.environ.get("TOKEN"), log=os.environ.get("LOG"),
+        cwd=os.getcwd(),
+    )  # fmt: skip
     server = build()
     if opts.mode == "stdio":
         server.run_stdio()

@@ -108,7 +108,16 @@ def discover_files(
             ConfigFile("vscode", d / "Code - Insiders" / "User" / "mcp.json"),
         ]
     found.append(ConfigFile("windsurf", home / ".codeium" / "windsurf" / "mcp_config.json"))
-    return [f for f in found if f.source == "config" or f.path.is_file()]
+    seen: set[Path] = set()
+    kept = []
+    for config in found:
+        if config.source != "config" and not config.path.is_file():
+            continue
+        key = config.path.resolve()
+        if key not in seen:  # the walk up from cwd may reach a user-level file
+            seen.add(key)
+            kept.append(config)
+    return kept
 
 
 def strip_jsonc(text: str) -> str:
