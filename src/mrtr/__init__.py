@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from mrtr.errors import (
+    AlreadyAnsweredError,
     ClientStateError,
     DeadlineExceededError,
     InputLimitExceededError,
@@ -16,13 +17,24 @@ from mrtr.errors import (
     InputRequiredNotAllowedError,
     InputRequiredRoundsExceededError,
     InvalidInputResponseError,
+    LeaseLostError,
     MCPError,
     MessageTooLargeError,
     MRTRError,
+    PausedCallBusyError,
+    PausedCallClosedError,
+    PausedCallError,
+    PausedCallExpiredError,
+    PausedCallFormatError,
+    PausedCallIncompleteError,
+    PausedCallInDoubtError,
+    PausedCallMismatchError,
+    PausedCallNotFoundError,
     ProcessExitedError,
     ProtocolError,
     RequestStateRejectedError,
     RequestTimeoutError,
+    StaleRoundError,
     TransportError,
 )
 
@@ -35,6 +47,17 @@ if TYPE_CHECKING:
         run_input_required_driver,
     )
     from mrtr._driver_flow import FlowState, InputRequiredFlow
+    from mrtr._paused import PAUSE, PausedCall
+    from mrtr._paused_store import (
+        Claim,
+        Completed,
+        Failed,
+        PausedCallStore,
+        Repaused,
+        StoredCall,
+    )
+    from mrtr._store_redis import RedisPausedCallStore
+    from mrtr._store_sqlite import SqlitePausedCallStore
     from mrtr.client import Client, ClientRequestContext, ClientState
     from mrtr.session import ClientSession
     from mrtr.transports import StdioServerParameters
@@ -45,6 +68,16 @@ _LAZY = {
     "CallIdentity": "mrtr._driver",
     "FlowState": "mrtr._driver_flow",
     "InputRequiredFlow": "mrtr._driver_flow",
+    "PAUSE": "mrtr._paused",
+    "PausedCall": "mrtr._paused",
+    "Claim": "mrtr._paused_store",
+    "Completed": "mrtr._paused_store",
+    "Failed": "mrtr._paused_store",
+    "PausedCallStore": "mrtr._paused_store",
+    "Repaused": "mrtr._paused_store",
+    "StoredCall": "mrtr._paused_store",
+    "RedisPausedCallStore": "mrtr._store_redis",
+    "SqlitePausedCallStore": "mrtr._store_sqlite",
     "Client": "mrtr.client",
     "ClientRequestContext": "mrtr.client",
     "ClientState": "mrtr.client",
@@ -58,13 +91,18 @@ _LAZY = {
 
 __all__ = [
     "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+    "PAUSE",
+    "AlreadyAnsweredError",
     "CallIdentity",
+    "Claim",
     "Client",
     "ClientRequestContext",
     "ClientSession",
     "ClientState",
     "ClientStateError",
+    "Completed",
     "DeadlineExceededError",
+    "Failed",
     "FlowState",
     "InputLimitExceededError",
     "InputLimits",
@@ -73,15 +111,32 @@ __all__ = [
     "InputRequiredNotAllowedError",
     "InputRequiredRoundsExceededError",
     "InvalidInputResponseError",
+    "LeaseLostError",
     "MCPError",
     "MRTRError",
     "MessageTooLargeError",
+    "PausedCall",
+    "PausedCallBusyError",
+    "PausedCallClosedError",
+    "PausedCallError",
+    "PausedCallExpiredError",
+    "PausedCallFormatError",
+    "PausedCallInDoubtError",
+    "PausedCallIncompleteError",
+    "PausedCallMismatchError",
+    "PausedCallNotFoundError",
+    "PausedCallStore",
     "ProcessExitedError",
     "ProtocolError",
+    "RedisPausedCallStore",
+    "Repaused",
     "RequestStateRejectedError",
     "RequestTimeoutError",
     "RoundEvent",
+    "SqlitePausedCallStore",
+    "StaleRoundError",
     "StdioServerParameters",
+    "StoredCall",
     "TransportError",
     "run_input_required_driver",
 ]

@@ -31,7 +31,8 @@ from mrtr._driver_flow import (
     Wait,
     utf8_size,
 )
-from mrtr.errors import MCPError
+from mrtr._paused import PAUSE, RoundPaused
+from mrtr.errors import ClientStateError, MCPError
 
 if TYPE_CHECKING:
     from mrtr.types import (
@@ -63,7 +64,7 @@ logger = logging.getLogger("mrtr.driver")
 
 ResultT = TypeVar("ResultT")
 
-RoundOutcome = Literal["input_required", "complete", "error"]
+RoundOutcome = Literal["input_required", "complete", "error", "paused"]
 
 Dispatch = Callable[[str, "InputRequest"], Awaitable["InputResponse | ErrorData | dict[str, Any]"]]
 RetryCallable = Callable[
@@ -104,7 +105,8 @@ class RoundEvent:
         wait_seconds: the backoff asked for before a state-only retry (``0.0`` otherwise).
         wire_seconds: time spent in ``retry`` (the request and its response).
         outcome: ``"input_required"`` (the server asked again), ``"complete"`` (a
-            terminal result arrived) or ``"error"`` (the round failed).
+            terminal result arrived), ``"error"`` (the round failed) or ``"paused"``
+            (some request was left for later: nothing was sent).
         error: the class name of the exception that ended the round, for ``"error"``.
     """
 
@@ -127,17 +129,31 @@ class _Timing:
     wire: float = 0.0
 
 
-def _accept(key: str, request: InputRequest, answer: object) -> InputResponse:
-    """Check one answer against its request, once; refusals become `MCPError`."""
+def _accept(key: str, request: InputRequest, answer: object, pausable: bool) -> InputResponse:
+    """Check one answer against its request, once; refusals become `MCPError`.
+
+    `PAUSE` passes through unchecked when the call may pause (the caller filters it out).
+    """
     from mrtr.types import ErrorData, validate_input_response
 
+    if answer is PAUSE:
+        if not pausable:
+            raise ClientStateError(
+                f"the callback for input request {key!r} returned mrtr.PAUSE, but the call "
+                "was not started with pause=True"
+            )
+        return cast("InputResponse", answer)
     if isinstance(answer, ErrorData):
         raise MCPError.from_error_data(answer, method=request.method)
     return validate_input_response(request.method, answer, key=key)
 
 
+def _is_pause(answer: object) -> bool:
+    return answer is PAUSE
+
+
 async def _dispatch_all(
-    requests: Mapping[str, InputRequest], dispatch: Dispatch
+    requests: Mapping[str, InputRequest], dispatch: Dispatch, pausable: bool = False
 ) -> dict[str, InputResponse]:
     """Answer every request concurrently; the first failure cancels the rest and is raised.
 
@@ -147,7 +163,7 @@ async def _dispatch_all(
     """
     if len(requests) == 1:  # the common case needs no task group
         ((key, request),) = requests.items()
-        return {key: _accept(key, request, await dispatch(key, request))}
+        return {key: _accept(key, request, await dispatch(key, request), pausable)}
 
     answers: dict[str, InputResponse] = {}
     failures: list[BaseException] = []
@@ -155,7 +171,7 @@ async def _dispatch_all(
 
     async def answer_one(key: str, request: InputRequest) -> None:
         try:
-            answers[key] = _accept(key, request, await dispatch(key, request))
+            answers[key] = _accept(key, request, await dispatch(key, request), pausable)
         except cancelled:
             raise
         except BaseException as exc:  # re-raised below, as itself
@@ -231,11 +247,16 @@ async def _run_round(
     retry: RetryCallable[ResultT],
     sleep: Callable[[float], Awaitable[object]],
     timing: _Timing,
+    pausable: bool,
 ) -> ResultT | InputRequiredResult:
     start = time.perf_counter()
     responses: dict[str, InputResponse] | None
     if isinstance(action, DispatchInputs):
-        responses = await _dispatch_all(action.requests, dispatch)
+        responses = await _dispatch_all(action.requests, dispatch, pausable)
+        paused = tuple(key for key, answer in responses.items() if _is_pause(answer))
+        if paused:
+            kept = {key: answer for key, answer in responses.items() if not _is_pause(answer)}
+            raise RoundPaused(flow.state, kept, paused)
         sent = time.perf_counter()
         timing.callbacks = sent - start
         state = flow.receive_responses(responses).request_state
@@ -260,6 +281,8 @@ async def run_input_required_driver(
     on_round: Callable[[RoundEvent], object] | None = None,
     call: CallIdentity | None = None,
     sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
+    state: FlowState | None = None,
+    pausable: bool = False,
 ) -> ResultT:
     """Drive an `InputRequiredResult` to the terminal result.
 
@@ -283,6 +306,10 @@ async def run_input_required_driver(
             on ``mrtr.driver`` and the call goes on.
         call: the identity of the call, copied into each `RoundEvent`.
         sleep: the backoff sleep; tests pass a fake clock.
+        state: the state of a resumed flow whose retry produced ``first`` (its round
+            count and backoff carry on); a fresh flow when ``None``.
+        pausable: ``dispatch`` may return `PAUSE` to leave a request for later; the
+            round then ends in `RoundPaused` once every sibling has answered.
 
     Returns:
         The first result that is not an `InputRequiredResult`.
@@ -297,12 +324,15 @@ async def run_input_required_driver(
             other callbacks of the round were cancelled.
         InvalidInputResponseError: a callback's answer does not fit its request; ``.key``
             names it, and nothing was sent.
+        ClientStateError: ``dispatch`` returned `PAUSE` but ``pausable`` is False.
+        RoundPaused: ``dispatch`` returned `PAUSE` (``pausable`` only); it carries the
+            state and the answers given, and nothing of the round was sent.
         Exception: whatever ``dispatch`` raised, as itself (siblings cancelled), or
             whatever ``retry`` raised.
     """
     from mrtr.types import InputRequiredResult
 
-    flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits)
+    flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits, state=state)
     observe = on_round is not None or logger.isEnabledFor(logging.DEBUG)
     current: ResultT | InputRequiredResult = first
     while True:
@@ -319,8 +349,18 @@ async def run_input_required_driver(
         timing = _Timing()
         try:
             current = await _run_round(
-                action, flow, dispatch=dispatch, retry=retry, sleep=sleep, timing=timing
+                action,
+                flow,
+                dispatch=dispatch,
+                retry=retry,
+                sleep=sleep,
+                timing=timing,
+                pausable=pausable,
             )
+        except RoundPaused:
+            if observe:
+                _report(on_round, call, action.round, asked, timing, "paused")
+            raise
         except Exception as exc:
             if observe:
                 _report(on_round, call, action.round, asked, timing, "error", exc)

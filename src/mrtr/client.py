@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import KW_ONLY, dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import anyio
 from typing_extensions import Self
@@ -35,6 +35,8 @@ from mrtr._driver import (
     RoundEvent,
     run_input_required_driver,
 )
+from mrtr._paused import DEFAULT_PAUSE_TTL, PAUSE, PausedCall, RoundPaused
+from mrtr._paused_client import Pausing, can_answer, check_era, paused_from_round
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
@@ -58,6 +60,8 @@ from mrtr.types import MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from mrtr._driver_flow import FlowState
+    from mrtr._paused_store import PausedCallStore
     from mrtr._session_requests import _InputMethod
     from mrtr.transports import JSONObject
     from mrtr.types import (
@@ -145,6 +149,7 @@ class Client:
         http_client: an ``httpx.AsyncClient`` to use (URL targets only).
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks (for the manual loop, e.g. ``{"elicitation": {}}``).
+        pause_ttl: seconds a paused call may wait for its answers (``pause=True``).
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -173,6 +178,7 @@ class Client:
     auth: Any = field(default=None, repr=False)
     http_client: Any = field(default=None, repr=False)
     capabilities: Mapping[str, Any] | BaseModel | None = None
+    pause_ttl: float = DEFAULT_PAUSE_TTL
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "legacy") and self.mode not in MODERN_PROTOCOL_VERSIONS:
@@ -186,6 +192,7 @@ class Client:
         _check_positive("read_timeout_seconds", self.read_timeout_seconds)
         _check_positive("call_timeout", self.call_timeout)
         _check_positive("max_message_size", self.max_message_size)
+        _check_positive("pause_ttl", self.pause_ttl)
         if not isinstance(self.target, (str, StdioServerParameters, Transport)) and not callable(
             getattr(self.target, "client_transport", None)
         ):
@@ -465,6 +472,7 @@ class Client:
 
     # -- multi-round calls -----------------------------------------------------------------
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -474,10 +482,40 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> CallToolResult:
+        pause: Literal[False] = False,
+    ) -> CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> CallToolResult | PausedCall: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> CallToolResult | PausedCall:
         """Call a tool and answer every round of input it asks for.
 
         Args:
@@ -491,9 +529,13 @@ class Client:
                 (default: the client's ``call_timeout``).
             input_required_max_rounds: this call's round cap (default: the client's).
             on_round: this call's round hook (default: the client's).
+            pause: stop at the first round where an input request stays unanswered (no
+                callback of its kind, or the callback returned `mrtr.PAUSE`) and return
+                a `PausedCall` holding it; answers given live in that round are kept.
 
         Returns:
-            The terminal `CallToolResult` (check ``is_error`` for tool-level failures).
+            The terminal `CallToolResult` (check ``is_error`` for tool-level failures),
+            or with ``pause=True`` possibly a `PausedCall` to answer and `resume`.
 
         Raises:
             DeadlineExceededError: the whole call ran past ``timeout``.
@@ -504,15 +546,23 @@ class Client:
             MCPError: the server refused, or a callback declined (or is missing:
                 ``"Elicitation not supported"``, ...).
             RequestTimeoutError, TransportError, ProtocolError: as the session.
-            ClientStateError: the client is not open.
+            ClientStateError: the client is not open; a callback returned `mrtr.PAUSE`
+                without ``pause=True``; ``pause=True`` on a legacy connection.
             Exception: whatever a callback raised, as itself.
         """
         call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
-        result: CallToolResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: CallToolResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
 
+    @overload
     async def get_prompt(
         self,
         name: str,
@@ -522,13 +572,43 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> GetPromptResult:
+        pause: Literal[False] = False,
+    ) -> GetPromptResult: ...
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> GetPromptResult | PausedCall: ...
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> GetPromptResult | PausedCall:
         """Get a prompt, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool`.
+        Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -536,11 +616,18 @@ class Client:
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
         call = self._call("prompts/get", name, arguments, progress_callback, read_timeout_seconds)
-        result: GetPromptResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: GetPromptResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
 
+    @overload
     async def read_resource(
         self,
         uri: str,
@@ -549,13 +636,41 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - the whole-call deadline (issue 4)
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> ReadResourceResult:
+        pause: Literal[False] = False,
+    ) -> ReadResourceResult: ...
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool,
+    ) -> ReadResourceResult | PausedCall: ...
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+        pause: bool = False,
+    ) -> ReadResourceResult | PausedCall:
         """Read a resource, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool`.
+        Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -563,10 +678,90 @@ class Client:
             TransportError, ProtocolError, ClientStateError: as `call_tool`.
         """
         call = self._call("resources/read", str(uri), None, progress_callback, read_timeout_seconds)
-        result: ReadResourceResult = await self._run(
-            call, input_responses, request_state, timeout, input_required_max_rounds, on_round
+        result: ReadResourceResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(pause),
         )
         return result
+
+    async def resume(
+        self,
+        paused: PausedCall,
+        *,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        on_round: Callable[[RoundEvent], object] | None = None,
+    ) -> Any:
+        """Send the retry of an answered `PausedCall` and go on with the normal loop.
+
+        The loop keeps the value's round count and round cap, answers later rounds
+        through the callbacks, and pauses again where a request stays unanswered. A
+        value alone guarantees nothing against a second resume elsewhere: use
+        `resume_from` with a store for that.
+
+        Returns:
+            The terminal result, or the next round's `PausedCall` (same id).
+
+        Raises:
+            PausedCallFormatError: an unknown format version.
+            PausedCallMismatchError: another protocol era or server.
+            PausedCallIncompleteError: some request has no answer; nothing was sent.
+            PausedCallExpiredError: past ``expires_at``; nothing was sent.
+            RequestStateRejectedError: the server refused the state: start over.
+            Exception: anything `call_tool` raises.
+        """
+        from mrtr._paused_client import check_resumable, resumed_state
+
+        check_resumable(self, paused)
+        call = self._call(
+            paused.method,  # type: ignore[arg-type]  # checked when the value was read
+            paused.name,
+            paused.arguments,
+            progress_callback,
+            read_timeout_seconds,
+        )
+        return await self._run(
+            call,
+            paused.answers,
+            paused.request_state,
+            timeout,
+            paused.max_rounds,
+            on_round,
+            Pausing(self.pause_ttl, paused),
+            resumed_state(paused),
+        )
+
+    async def resume_from(self, store: PausedCallStore, id: str, *, lease: float = 60.0) -> Any:
+        """Resume a stored paused call, exactly once across every worker of the store.
+
+        Claims the call (a fence), records the retry as sent before it leaves, renews
+        the lease while it runs, and records the outcome: the result, a failure, or the
+        next round's `PausedCall` (paused again in the store, same id).
+
+        Returns:
+            The terminal result, or the next round's `PausedCall`.
+
+        Raises:
+            PausedCallNotFoundError, PausedCallExpiredError, PausedCallBusyError,
+            PausedCallInDoubtError, PausedCallClosedError, LeaseLostError: from the store.
+            RequestStateRejectedError: the server refused the state (recorded as failed).
+            Exception: anything `resume` raises.
+        """
+        from mrtr._paused_client import resume_from
+
+        return await resume_from(self, store, id, lease=lease)
+
+    def _pausing(self, pause: bool) -> Pausing | None:
+        if not pause:
+            return None
+        check_era(self.session)
+        return Pausing(self.pause_ttl)
 
     def _call(
         self,
@@ -599,14 +794,17 @@ class Client:
         deadline: float | None,
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
+        pausing: Pausing | None = None,
+        resumed: FlowState | None = None,
     ) -> Any:
-        """Run one call to its terminal result within its deadline."""
+        """Run one call to its terminal result (or its pause) within its deadline."""
         budget = self.call_timeout if deadline is None else deadline
+        args = (call, input_responses, request_state, max_rounds, on_round, pausing, resumed)
         if budget is None:
-            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
+            return await self._drive(*args)
         _check_positive("timeout", budget)
         with anyio.move_on_after(budget) as scope:
-            return await self._drive(call, input_responses, request_state, max_rounds, on_round)
+            return await self._drive(*args)
         assert scope.cancelled_caught
         raise DeadlineExceededError(budget)
 
@@ -617,6 +815,8 @@ class Client:
         request_state: str | None,
         max_rounds: int | None,
         on_round: Callable[[RoundEvent], object] | None,
+        pausing: Pausing | None,
+        resumed: FlowState | None,
     ) -> Any:
         from mrtr.types import InputRequiredResult
 
@@ -626,9 +826,12 @@ class Client:
             return first  # the common case: no round, no driver
         session, method, name, arguments = call.session, call.method, call.name, call.arguments
         version = session.protocol_version
-        round_number = 1
+        round_number = 1 if resumed is None else resumed.round + 1
+        cap = self.input_required_max_rounds if max_rounds is None else max_rounds
 
         async def dispatch(key: str, request: InputRequest) -> Any:
+            if pausing is not None and not can_answer(self, request):
+                return PAUSE
             context = ClientRequestContext(
                 session=session,
                 method=method,
@@ -645,15 +848,29 @@ class Client:
             round_number += 1
             return await leg(responses, state)
 
-        return await run_input_required_driver(
-            first,
-            dispatch=dispatch,
-            retry=retry,
-            max_rounds=self.input_required_max_rounds if max_rounds is None else max_rounds,
-            limits=self.input_limits,
-            on_round=self.on_round if on_round is None else on_round,
-            call=CallIdentity(method=method, name=name, arguments=arguments),
-        )
+        try:
+            return await run_input_required_driver(
+                first,
+                dispatch=dispatch,
+                retry=retry,
+                max_rounds=cap,
+                limits=self.input_limits,
+                on_round=self.on_round if on_round is None else on_round,
+                call=CallIdentity(method=method, name=name, arguments=arguments),
+                state=resumed,
+                pausable=pausing is not None,
+            )
+        except RoundPaused as signal:
+            assert pausing is not None
+            return paused_from_round(
+                signal,
+                pausing,
+                session=session,
+                method=method,
+                name=name,
+                arguments=arguments,
+                max_rounds=cap,
+            )
 
 
 @dataclass(slots=True, eq=False)

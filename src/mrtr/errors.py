@@ -17,6 +17,18 @@ MRTRError
 │   ├── MessageTooLargeError          one message was over the size cap
 │   └── ProcessExitedError            the stdio server process exited (carries .returncode)
 ├── ClientStateError                  the client was used in the wrong state (not opened, closed)
+├── PausedCallError                   a paused call cannot be read, answered or resumed
+│   ├── PausedCallFormatError          the stored JSON is not a paused call this version reads
+│   ├── PausedCallMismatchError        resumed on another era or server (.field)
+│   ├── PausedCallIncompleteError      resumed before every request was answered (.missing)
+│   ├── PausedCallNotFoundError        no such id in the store (or purged)
+│   ├── PausedCallExpiredError         past its expires_at
+│   ├── PausedCallClosedError          done, failed or cancelled already (.status)
+│   ├── AlreadyAnsweredError           another writer answered these keys first (.keys)
+│   ├── StaleRoundError                the answer targets a round the call has left
+│   ├── PausedCallBusyError            another worker holds the claim (.lease_until)
+│   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
+│   └── LeaseLostError                 the claim's fence is stale: another worker took over
 └── InvalidRequestState               (server) a sealed requestState failed verification
 ```
 
@@ -32,6 +44,7 @@ if TYPE_CHECKING:
     from mrtr.types import ErrorData, InputRequiredResult
 
 __all__ = [
+    "AlreadyAnsweredError",
     "ClientStateError",
     "DeadlineExceededError",
     "InputLimitExceededError",
@@ -40,13 +53,24 @@ __all__ = [
     "InputRequiredRoundsExceededError",
     "InvalidInputResponseError",
     "InvalidRequestState",
+    "LeaseLostError",
     "MCPError",
     "MRTRError",
     "MessageTooLargeError",
+    "PausedCallBusyError",
+    "PausedCallClosedError",
+    "PausedCallError",
+    "PausedCallExpiredError",
+    "PausedCallFormatError",
+    "PausedCallInDoubtError",
+    "PausedCallIncompleteError",
+    "PausedCallMismatchError",
+    "PausedCallNotFoundError",
     "ProcessExitedError",
     "ProtocolError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
+    "StaleRoundError",
     "TransportError",
 ]
 
@@ -252,6 +276,167 @@ class ProcessExitedError(TransportError):
 
 class ClientStateError(MRTRError):
     """The client or session was used in a state that does not allow it."""
+
+
+class PausedCallError(MRTRError):
+    """A paused call cannot be read, answered, claimed or resumed as asked."""
+
+
+class PausedCallFormatError(PausedCallError):
+    """The data is not a paused call this version of mrtr can read (fail closed).
+
+    Attributes:
+        version: the format version found, when there was one.
+    """
+
+    def __init__(self, message: str, *, version: object = None) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+class PausedCallMismatchError(PausedCallError):
+    """The paused call belongs to another protocol era or another server.
+
+    Attributes:
+        field: what differs (``"protocol_version"`` or ``"server"``).
+        expected: the value recorded in the paused call.
+        actual: the value of the client trying to resume it.
+    """
+
+    def __init__(self, field: str, expected: object, actual: object) -> None:
+        super().__init__(
+            f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
+        )
+        self.field = field
+        self.expected = expected
+        self.actual = actual
+
+
+class PausedCallIncompleteError(PausedCallError):
+    """The paused call still has unanswered input requests; nothing was sent.
+
+    Attributes:
+        missing: the unanswered keys, in the server's order.
+    """
+
+    def __init__(self, missing: tuple[str, ...]) -> None:
+        super().__init__(f"answer every input request before resuming; missing {list(missing)}")
+        self.missing = missing
+
+
+class PausedCallNotFoundError(PausedCallError):
+    """No paused call with this id in the store (never put, or purged).
+
+    Attributes:
+        id: the id asked for.
+    """
+
+    def __init__(self, id: str) -> None:
+        super().__init__(f"no paused call {id!r}")
+        self.id = id
+
+
+class PausedCallExpiredError(PausedCallError):
+    """The paused call is past its ``expires_at``: it can no longer be answered or resumed.
+
+    Attributes:
+        id: the paused call.
+        expires_at: when it expired (epoch seconds).
+    """
+
+    def __init__(self, id: str, expires_at: float) -> None:
+        super().__init__(f"paused call {id!r} expired at {expires_at:.3f}; start the call over")
+        self.id = id
+        self.expires_at = expires_at
+
+
+class PausedCallClosedError(PausedCallError):
+    """The paused call is over (done, failed or cancelled) or not in a state that allows this.
+
+    Attributes:
+        id: the paused call.
+        status: its status in the store.
+    """
+
+    def __init__(self, id: str, status: str, action: str = "use") -> None:
+        super().__init__(f"cannot {action} paused call {id!r}: it is {status}")
+        self.id = id
+        self.status = status
+
+
+class AlreadyAnsweredError(PausedCallError):
+    """Another writer answered these input requests first; nothing was written.
+
+    Attributes:
+        keys: the keys that already had answers.
+    """
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        super().__init__(f"already answered: {list(keys)} (the first answer wins)")
+        self.keys = keys
+
+
+class StaleRoundError(PausedCallError):
+    """The answer is for a round the call has left; nothing was written.
+
+    Attributes:
+        expected: the round the answer was meant for.
+        current: the call's round now.
+    """
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(f"the answer is for round {expected}; the call is at round {current}")
+        self.expected = expected
+        self.current = current
+
+
+class PausedCallBusyError(PausedCallError):
+    """Another worker holds the claim on this paused call.
+
+    Attributes:
+        id: the paused call.
+        status: its status (``claimed`` or ``sending``).
+        lease_until: when the holder's lease lapses (epoch seconds), if known.
+    """
+
+    def __init__(self, id: str, status: str, lease_until: float | None) -> None:
+        super().__init__(f"paused call {id!r} is {status} by another worker")
+        self.id = id
+        self.status = status
+        self.lease_until = lease_until
+
+
+class PausedCallInDoubtError(PausedCallError):
+    """A worker recorded the retry as sent, then lost its lease: the server may have it.
+
+    The call is never re-sent silently; re-send it explicitly (at least once) or cancel it.
+
+    Attributes:
+        id: the paused call.
+        sent_at: when the retry was recorded as sent (epoch seconds), if known.
+    """
+
+    def __init__(self, id: str, sent_at: float | None) -> None:
+        super().__init__(
+            f"paused call {id!r} is in doubt: its retry may have reached the server; "
+            "re-send it explicitly or cancel it"
+        )
+        self.id = id
+        self.sent_at = sent_at
+
+
+class LeaseLostError(PausedCallError):
+    """The claim's fence is stale or its lease lapsed: another worker may own the call.
+
+    Attributes:
+        id: the paused call.
+        fence: the fence presented.
+    """
+
+    def __init__(self, id: str, fence: int) -> None:
+        super().__init__(f"lost the claim on paused call {id!r} (fence {fence})")
+        self.id = id
+        self.fence = fence
 
 
 class InvalidRequestState(MRTRError):

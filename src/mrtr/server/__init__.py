@@ -18,6 +18,7 @@ from __future__ import annotations
 from mrtr.errors import InvalidRequestState
 from mrtr.server._codec import AESGCMCodec, RequestStateCodec
 from mrtr.server._context import Principal, ServerRequestContext
+from mrtr.server._replay_redis import RedisReplayStore
 from mrtr.server._security import (
     MemoryReplayStore,
     ReplayStore,
@@ -33,6 +34,7 @@ __all__ = [
     "InvalidRequestState",
     "MemoryReplayStore",
     "Principal",
+    "RedisReplayStore",
     "ReplayStore",
     "RequestBinding",
     "RequestStateCodec",

@@ -1,0 +1,185 @@
+"""`call_tool(..., pause=True)`, `resume`, and what a resume checks first (in-process server)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import pytest
+
+from mrtr import (
+    PAUSE,
+    Client,
+    ClientRequestContext,
+    ClientStateError,
+    InputRequiredRoundsExceededError,
+    PausedCall,
+    PausedCallExpiredError,
+    PausedCallFormatError,
+    PausedCallIncompleteError,
+    PausedCallMismatchError,
+    RoundEvent,
+)
+from mrtr.types import (
+    CallToolResult,
+    ElicitRequestParams,
+    ElicitResult,
+    GetPromptResult,
+    ListRootsResult,
+    ReadResourceResult,
+    Root,
+)
+from tests.paused.servers import make_server
+
+pytestmark = pytest.mark.anyio
+
+DECLARE = {"elicitation": {}, "roots": {}}  # a pausing client still says what it can answer
+BOUND = 30
+
+
+def accept(field: str, value: str) -> ElicitResult:
+    return ElicitResult(action="accept", content={field: value})
+
+
+async def roots(ctx: ClientRequestContext) -> ListRootsResult:
+    return ListRootsResult(roots=[Root(uri="file:///work")])
+
+
+def text_of(result: Any) -> str:
+    assert isinstance(result, CallToolResult)
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_pause_keeps_live_answers_and_resume_runs_to_the_end() -> None:
+    server, tally = make_server()
+    events: list[RoundEvent] = []
+    with anyio.fail_after(BOUND):
+        async with Client(
+            server, list_roots_callback=roots, capabilities=DECLARE, on_round=events.append
+        ) as client:
+            first = await client.call_tool("approve", {"n": 1}, pause=True)
+            assert isinstance(first, PausedCall)
+            assert (first.round, first.missing) == (1, ("approval",))
+            assert isinstance(first.answers["roots"], ListRootsResult)  # answered live, kept
+            assert first.server_name == "Approvals" and first.protocol_version == "2026-07-28"
+            assert tally.retries["1"] == 0  # nothing was sent for the paused round
+            assert events[-1].outcome == "paused" and events[-1].round == 1
+
+            stored = first.to_json()
+        async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as other:
+            answered = PausedCall.from_json(stored).answer("approval", accept("approval", "yes"))
+            second = await other.resume(answered)
+            assert isinstance(second, PausedCall)
+            assert second.id == first.id and second.round == 2 and second.missing == ("confirm",)
+            assert second.created_at == first.created_at
+            done = await other.resume(second.answer("confirm", accept("confirm", "sure")))
+    assert text_of(done) == "approval=yes roots=file:///work confirm=sure"
+    assert tally.retries["1"] == 2  # one retry per answered round
+
+
+async def test_a_callback_returning_pause_defers_only_its_key() -> None:
+    server, _ = make_server()
+    asked: list[str] = []
+
+    async def elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> Any:
+        asked.append(f"{ctx.round}:{ctx.key}")
+        return PAUSE if ctx.key == "approval" else accept("confirm", "live")
+
+    with anyio.fail_after(BOUND):
+        async with Client(server, elicitation_callback=elicit, list_roots_callback=roots) as client:
+            paused = await client.call_tool("approve", {"n": 2}, pause=True)
+            assert isinstance(paused, PausedCall) and paused.missing == ("approval",)
+            # round 2 is answered by the live callback: the resume runs to the end
+            done = await client.resume(paused.answer("approval", accept("approval", "later")))
+    assert text_of(done) == "approval=later roots=file:///work confirm=live"
+    assert asked == ["1:approval", "2:confirm"]
+
+
+async def test_pause_without_pause_true_is_a_clear_error_and_sends_nothing() -> None:
+    server, tally = make_server()
+
+    async def elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> Any:
+        return PAUSE
+
+    with anyio.fail_after(BOUND):
+        async with Client(server, elicitation_callback=elicit, list_roots_callback=roots) as client:
+            with pytest.raises(ClientStateError, match="pause=True"):
+                await client.call_tool("approve", {"n": 3})
+    assert tally.retries["3"] == 0
+
+
+async def test_resume_checks_before_sending() -> None:
+    server, tally = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
+            paused = await client.call_tool("approve", {"n": 4}, pause=True)
+            assert isinstance(paused, PausedCall)
+            with pytest.raises(PausedCallIncompleteError) as incomplete:
+                await client.resume(paused)
+            assert incomplete.value.missing == ("approval",)
+            ready = paused.answer("approval", accept("approval", "yes"))
+            with pytest.raises(PausedCallExpiredError):
+                await client.resume(replace(ready, expires_at=ready.paused_at - 1))
+            with pytest.raises(PausedCallMismatchError) as era:
+                await client.resume(replace(ready, protocol_version="2099-01-01"))
+            assert era.value.field == "protocol_version"
+            with pytest.raises(PausedCallFormatError):
+                await client.resume(replace(ready, version=2))
+        other_server, _ = make_server("Someone else")
+        async with Client(other_server, capabilities=DECLARE) as other:
+            with pytest.raises(PausedCallMismatchError) as server_mismatch:
+                await other.resume(ready)
+            assert server_mismatch.value.expected == "Approvals"
+            assert server_mismatch.value.actual == "Someone else"
+    assert tally.retries["4"] == 0
+
+
+async def test_resume_keeps_the_round_cap_of_the_value() -> None:
+    server, _ = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(
+            server, list_roots_callback=roots, capabilities=DECLARE, input_required_max_rounds=1
+        ) as client:
+            paused = await client.call_tool("approve", {"n": 5}, pause=True)
+            assert isinstance(paused, PausedCall) and paused.max_rounds == 1
+        async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as other:
+            with pytest.raises(InputRequiredRoundsExceededError):
+                await other.resume(paused.answer("approval", accept("approval", "y")))
+
+
+async def test_prompts_and_resources_pause_too() -> None:
+    server, _ = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, capabilities=DECLARE) as client:
+            prompt = await client.get_prompt("briefing", pause=True)
+            assert isinstance(prompt, PausedCall) and prompt.method == "prompts/get"
+            result = await client.resume(prompt.answer("audience", accept("audience", "board")))
+            assert isinstance(result, GetPromptResult)
+            assert result.messages[0].content.text == "for board"  # type: ignore[union-attr]
+            note = await client.read_resource("notes://x", pause=True)
+            assert isinstance(note, PausedCall) and note.name == "notes://x"
+            read = await client.resume(note.answer("detail", accept("detail", "brief")))
+            assert isinstance(read, ReadResourceResult)
+            assert read.contents[0].text == "brief notes"  # type: ignore[union-attr]
+
+
+async def test_a_call_that_needs_no_answers_does_not_pause() -> None:
+    server, _ = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, capabilities=DECLARE) as client:
+            result = await client.call_tool("counts", pause=True)
+            assert isinstance(result, CallToolResult)
+
+
+async def test_legacy_connections_cannot_pause() -> None:
+    server, _ = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, mode="legacy", capabilities=DECLARE) as client:
+            with pytest.raises(ClientStateError, match="2026-07-28"):
+                await client.call_tool("approve", {"n": 6}, pause=True)
+
+
+def test_pause_ttl_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="pause_ttl"):
+        Client("http://127.0.0.1:1/mcp", pause_ttl=0)
