@@ -29,7 +29,7 @@ from mrtr.cli._terminal import Terminal, sanitize
 if TYPE_CHECKING:
     from mrtr.client import ClientRequestContext
 
-__all__ = ["Answerer", "PauseRequested"]
+__all__ = ["Answerer", "root_list"]
 
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
@@ -47,10 +47,6 @@ def root_list(roots: Sequence[str]) -> list[dict[str, str]]:
             path = Path(root).expanduser().absolute()
             found.append({"uri": path.as_uri(), "name": path.name or str(path)})
     return found
-
-
-class PauseRequested(InputUnansweredError):
-    """A request is left for later: the call pauses (exit 6)."""
 
 
 @dataclass(slots=True)
@@ -89,10 +85,11 @@ class Answerer:
         reason (a bad answer, a failed --sampling-cmd) would be lost: it is kept in
         `failure` and reported as the command's outcome instead.
         """
+        key = ctx.key or self._legacy_key(method)
         if ctx.round is not None:
-            return await self._serve(ctx, method, params)
+            return await self.answer(key, ctx.round, ctx.name, method, params)
         try:
-            return await self._serve(ctx, method, params)
+            return await self.answer(key, None, ctx.name, method, params)
         except CLIError as exc:
             if self.failure is None:
                 self.failure = exc
@@ -109,12 +106,22 @@ class Answerer:
 
     # -- the answer sources, in order ------------------------------------------------------
 
-    async def _serve(self, ctx: ClientRequestContext, method: str, params: dict[str, Any]) -> Any:
-        key = ctx.key or self._legacy_key(method)
-        slot = self._per_round.setdefault(ctx.round, [])
+    async def answer(
+        self, key: str, round_: int | None, name: str | None, method: str, params: dict[str, Any]
+    ) -> Any:
+        """Answer one request (``round_`` is ``None`` on the legacy back-channel).
+
+        Returns:
+            The response as wire data, `ErrorData` (a refused sampling request), or
+            `mrtr.PAUSE` when the request is left for later (``--pause``).
+        """
+        if method == "roots/list":
+            self._note(key, method, "flag", round_)
+            return {"roots": root_list(self.roots)}
+        slot = self._per_round.setdefault(round_, [])
         slot.append(key)
         index = len(slot)
-        self._emit({"event": "input_request", "round": ctx.round, "key": key, "method": method,
+        self._emit({"event": "input_request", "round": round_, "key": key, "method": method,
                     "params": params})  # fmt: skip
         spec = self.book.find(key, method, params)
         if spec is not None:
@@ -123,23 +130,29 @@ class Answerer:
                 if method == ELICIT
                 else sampling_response(spec, key)
             )
-            return self._note(key, method, spec.source, ctx.round, response)
+            return self._note(key, method, spec.source, round_, response)
         if method == SAMPLE and self.sampling_cmd and self.terminal is None:
-            return self._note(key, method, "sampling-cmd", ctx.round, await self._run_cmd(params))
+            return self._note(key, method, "sampling-cmd", round_, await self._run_cmd(params))
         if self.terminal is not None:
-            return await self._ask(ctx, key, method, params, index)
-        return self._unanswered(ctx, key, method, params)
+            return await self._ask(key, round_, name, method, params, index)
+        return self._unanswered(key, round_, method, params)
 
     async def _ask(
-        self, ctx: ClientRequestContext, key: str, method: str, params: dict[str, Any], index: int
+        self,
+        key: str,
+        round_: int | None,
+        name: str | None,
+        method: str,
+        params: dict[str, Any],
+        index: int,
     ) -> Any:
         terminal = self.terminal
         assert terminal is not None
         async with self._lock:
             await anyio.lowlevel.checkpoint()  # let this round's siblings register first
-            total = len(self._per_round.get(ctx.round, [])) if ctx.round is not None else 1
-            header = self._header(terminal, ctx, key, method, params, index, total)
-            can_pause = self.policy == "pause" and ctx.round is not None
+            total = len(self._per_round.get(round_, [])) if round_ is not None else 1
+            header = self._header(terminal, round_, name, key, method, params, index, total)
+            can_pause = self.policy == "pause" and round_ is not None
             if method == SAMPLE:
                 ask: Callable[[], Any] = partial(
                     ask_sampling, terminal, header, params,
@@ -155,25 +168,28 @@ class Answerer:
             try:
                 outcome = await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)
             except EOFError:
-                return self._unanswered(ctx, key, method, params)
+                return self._unanswered(key, round_, method, params)
         if outcome == PAUSE:
-            self.unanswered[key] = {"method": method, "params": params}
-            raise PauseRequested(f"paused at {key!r}")
+            from mrtr import PAUSE as LIBRARY_PAUSE
+
+            self._emit({"event": "paused", "round": round_, "key": key})
+            return LIBRARY_PAUSE
         if outcome == "run":
-            return self._note(key, method, "sampling-cmd", ctx.round, await self._run_cmd(params))
+            return self._note(key, method, "sampling-cmd", round_, await self._run_cmd(params))
         if method == SAMPLE and outcome == {"decline": True}:
             from mrtr.types import ErrorData
 
-            self._note(key, method, "terminal", ctx.round, {"declined": True})
+            self._note(key, method, "terminal", round_, {"declined": True})
             return ErrorData(code=-1, message="the user declined the sampling request")
         if self.recorder is not None:
             self.recorder.add(key, method, outcome)
-        return self._note(key, method, "terminal", ctx.round, outcome)
+        return self._note(key, method, "terminal", round_, outcome)
 
     def _header(
         self,
         terminal: Terminal,
-        ctx: ClientRequestContext,
+        round_: int | None,
+        name: str | None,
         key: str,
         method: str,
         params: Mapping[str, Any],
@@ -184,30 +200,31 @@ class Answerer:
         if method == ELICIT and params.get("mode") == "url":
             kind = "elicitation (URL)"
         parts = [self.server]
-        if ctx.name:
-            parts.append(sanitize(str(ctx.name), multiline=False))
-        parts.append(f"round {ctx.round}" if ctx.round is not None else "back-channel")
+        if name:
+            parts.append(sanitize(str(name), multiline=False))
+        parts.append(f"round {round_}" if round_ is not None else "back-channel")
         parts.append(f"{kind} {index}/{total} [{key}]")
         return terminal.style("┌ " + " · ".join(parts), "1") + terminal.style(
             "  (text from the server)", "2"
         )
 
-    def _unanswered(
-        self, ctx: ClientRequestContext, key: str, method: str, params: dict[str, Any]
-    ) -> Any:
+    def _unanswered(self, key: str, round_: int | None, method: str, params: dict[str, Any]) -> Any:
+        if self.policy == "pause" and round_ is not None:
+            from mrtr import PAUSE as LIBRARY_PAUSE
+
+            self._emit({"event": "paused", "round": round_, "key": key})
+            return LIBRARY_PAUSE
         self.unanswered[key] = {"method": method, "params": params}
-        self._emit({"event": "unanswered", "round": ctx.round, "key": key, "method": method})
+        self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
         if self.policy in ("decline", "cancel") and method == ELICIT:
-            return self._note(key, method, "policy", ctx.round, {"action": self.policy})
-        if ctx.round is None:
+            return self._note(key, method, "policy", round_, {"action": self.policy})
+        if round_ is None:
             # legacy back-channel: the server holds the request open; refuse it and report
             from mrtr.types import ErrorData
 
             if method == ELICIT:
                 return {"action": "cancel"}
             return ErrorData(code=-1, message="no answer was supplied for this request")
-        if self.policy == "pause":
-            raise PauseRequested(f"input request {key!r} has no answer")
         raise InputUnansweredError(
             f"input request {key!r} ({method}) has no answer and there is no terminal to ask;"
             f" pass --answer {key}=... (or --pause FILE)",

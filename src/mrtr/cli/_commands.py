@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
+from mrtr.cli._pause import check_can_pause
 from mrtr.cli._render import Output, result_text
 from mrtr.errors import MCPError
 
@@ -83,7 +84,7 @@ class Context:
                        sink=self.sink, mode=mode)  # fmt: skip
 
 
-def _connected(output: Output, client: Client) -> None:
+def connected(output: Output, client: Client) -> None:
     output.header["server"]["protocolVersion"] = client.protocol_version
     info = client.server_info
     if info is not None:
@@ -95,7 +96,7 @@ async def cmd_info(ctx: Context, words: list[str]) -> int:
     if ctx.resolve(words):
         raise UsageError("info takes only a TARGET")
     async with ctx.client() as client:
-        _connected(ctx.output, client)
+        connected(ctx.output, client)
         from mrtr.types import MODERN_PROTOCOL_VERSIONS
 
         version = client.protocol_version
@@ -153,7 +154,7 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
             raise UsageError(f"list what? one of {', '.join(LIST_KINDS)} or all, not {kind!r}")
     found: dict[str, list[dict[str, Any]]] = {}
     async with ctx.client() as client:
-        _connected(ctx.output, client)
+        connected(ctx.output, client)
         walks: dict[str, Callable[[], Any]] = {
             "tools": client.iter_tools,
             "prompts": client.iter_prompts,
@@ -183,7 +184,7 @@ async def cmd_ping(ctx: Context, words: list[str]) -> int:
     if ctx.resolve(words):
         raise UsageError("ping takes only a TARGET")
     async with ctx.client() as client:
-        _connected(ctx.output, client)
+        connected(ctx.output, client)
         method = "ping"
         started = time.perf_counter()
         try:
@@ -225,7 +226,7 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         raise UsageError("call needs a TOOL (mrtr list TARGET shows them)")
     tool, pairs = rest[0], rest[1:]
     async with ctx.client() as client:
-        _connected(ctx.output, client)
+        connected(ctx.output, client)
         if opts.tool_help:
             found = await _find_tool(client, tool)
             print(schema_help(tool, found.get("description"), found.get("inputSchema") or {}))
@@ -238,8 +239,11 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         for warning in warnings:
             ctx.output.note(f"mrtr: warning: {warning}")
         ctx.output.header["call"] = {"method": "tools/call", "name": tool, "arguments": arguments}
-        result = await client.call_tool(tool, arguments, progress_callback=_progress(ctx.output))
-    return _finish(ctx, "tools/call", result.to_wire(), error=bool(result.is_error))
+        check_can_pause(ctx, client.protocol_version)
+        result = await client.call_tool(
+            tool, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
+        )
+    return finish_call(ctx, "tools/call", result)
 
 
 async def cmd_prompt(ctx: Context, words: list[str]) -> int:
@@ -250,9 +254,12 @@ async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     name, arguments = rest[0], _pairs(rest[1:], "prompt arguments")
     ctx.output.header["call"] = {"method": "prompts/get", "name": name, "arguments": arguments}
     async with ctx.client() as client:
-        _connected(ctx.output, client)
-        result = await client.get_prompt(name, arguments, progress_callback=_progress(ctx.output))
-    return _finish(ctx, "prompts/get", result.to_wire())
+        connected(ctx.output, client)
+        check_can_pause(ctx, client.protocol_version)
+        result = await client.get_prompt(
+            name, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
+        )
+    return finish_call(ctx, "prompts/get", result)
 
 
 async def cmd_read(ctx: Context, words: list[str]) -> int:
@@ -262,19 +269,34 @@ async def cmd_read(ctx: Context, words: list[str]) -> int:
         raise UsageError("read needs exactly one URI")
     ctx.output.header["call"] = {"method": "resources/read", "name": rest[0]}
     async with ctx.client() as client:
-        _connected(ctx.output, client)
-        result = await client.read_resource(rest[0], progress_callback=_progress(ctx.output))
-    return _finish(ctx, "resources/read", result.to_wire())
+        connected(ctx.output, client)
+        check_can_pause(ctx, client.protocol_version)
+        result = await client.read_resource(
+            rest[0], progress_callback=progress_to(ctx.output), **_pausing(ctx)
+        )
+    return finish_call(ctx, "resources/read", result)
 
 
-def _progress(output: Output) -> Any:
+def progress_to(output: Output) -> Any:
     async def progress(value: float, total: float | None, message: str | None) -> None:
         output.progress(value, total, message)
 
     return progress
 
 
-def _finish(ctx: Context, method: str, wire: dict[str, Any], *, error: bool = False) -> int:
+def _pausing(ctx: Context) -> dict[str, Any]:
+    return {"pause": True} if ctx.opts.pause else {}
+
+
+def finish_call(ctx: Context, method: str, result: Any) -> int:
+    """Print a call's terminal result, or write the paused call; returns the exit code."""
+    from mrtr import PausedCall
+    from mrtr.cli._pause import pause_to_file
+
+    if isinstance(result, PausedCall):
+        return pause_to_file(ctx, result)
+    wire = result.to_wire()
+    error = bool(getattr(result, "is_error", False))
     answerer = ctx.answerer
     if answerer is not None and answerer.failure is not None:
         raise answerer.failure
@@ -291,6 +313,13 @@ def _finish(ctx: Context, method: str, wire: dict[str, Any], *, error: bool = Fa
     return ctx.output.success(wire, text, code=TOOL_ERROR if error else OK, only_text=only)
 
 
+async def cmd_resume(ctx: Context, words: list[str]) -> int:
+    """Finish a paused call (see `mrtr.cli._pause`)."""
+    from mrtr.cli._pause import cmd_resume as resume
+
+    return await resume(ctx, words)
+
+
 COMMANDS = {
     "info": cmd_info,
     "list": cmd_list,
@@ -298,6 +327,7 @@ COMMANDS = {
     "read": cmd_read,
     "prompt": cmd_prompt,
     "ping": cmd_ping,
+    "resume": cmd_resume,
 }
 
 

@@ -91,6 +91,12 @@ class InputUnansweredError(CLIError):
         self.pending = pending or {}
 
 
+class RestartNeededError(CLIError):
+    """The paused call cannot go on (state refused, expired, another server): exit 10."""
+
+    exit_code = STATE_REJECTED
+
+
 def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception that ended a command."""
     from mrtr import errors
@@ -107,6 +113,11 @@ def exit_code_for(exc: BaseException) -> int:
         return AUTH  # an HTTP 401/403 whose body carried a JSON-RPC error
     table: tuple[tuple[type[BaseException], int], ...] = (
         (errors.RequestStateRejectedError, STATE_REJECTED),
+        (errors.PausedCallFormatError, USAGE),
+        (errors.PausedCallIncompleteError, INPUT_REQUIRED),
+        (errors.PausedCallExpiredError, STATE_REJECTED),
+        (errors.PausedCallMismatchError, STATE_REJECTED),
+        (errors.ClientStateError, USAGE),
         (errors.InputRequiredRoundsExceededError, BOUND_EXCEEDED),
         (errors.InputLimitExceededError, BOUND_EXCEEDED),
         (errors.MessageTooLargeError, BOUND_EXCEEDED),
