@@ -19,6 +19,7 @@ from mrtr.errors import InvalidRequestState
 from mrtr.server._codec import AESGCMCodec, RequestStateCodec
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._replay_redis import RedisReplayStore
+from mrtr.server._resource import ProtectedResource
 from mrtr.server._security import (
     MemoryReplayStore,
     ReplayStore,
@@ -34,6 +35,7 @@ __all__ = [
     "InvalidRequestState",
     "MemoryReplayStore",
     "Principal",
+    "ProtectedResource",
     "RedisReplayStore",
     "ReplayStore",
     "RequestBinding",

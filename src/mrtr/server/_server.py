@@ -12,6 +12,7 @@ from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
+    from mrtr.server._resource import ProtectedResource
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolRequestParams,
@@ -238,6 +239,7 @@ class Server:
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        protected_resource: ProtectedResource | None = None,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -248,13 +250,23 @@ class Server:
         Args:
             path: the endpoint path.
             token_verifier: maps a bearer token to a `Principal` (or ``None`` to reject
-                it); with one, requests without a valid token get 401.
+                it); with one, requests without a valid token get 401, whose challenge
+                names the server's protected-resource metadata (RFC 9728), served at
+                ``/.well-known/oauth-protected-resource<path>``.
             max_message_size: the cap on one request body, in bytes.
+            protected_resource: what that metadata says (the authorization servers,
+                scopes, canonical URL); only used with a ``token_verifier``.
         """
         from mrtr.server._http import StreamableHTTPApp
+        from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
 
-        return StreamableHTTPApp(
+        app = StreamableHTTPApp(
             self, path=path, token_verifier=token_verifier, max_message_size=max_message_size
+        )
+        if token_verifier is None:
+            return app
+        return ProtectedResourceApp(
+            app, path=path, resource=protected_resource or ProtectedResource()
         )
 
     def run_http(
@@ -264,6 +276,7 @@ class Server:
         port: int = 8000,
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
+        protected_resource: ProtectedResource | None = None,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
@@ -274,5 +287,7 @@ class Server:
         """
         import uvicorn
 
-        app = self.streamable_http_app(path=path, token_verifier=token_verifier)
+        app = self.streamable_http_app(
+            path=path, token_verifier=token_verifier, protected_resource=protected_resource
+        )
         uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")

@@ -39,6 +39,8 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mrtr.errors import (
+    AuthError,
+    AuthorizationRequiredError,
     MessageTooLargeError,
     MRTRError,
     ProtocolError,
@@ -203,6 +205,9 @@ class StreamableHTTPTransport(Transport):
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
         self._client, self._owns_client = self._make_client()
         self._target = _parsed_url(self.url)
+        bind = getattr(self._auth, "bind_transport", None)
+        if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
+            bind(self.url, self._client)
         self._send_stream, self._receive_stream = anyio.create_memory_object_stream[
             JSONObject | RequestFailed
         ](math.inf)
@@ -485,6 +490,8 @@ class StreamableHTTPTransport(Transport):
         """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error."""
         method: str = message["method"]
         body = await self._read_capped(response)
+        if response.status_code in (401, 403):
+            raise _auth_error(self.url, method, response)
         try:
             parsed = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError):
@@ -857,6 +864,20 @@ async def _translate_http_errors(
         raise RequestTimeoutError(method, request_id, read_timeout or 0.0) from exc
     except httpx.HTTPError as exc:
         raise TransportError(f"{method}: HTTP request failed: {exc!r}") from exc
+
+
+def _auth_error(url: str, method: str, response: httpx.Response) -> AuthError:
+    """A final 401 or 403: an authorization problem, never evidence about the server's era."""
+    status = response.status_code
+    challenge = response.headers.get("www-authenticate", "")[:_EXCERPT]
+    text = f"the server answered {method} with HTTP {status}" + (
+        f" ({challenge})" if challenge else ""
+    )
+    if status == 401:
+        return AuthorizationRequiredError(
+            f"{text}: authorization required (pass auth=mrtr.auth.OAuth(...))", server_url=url
+        )
+    return AuthError(f"{text}: forbidden", server_url=url)
 
 
 def _user_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
