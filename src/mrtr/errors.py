@@ -326,6 +326,8 @@ class PausedCallMismatchError(PausedCallError):
             f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
         )
         self.field = field
+
+
 class AuthError(MRTRError):
     """The server asked for authorization that mrtr could not obtain or present.
 
@@ -530,6 +532,8 @@ class LeaseLostError(PausedCallError):
         super().__init__(f"lost the claim on paused call {id!r} (fence {fence})")
         self.id = id
         self.fence = fence
+
+
 class RegistrationError(AuthError):
     """The client could not register (or has no registration) with the authorization server.
 

@@ -57,7 +57,11 @@ def test_text_output_summarises_media_and_strips_escapes() -> None:
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout
     lines = done.stdout.splitlines()
-    assert lines == ["here[31m red", "[image image/png 8 B]", "[blob application/zip 3 B file:///x.bin]"]
+    assert lines == [
+        "here[31m red",
+        "[image image/png 8 B]",
+        "[blob application/zip 3 B file:///x.bin]",
+    ]
 
 
 def test_output_content_prints_only_text() -> None:
@@ -96,7 +100,9 @@ def test_args_from_a_file_and_from_stdin(tmp_path: Path) -> None:
 
 
 def test_missing_argument_and_enum_mismatch_are_usage_errors_with_the_signature() -> None:
-    signature = 'echo(code: str, n?: int, ratio?: float, on?: bool, tags?: array, level?: "low"|"high")'
+    signature = (
+        'echo(code: str, n?: int, ratio?: float, on?: bool, tags?: array, level?: "low"|"high")'
+    )
     done = mrtr("call", "echo", "n=1", *OURS)
     assert done.returncode == 2
     assert "missing required argument(s): code" in done.stderr
@@ -192,7 +198,12 @@ def test_usage_errors_exit_2() -> None:
 def test_help_documents_the_exit_codes() -> None:
     done = mrtr("--help")
     assert done.returncode == 0
-    for line in ("3    auth", "6    input required", "10   the server rejected", "130  interrupted"):
+    for line in (
+        "3    auth",
+        "6    input required",
+        "10   the server rejected",
+        "130  interrupted",
+    ):
         assert line in done.stdout
 
 
@@ -209,7 +220,7 @@ def test_trace_prints_frames_with_the_state_redacted() -> None:
 
 def test_sampling_from_a_command_and_roots_from_flags(tmp_path: Path) -> None:
     script = "import json,sys; r=json.load(sys.stdin); print(r['messages'][0]['content']['text'])"
-    done = mrtr("call", "llm", "--sampling-cmd", f"{PY} -c \"{script}\"", *OURS)
+    done = mrtr("call", "llm", "--sampling-cmd", f'{PY} -c "{script}"', *OURS)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(": Say hi.\n")
     done = mrtr("call", "roots", "--root", str(tmp_path), *OURS)

@@ -119,7 +119,9 @@ def test_ambiguous_and_unknown_names(home: Path) -> None:
 
 def test_explicit_config_only(home: Path, tmp_path: Path) -> None:
     config = tmp_path / "mine.json"
-    config.write_text(json.dumps({"mcpServers": {"solo": {"command": PY, "args": [SERVER, "stdio"]}}}))
+    config.write_text(
+        json.dumps({"mcpServers": {"solo": {"command": PY, "args": [SERVER, "stdio"]}}})
+    )
     done = mrtr("servers", "--json", "--config", str(config), "--no-discover", env=env_for(home))
     assert [s["name"] for s in one_json(done)["servers"]] == ["solo"]
     called = mrtr("call", "solo", "echo", "code=7", "-o", "content", "--config", str(config),

@@ -51,7 +51,7 @@ def test_menu_reprompt_review_and_record(backend: str, tmp_path: Path) -> None:
     child.sendline("maybe")
     child.expect_exact("answer y or n; try again")
     child.sendline("y")
-    child.expect_exact("send {\"confirm\": true}?")
+    child.expect_exact('send {"confirm": true}?')
     child.sendline("y")
     code, output = finish(child)
     assert code == 0

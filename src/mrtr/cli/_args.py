@@ -227,7 +227,18 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     add("prompt", "get a prompt", "TARGET NAME [KEY=VALUE]")
     add("ping", "ping the server and show the round-trip time", "TARGET")
     add("resume", "finish a paused call (--pause FILE)", "FILE")
-    add("login", "log in to a server with OAuth and keep the token", "TARGET")
+    login = add("login", "log in to a server with OAuth and keep the token", "TARGET")
+    login.add_argument(
+        "--paste",
+        action="store_true",
+        help="headless: open the URL anywhere, paste where the browser ended",
+    )
+    login.add_argument(
+        "--no-browser",
+        action="store_true",
+        help="print the URL (loopback redirect) instead of opening a browser",
+    )
+    login.add_argument("--force", action="store_true", help="log in again even with a token")
     add("logout", "forget a server's OAuth token", "TARGET")
     sub.add_parser("demo", help="run a multi-round call against the bundled demo server")
     sub.add_parser("demo-server", help="serve the bundled demo server on stdio")

@@ -320,6 +320,20 @@ async def cmd_resume(ctx: Context, words: list[str]) -> int:
     return await resume(ctx, words)
 
 
+async def cmd_login(ctx: Context, words: list[str]) -> int:
+    """Log in with OAuth (see `mrtr.cli._auth`)."""
+    from mrtr.cli._auth import cmd_login as login
+
+    return await login(ctx, words)
+
+
+async def cmd_logout(ctx: Context, words: list[str]) -> int:
+    """Forget the OAuth tokens of a server."""
+    from mrtr.cli._auth import cmd_logout as logout
+
+    return await logout(ctx, words)
+
+
 COMMANDS = {
     "info": cmd_info,
     "list": cmd_list,
@@ -328,6 +342,8 @@ COMMANDS = {
     "prompt": cmd_prompt,
     "ping": cmd_ping,
     "resume": cmd_resume,
+    "login": cmd_login,
+    "logout": cmd_logout,
 }
 
 

@@ -50,7 +50,11 @@ def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr
         from mrtr.transports.http import StreamableHTTPTransport
 
         assert target.url is not None
-        transport = StreamableHTTPTransport(target.url, headers=dict(target.headers) or None)
+        from mrtr.cli._auth import oauth_for
+
+        transport = StreamableHTTPTransport(
+            target.url, headers=dict(target.headers) or None, auth=oauth_for(target, opts)
+        )
     else:
         from mrtr.transports import StdioServerParameters, StdioTransport
 

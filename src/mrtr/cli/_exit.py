@@ -112,6 +112,7 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, errors.MCPError) and _AUTH_REFUSAL.match(exc.message):
         return AUTH  # an HTTP 401/403 whose body carried a JSON-RPC error
     table: tuple[tuple[type[BaseException], int], ...] = (
+        (errors.AuthError, AUTH),
         (errors.RequestStateRejectedError, STATE_REJECTED),
         (errors.PausedCallFormatError, USAGE),
         (errors.PausedCallIncompleteError, INPUT_REQUIRED),
@@ -131,6 +132,4 @@ def exit_code_for(exc: BaseException) -> int:
     for kind, code in table:
         if isinstance(exc, kind):
             return code
-    if type(exc).__name__ in ("AuthError", "OAuthError") or "auth" in type(exc).__module__:
-        return AUTH
     return INTERNAL

@@ -58,12 +58,16 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
     return Context(opts, server_command, output, answerer=answerer)
 
 
-def _report(ctx: Any, exc: BaseException) -> int:
-    """Print a failure the way the output mode asks; returns its exit code."""
+def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
+    """The failure to report: what the command line knows caused the library's error."""
     answerer = getattr(ctx, "answerer", None)
     if answerer is not None and answerer.failure is not None:
         exc = answerer.failure  # the back-channel refusal it caused is only a consequence
-    elif answerer is not None and answerer.unanswered and not isinstance(exc, CLIError):
+    elif ctx is not None and ctx.target is not None and ctx.target.transport == "http":
+        from mrtr.cli._auth import login_hint
+
+        exc = login_hint(exc, ctx.target)
+    if answerer is not None and answerer.unanswered and not isinstance(exc, CLIError):
         from mrtr.cli._exit import InputUnansweredError
 
         keys = ", ".join(answerer.unanswered)
@@ -71,6 +75,12 @@ def _report(ctx: Any, exc: BaseException) -> int:
             f"the server asked for input nobody answered ({keys}), then failed: {exc}",
             pending=answerer.unanswered,
         )
+    return exc
+
+
+def _report(ctx: Any, exc: BaseException) -> int:
+    """Print a failure the way the output mode asks; returns its exit code."""
+    exc = _root_cause(ctx, exc)
     code = exit_code_for(exc)
     message = str(exc) or type(exc).__name__
     parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
