@@ -18,7 +18,6 @@ from typing import Any
 import anyio
 
 from mrtr.errors import MCPError
-
 from mrtr.server import Principal, RequestStateSecurity, Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
@@ -120,11 +119,6 @@ STARTED_WITH: dict[str, Any] = {}
 
 async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
     return ListToolsResult(tools=TOOLS)
-
-
-async def legacy_ask(ctx: ServerRequestContext, key: str, request: Any) -> Any:
-    """Ask on the legacy back-channel and return the answer as the modern one would come."""
-    raise RuntimeError("legacy requests are sent by the session")  # not used
 
 
 def answers(ctx: ServerRequestContext) -> dict[str, Any]:
@@ -238,8 +232,10 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
         raise MCPError(-32001, "the tool crashed on purpose")
     if name == "fail":
         return text("it broke", is_error=True)
-    handlers = {"provision": provision, "form": one_form, "media": media, "slow": slow,
-                "pair": pair, "link": link, "llm": llm, "roots": roots, "forever": forever}  # fmt: skip
+    handlers = {
+        "provision": provision, "form": one_form, "media": media, "slow": slow,
+        "pair": pair, "link": link, "llm": llm, "roots": roots, "forever": forever,
+    }  # fmt: skip
     return await handlers[name](ctx, params)
 
 
