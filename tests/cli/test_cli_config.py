@@ -97,6 +97,23 @@ def test_vscode_inputs_from_flags_or_environment(home: Path) -> None:
     assert "${input:gh-token} has no value; pass --input gh-token=VALUE" in missing.stderr
 
 
+def test_vscode_inputs_asked_on_the_terminal(home: Path) -> None:
+    from tests.cli.test_cli_prompts import finish, spawn
+
+    project = home / "work" / "project"
+    child = spawn("call", "echo", "whoami", "-o", "content", backend="asyncio",
+                  env=env_for(home), cwd=project)  # fmt: skip
+    child.expect_exact("Region (${input:region})")
+    child.expect_exact("  2) us")
+    child.sendline("2")
+    child.expect_exact("GitHub token (${input:gh-token}): ")
+    child.sendline("hidden-value")
+    code, output = finish(child)
+    assert code == 0
+    assert output.count("hidden-value") == 1  # not echoed: only the server's answer shows it
+    assert '"token": "hidden-value"' in output and '"region": "us"' in output
+
+
 def test_unset_variable_names_file_server_and_field(home: Path) -> None:
     done = mrtr("ping", "cli", env=env_for(home), cwd=home / "work" / "project")
     assert done.returncode == 2

@@ -15,12 +15,15 @@ BACKENDS = ["asyncio", "trio"]
 WAIT = 90
 
 
-def spawn(*args: str, backend: str) -> pexpect.spawn:
-    env = {**os.environ, "MRTR_BACKEND": backend, "NO_COLOR": "1", "TERM": "dumb"}
-    env.pop("CI", None)
+def spawn(
+    *args: str, backend: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> pexpect.spawn:
+    full = {**os.environ, "MRTR_BACKEND": backend, "NO_COLOR": "1", "TERM": "dumb", **(env or {})}
+    full.pop("CI", None)
     child = pexpect.spawn(
-        PY, ["-m", "mrtr", *args], env=env, encoding="utf-8", timeout=WAIT, dimensions=(40, 200)
-    )
+        PY, ["-m", "mrtr", *args], env=full, cwd=cwd, encoding="utf-8", timeout=WAIT,
+        dimensions=(40, 200),
+    )  # fmt: skip
     return child
 
 

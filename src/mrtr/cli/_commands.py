@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,8 @@ class Context:
         opts = self.opts
         target_word = None if self.server_command else (words[0] if words else None)
         rest = words if self.server_command else words[1:]
-        expander = default_expander(_pairs(opts.input, "--input"))
+        ask = self._ask_input if self.output.terminal is not None else None
+        expander = default_expander(_pairs(opts.input, "--input"), ask_input=ask)
         self.target = resolve_target(
             target_word,
             self.server_command,
@@ -73,6 +75,33 @@ class Context:
         self.output.header["label"] = self.target.label
         self.output.header["server"] = self.target.describe()
         return rest
+
+    def _ask_input(self, ident: str, spec: Mapping[str, Any]) -> str | None:
+        """Ask the person for a VS Code ``${input:ID}`` (a password without echo)."""
+        from mrtr.cli._terminal import sanitize
+
+        terminal = self.output.terminal
+        assert terminal is not None
+        label = sanitize(str(spec.get("description") or ident), multiline=False)
+        prompt = f"{label} (${{input:{ident}}})"
+        if spec.get("password"):
+            import getpass
+
+            return getpass.getpass(f"{prompt}: ", stream=sys.stderr) or None
+        options = spec.get("options")
+        if isinstance(options, list) and options:
+            from mrtr.cli._forms import parse_field
+
+            listing = "".join(f"  {i}) {sanitize(str(o))}\n" for i, o in enumerate(options, 1))
+            terminal.write(f"{prompt}\n{listing}")
+            text = terminal.read_line("> ").strip()
+            if not text:
+                return None
+            try:
+                return str(parse_field(text, {"enum": [str(o) for o in options]}))
+            except ValueError as exc:
+                raise UsageError(f"${{input:{ident}}}: {exc}") from None
+        return terminal.read_line(f"{prompt} > ").strip() or None
 
     def client(self, mode: str | None = None) -> Any:
         """An async context manager opening the client on the resolved target."""
@@ -355,8 +384,6 @@ async def run_server_command(ctx: Context) -> int:
 
 def list_servers(opts: argparse.Namespace) -> int:
     """``mrtr servers``: every configured server, its file, secrets redacted (no network)."""
-    import sys
-
     from mrtr.cli._config import load_entries, redacted
     from mrtr.cli._targets import config_files
 
