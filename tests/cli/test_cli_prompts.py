@@ -184,3 +184,21 @@ def test_decline_command_and_ctrl_c(backend: str) -> None:
     code, output = finish(child)
     assert code == 130
     assert "interrupted" in output
+
+
+def test_the_readme_command_line_session_works() -> None:
+    root = Path(__file__).resolve().parents[2]
+    first_block = (root / "README.md").read_text().split("```sh\n", 1)[1].split("```", 1)[0]
+    line = next(row for row in first_block.splitlines() if row.startswith("mrtr call "))
+    words = line.split("#", 1)[0].split()
+    assert words[:2] == ["mrtr", "call"]
+    words = [PY if word == "python3" else word for word in words[1:]]
+    child = spawn(*words, backend="asyncio", cwd=root)
+    child.expect_exact("Which region should the database live in?")
+    child.expect_exact("region > ")
+    child.sendline("eu-west-1")
+    child.expect_exact('send {"region": "eu-west-1"}?')
+    child.sendline("")
+    code, output = finish(child)
+    assert code == 0
+    assert "Provisioned 'orders' in eu-west-1." in output
