@@ -192,6 +192,15 @@ def test_usage_errors_exit_2() -> None:
     unknown = mrtr("ping", "no-such-server", "--no-discover")
     assert (unknown.returncode, "no server named 'no-such-server'" in unknown.stderr) == (2, True)
     assert mrtr("call", "echo", "code", *OURS).returncode == 2
+    bad_flag = mrtr("call", "echo", "--bogus", "--json", *OURS)
+    doc = one_json(bad_flag)
+    assert (bad_flag.returncode, doc["status"], doc["error"]["kind"]) == (2, "error", "usage")
+    assert "unrecognized arguments: --bogus" in doc["error"]["message"]
+    no_file = one_json(mrtr("call", "form", "--unanswered", "pause", "--json", *OURS))
+    assert (
+        no_file["error"]["message"]
+        == "--unanswered pause needs --pause FILE (where to write the call)"
+    )
 
 
 def test_help_documents_the_exit_codes() -> None:

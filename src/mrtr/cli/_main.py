@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, exit_code_for
+from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, UsageError, exit_code_for
 
 __all__ = ["main"]
 
@@ -30,8 +30,6 @@ def _interactive(opts: argparse.Namespace) -> bool:
 
 
 def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
-    from mrtr.cli._answering import Answerer
-    from mrtr.cli._answers import AnswerBook, Recorder
     from mrtr.cli._commands import Context
     from mrtr.cli._render import Output
     from mrtr.cli._terminal import Terminal
@@ -39,23 +37,33 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
     color = {"always": True, "never": False}.get(opts.color)
     terminal = Terminal(color=color) if _interactive(opts) else None
     output = Output(mode=opts.output, terminal=terminal, verbose=opts.verbose)
+    return Context(opts, server_command, output)
+
+
+def _attach_answerer(ctx: Any) -> None:
+    """The answer sources of this command (flags and files are checked here, up front)."""
+    from mrtr.cli._answering import Answerer
+    from mrtr.cli._answers import AnswerBook, Recorder
+
+    opts, output, server_command = ctx.opts, ctx.output, ctx.server_command
+    if opts.unanswered == "pause" and not opts.pause:
+        raise UsageError("--unanswered pause needs --pause FILE (where to write the call)")
     book = AnswerBook()
     book.add_flags(opts.answer, opts.accept, opts.decline, opts.cancel)
     if opts.answers:
         book.add_file(opts.answers)
     policy = opts.unanswered or ("pause" if opts.pause else book.otherwise or "fail")
     server = opts.words[0] if opts.words and not server_command else "server"
-    answerer = Answerer(
+    ctx.answerer = Answerer(
         book=book,
         server=server,
-        terminal=terminal,
+        terminal=output.terminal,
         recorder=Recorder(opts.record_answers) if opts.record_answers else None,
         sampling_cmd=opts.sampling_cmd,
         roots=opts.root,
         policy=policy,
         on_event=output.event,
     )
-    return Context(opts, server_command, output, answerer=answerer)
 
 
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
@@ -118,6 +126,7 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
 
         ctx = _context(opts, server_command)
         try:
+            _attach_answerer(ctx)
             return await run_server_command(ctx)
         finally:
             terminal = ctx.output.terminal
@@ -165,14 +174,65 @@ def _parse(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namesp
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``mrtr`` command; returns the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `mrtr ... | head`: the reader left; nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     from mrtr.cli._args import build_parser, default_prog, split_server_command
 
     words, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(default_prog())
+    if _wants_json(words):
+        return _parse_for_json(parser, words, server_command)
     try:
         opts = _parse(parser, words)
     except SystemExit as stop:
         return USAGE if stop.code not in (0, None) else 0
+    return _dispatch(parser, opts, server_command)
+
+
+def _wants_json(words: list[str]) -> bool:
+    pairs = zip(words, [*words[1:], ""], strict=True)
+    return (
+        "--json" in words
+        or any(a in ("-o", "--output") and b in ("json", "jsonl") for a, b in pairs)
+        or any(w in ("-ojson", "--output=json", "-ojsonl", "--output=jsonl") for w in words)
+    )
+
+
+def _parse_for_json(
+    parser: argparse.ArgumentParser, words: list[str], server_command: list[str]
+) -> int:
+    """Parse with ``--json`` asked: a usage error is one JSON document too."""
+    import contextlib
+    import io
+    import json
+
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            opts = _parse(parser, words)
+    except SystemExit as stop:
+        if stop.code in (0, None):
+            return 0
+        message = errors.getvalue().strip().splitlines()[-1] if errors.getvalue() else "usage"
+        error = {"exit": USAGE, "kind": "usage", "message": message}
+        doc = {"format": "mrtr.result/1", "status": "error", "error": error, "exit": USAGE}
+        print(json.dumps(doc, indent=2))
+        print(json.dumps({"error": error}), file=sys.stderr)
+        return USAGE
+    return _dispatch(parser, opts, server_command)
+
+
+def _dispatch(
+    parser: argparse.ArgumentParser, opts: argparse.Namespace, server_command: list[str]
+) -> int:
+    """Run the parsed command."""
     if opts.version:
         from mrtr import __version__
 
