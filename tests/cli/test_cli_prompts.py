@@ -202,3 +202,19 @@ def test_the_readme_command_line_session_works() -> None:
     code, output = finish(child)
     assert code == 0
     assert "Provisioned 'orders' in eu-west-1." in output
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_connection_is_served_while_the_person_types(backend: str) -> None:
+    server = str(Path(__file__).parent / "sdk_patient_server.py")
+    child = spawn("call", "patient", "--mode", "legacy", "-v", "--", PY, server, backend=backend)
+    child.expect_exact("Say a word.")
+    # nothing typed yet, and the server's ping was answered (it logs once it is): the
+    # event loop kept serving the connection while the prompt waited in its thread
+    child.expect_exact("[server info] pong while asking")
+    child.sendline("hello")
+    child.expect_exact("send ")
+    child.sendline("")
+    code, output = finish(child)
+    assert code == 0
+    assert "accept:hello pinged-during-prompt=True" in output
