@@ -219,3 +219,32 @@ def test_the_connection_is_served_while_the_person_types(backend: str) -> None:
     code, output = finish(child)
     assert code == 0
     assert "accept:hello pinged-during-prompt=True" in output
+
+
+def test_the_browser_opens_only_after_the_key(tmp_path: Path) -> None:
+    opened = tmp_path / "opened.txt"
+    script = tmp_path / "browser.py"
+    script.write_text(f"import sys\nopen({str(opened)!r}, 'w').write(sys.argv[1])\n")
+    browser = {"BROWSER": f"{PY} {script} %s", "DISPLAY": ""}
+    child = spawn("call", "link", *OURS, backend="asyncio", env=browser)
+    child.expect_exact("[o]pen in browser / [a]lready done / [d]ecline / [c]ancel > ")
+    assert not opened.exists()
+    child.sendline("o")
+    code, output = finish(child)
+    assert (code, "link: accept" in output) == (0, True)
+    assert opened.read_text() == "https://login.example.com/a?b=1"
+
+
+def test_a_status_line_on_a_capable_terminal() -> None:
+    child = spawn("call", "provision", "--answer", "region.region=eu-west-1", *OURS,
+                  backend="asyncio", env={"TERM": "xterm"})  # fmt: skip
+    child.expect_exact("confirm [y/n] > ")
+    child.sendline("y")
+    child.expect_exact("send ")
+    child.sendline("")
+    code, output = finish(child)
+    assert code == 0
+    assert (
+        "\r\x1b[K⠋ cli-test · round 2: asked [confirm (elicitation/create)] -> complete" in output
+    )
+    assert output.endswith("\r\x1b[KProvisioned in eu-west-1.\r\n")

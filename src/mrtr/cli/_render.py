@@ -143,7 +143,8 @@ class Output:
         if self.verbose:
             self.note(line)
         elif self.terminal is not None:
-            self.terminal.status(f"⠋ {self.header.get('label', '')} · {line}")
+            info = self.header.get("server", {}).get("serverInfo") or {}
+            self.terminal.status(f"⠋ {info.get('name') or self.header.get('label', '')} · {line}")
 
     def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """A progress notification: a status line on a terminal, an event with jsonl."""

@@ -82,7 +82,10 @@ class Terminal:
         if not self.out.isatty() or os.environ.get("TERM") == "dumb":
             return
         width = 100
-        self.out.write("\r\x1b[K" + sanitize(text, multiline=False, limit=width))
+        line = sanitize(text, multiline=False, limit=len(text))
+        if len(line) > width:
+            line = line[: width - 1] + "…"
+        self.out.write("\r\x1b[K" + line)
         self.out.flush()
         self._status_shown = True
 
