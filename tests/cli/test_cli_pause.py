@@ -39,6 +39,16 @@ def test_pause_then_resume_round_by_round(tmp_path: Path, backend: str) -> None:
     assert (last.returncode, last.stdout) == (0, "Provisioned in eu-west-1.\n")
 
 
+def test_the_demo_target_pauses_and_resumes_as_the_readme_shows(tmp_path: Path) -> None:
+    paused = tmp_path / "paused.json"
+    done = mrtr("call", "demo", "provision", "name=orders", "--pause", str(paused), "--no-discover")
+    assert done.returncode == 6
+    assert f"resume with: mrtr resume {paused} --answer region.region=…" in done.stderr
+    finished = mrtr("resume", str(paused), "--answer", "region.region=eu-west-1", "--answer",
+                    "confirm.confirm=true", "--no-discover")  # fmt: skip
+    assert (finished.returncode, finished.stdout) == (0, "Provisioned 'orders' in eu-west-1.\n")
+
+
 def test_a_refused_state_exits_10_with_the_restart_command(tmp_path: Path) -> None:
     paused = tmp_path / "paused.json"
     assert mrtr("call", "provision", "--pause", str(paused), *OURS).returncode == 6

@@ -10,6 +10,7 @@ plain data that the connect step turns into a transport, and that a paused call 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import re
 import sys
@@ -31,6 +32,11 @@ from mrtr.cli._exit import UsageError
 __all__ = ["Target", "parse_header", "resolve_target"]
 
 _URL = re.compile(r"^https?://", re.I)
+
+DEMO_STATE_KEY = hashlib.sha256(b"mrtr demo server: a public key, for demos only").hexdigest()
+"""The demo server's sealing key, the same in every process so a paused demo call resumes.
+
+It is public: the demo's state holds nothing secret. Never use a published key elsewhere."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +165,8 @@ def _resolve_named(target: str, configs: list[ConfigFile], expander: Expander) -
         return _from_entry(_pick(target, entries, "in any config"), expander, target)
     if target == "demo":
         demo_args = ("-m", "mrtr", "demo-server")
-        return Target("demo", "stdio", command=sys.executable, args=demo_args)
+        env = {"MRTR_DEMO_STATE_KEY": DEMO_STATE_KEY}
+        return Target("demo", "stdio", command=sys.executable, args=demo_args, env=env)
     if target.endswith(".py") and Path(target).is_file():
         return None
     if entries or not sep:
