@@ -114,6 +114,11 @@ class Terminal:
         """
         if prompt:
             self.write(prompt)
+        if sys.platform == "win32":  # no select() on console handles: a plain blocking read
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            return line.rstrip("\r\n")
         import select
 
         fd = self._descriptor()
