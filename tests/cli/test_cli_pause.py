@@ -107,3 +107,17 @@ def test_pause_and_resume_against_the_official_sdk_server_over_http(tmp_path: Pa
         done = mrtr("resume", str(paused), "--answer", "size.size=XL")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "name=Ann;colour=red;size=XL\n"
+
+
+def test_a_secret_in_the_server_command_is_never_written(tmp_path: Path) -> None:
+    paused = tmp_path / "paused.json"
+    command = [*OURS, "--token=hunter2"]
+    done = mrtr("call", "provision", "--pause", str(paused), *SEALED, "--json", *command)
+    assert one_json(done)["server"]["command"][-1] == "--token=<redacted>"
+    assert "hunter2" not in paused.read_text()
+    again = mrtr("resume", str(paused), "--answer", "region.region=eu-west-1", *SEALED)
+    assert again.returncode == 2
+    assert "give it again after --" in again.stderr
+    given = mrtr("resume", str(paused), "--answer", "region.region=eu-west-1", "--answer",
+                 "confirm.confirm=true", *SEALED, *command)  # fmt: skip
+    assert (given.returncode, given.stdout) == (0, "Provisioned in eu-west-1.\n")

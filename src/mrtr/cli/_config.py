@@ -335,6 +335,11 @@ def redact_value(value: str) -> str:
     return REDACTED
 
 
+def redact_arg(arg: str) -> str:
+    """A command-line argument with a secret-looking value hidden (``--token=...``)."""
+    return _redact_arg(arg)
+
+
 def _redact_arg(arg: str) -> str:
     for pattern in (_SECRET_ARG, _SECRET_FLAG):
         match = pattern.match(arg)

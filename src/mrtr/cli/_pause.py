@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from mrtr.cli._answers import write_private
+from mrtr.cli._config import REDACTED
 from mrtr.cli._exit import (
     INPUT_REQUIRED,
     CLIError,
@@ -134,6 +135,8 @@ def _target_words(ctx: Context, paused: PausedCall, rest: list[str]) -> list[str
     if server.get("target") and server.get("target") != " ".join(command or []):
         return [str(server["target"])]
     if command:
+        if any(REDACTED in str(word) for word in command):
+            raise UsageError("the paused server command had a secret; give it again after --")
         ctx.server_command = [str(word) for word in command]
         return []
     raise UsageError("the paused file does not say which server; give TARGET or -- COMMAND")

@@ -26,6 +26,7 @@ from mrtr.cli._config import (
     discover_files,
     expand,
     load_entries,
+    redact_arg,
 )
 from mrtr.cli._exit import UsageError
 
@@ -58,7 +59,7 @@ class Target:
         if self.url is not None:
             shown["url"] = self.url
         if self.command is not None:
-            shown["command"] = [self.command, *self.args]
+            shown["command"] = [self.command, *(redact_arg(a) for a in self.args)]
         return shown
 
 
