@@ -128,8 +128,9 @@ def resolve_target(
     if command:
         if target is not None:
             raise UsageError("give either a TARGET or a command after --, not both")
+        label = " ".join([command[0], *(redact_arg(a) for a in command[1:])])
         return Target(
-            " ".join(command), "stdio", command=command[0], args=tuple(command[1:]),
+            label, "stdio", command=command[0], args=tuple(command[1:]),
             env=extra_env, cwd=cwd,
         )  # fmt: skip
     if not target:
