@@ -126,7 +126,8 @@ def test_two_requests_in_one_round_are_numbered(backend: str) -> None:
     child.sendline("")
     code, output = finish(child)
     assert code == 0
-    assert f"{first}=one {second}=two" in output
+    typed = {first: "one", second: "two"}
+    assert f"left={typed['left']} right={typed['right']}" in output
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
