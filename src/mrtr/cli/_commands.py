@@ -113,11 +113,15 @@ class Context:
                        sink=self.sink, mode=mode)  # fmt: skip
 
 
-def connected(output: Output, client: Client) -> None:
-    output.header["server"]["protocolVersion"] = client.protocol_version
+def connected(ctx: Context, client: Client) -> None:
+    """Record who answered the handshake (for the output and the prompts' headers)."""
+    server = ctx.output.header["server"]
+    server["protocolVersion"] = client.protocol_version
     info = client.server_info
     if info is not None:
-        output.header["server"]["serverInfo"] = info.to_wire()
+        server["serverInfo"] = info.to_wire()
+        if ctx.answerer is not None and info.name:
+            ctx.answerer.server = info.name
 
 
 async def cmd_info(ctx: Context, words: list[str]) -> int:
@@ -125,7 +129,7 @@ async def cmd_info(ctx: Context, words: list[str]) -> int:
     if ctx.resolve(words):
         raise UsageError("info takes only a TARGET")
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         from mrtr.types import MODERN_PROTOCOL_VERSIONS
 
         version = client.protocol_version
@@ -183,7 +187,7 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
             raise UsageError(f"list what? one of {', '.join(LIST_KINDS)} or all, not {kind!r}")
     found: dict[str, list[dict[str, Any]]] = {}
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         walks: dict[str, Callable[[], Any]] = {
             "tools": client.iter_tools,
             "prompts": client.iter_prompts,
@@ -213,7 +217,7 @@ async def cmd_ping(ctx: Context, words: list[str]) -> int:
     if ctx.resolve(words):
         raise UsageError("ping takes only a TARGET")
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         method = "ping"
         started = time.perf_counter()
         try:
@@ -255,7 +259,7 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         raise UsageError("call needs a TOOL (mrtr list TARGET shows them)")
     tool, pairs = rest[0], rest[1:]
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         if opts.tool_help:
             found = await _find_tool(client, tool)
             print(schema_help(tool, found.get("description"), found.get("inputSchema") or {}))
@@ -283,7 +287,7 @@ async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     name, arguments = rest[0], _pairs(rest[1:], "prompt arguments")
     ctx.output.header["call"] = {"method": "prompts/get", "name": name, "arguments": arguments}
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         check_can_pause(ctx, client.protocol_version)
         result = await client.get_prompt(
             name, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
@@ -298,7 +302,7 @@ async def cmd_read(ctx: Context, words: list[str]) -> int:
         raise UsageError("read needs exactly one URI")
     ctx.output.header["call"] = {"method": "resources/read", "name": rest[0]}
     async with ctx.client() as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         check_can_pause(ctx, client.protocol_version)
         result = await client.read_resource(
             rest[0], progress_callback=progress_to(ctx.output), **_pausing(ctx)

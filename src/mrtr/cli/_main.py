@@ -45,7 +45,7 @@ def _attach_answerer(ctx: Any) -> None:
     from mrtr.cli._answering import Answerer
     from mrtr.cli._answers import AnswerBook, Recorder
 
-    opts, output, server_command = ctx.opts, ctx.output, ctx.server_command
+    opts, output = ctx.opts, ctx.output
     if opts.unanswered == "pause" and not opts.pause:
         raise UsageError("--unanswered pause needs --pause FILE (where to write the call)")
     book = AnswerBook()
@@ -53,7 +53,7 @@ def _attach_answerer(ctx: Any) -> None:
     if opts.answers:
         book.add_file(opts.answers)
     policy = opts.unanswered or ("pause" if opts.pause else book.otherwise or "fail")
-    server = opts.words[0] if opts.words and not server_command else "server"
+    server = ctx.target.label if ctx.target is not None else "server"
     ctx.answerer = Answerer(
         book=book,
         server=server,

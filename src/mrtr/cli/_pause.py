@@ -186,7 +186,7 @@ async def cmd_resume(ctx: Context, words: list[str]) -> int:
             )
         return pause_to_file(ctx, paused)
     async with ctx.client(mode=paused.protocol_version) as client:
-        connected(ctx.output, client)
+        connected(ctx, client)
         try:
             result = await client.resume(paused, progress_callback=progress_to(ctx.output))
         except CLIError:
