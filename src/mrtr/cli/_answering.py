@@ -199,7 +199,7 @@ class Answerer:
         kind = {ELICIT: "elicitation", SAMPLE: "sampling"}.get(method, method)
         if method == ELICIT and params.get("mode") == "url":
             kind = "elicitation (URL)"
-        parts = [self.server]
+        parts = [sanitize(self.server, multiline=False, limit=80)]
         if name:
             parts.append(sanitize(str(name), multiline=False))
         parts.append(f"round {round_}" if round_ is not None else "back-channel")
