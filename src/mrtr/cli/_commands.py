@@ -139,11 +139,14 @@ async def cmd_info(ctx: Context, words: list[str]) -> int:
             "serverInfo": client.server_info.to_wire() if client.server_info else None,
             "capabilities": client.server_capabilities.to_wire(),
         }
+    from mrtr.cli._terminal import sanitize
+
     info = data["serverInfo"] or {}
+    who = f"{info.get('name', '?')} {info.get('version', '')}".rstrip()
     lines = [
-        f"server:       {info.get('name', '?')} {info.get('version', '')}".rstrip(),
+        f"server:       {sanitize(who, multiline=False)}",
         f"protocol:     {version} ({data['era']})",
-        f"capabilities: {', '.join(sorted(data['capabilities'])) or 'none'}",
+        f"capabilities: {sanitize(', '.join(sorted(data['capabilities'])) or 'none')}",
     ]
     return ctx.output.success(data, "\n".join(lines))
 

@@ -214,7 +214,7 @@ class Output:
             self.stdout.flush()
             print(json.dumps({"error": error}, ensure_ascii=False), file=self.stderr)
         else:
-            print(f"mrtr: {message}", file=self.stderr)
+            print(f"mrtr: {sanitize(message)}", file=self.stderr)
             for key, request in (parts.get("pending") or {}).get("inputRequests", {}).items():
                 print(f"  {key}: {describe_request(request)}", file=self.stderr)
         return code
