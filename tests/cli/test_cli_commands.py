@@ -130,7 +130,9 @@ def test_list_info_ping_prompt_read() -> None:
     assert [t["name"] for t in tools["result"]["tools"]][:3] == ["provision", "form", "echo"]
     info = mrtr("info", *OURS)
     assert "server:       cli-test 0.1" in info.stdout
-    assert "protocol:     2026-07-28 (2026-07-28)" in info.stdout
+    assert "protocol:     2026-07-28\n" in info.stdout
+    legacy = mrtr("info", "--mode", "legacy", *OURS)
+    assert "protocol:     2025-11-25 (legacy era)\n" in legacy.stdout
     ping = mrtr("ping", "--json", *OURS)
     assert one_json(ping)["result"]["method"] == "tools/list"  # 2026-07-28 has no ping
     legacy_ping = mrtr("ping", "--mode", "legacy", "--json", *OURS)

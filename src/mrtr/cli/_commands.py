@@ -145,7 +145,7 @@ async def cmd_info(ctx: Context, words: list[str]) -> int:
     who = f"{info.get('name', '?')} {info.get('version', '')}".rstrip()
     lines = [
         f"server:       {sanitize(who, multiline=False)}",
-        f"protocol:     {version} ({data['era']})",
+        f"protocol:     {version}" + (" (legacy era)" if data["era"] == "legacy" else ""),
         f"capabilities: {sanitize(', '.join(sorted(data['capabilities'])) or 'none')}",
     ]
     return ctx.output.success(data, "\n".join(lines))
