@@ -228,6 +228,17 @@ def test_trace_prints_frames_with_the_state_redacted() -> None:
     assert '"progressToken": "<redacted>"' not in done.stderr
 
 
+def test_trace_file_is_json_lines(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    done = mrtr("call", "echo", "code=1", "--trace-file", str(trace), *OURS)
+    assert done.returncode == 0, done.stderr
+    assert "→" not in done.stderr
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    methods = [r["message"].get("method") for r in records if r["direction"] == "send"]
+    assert methods[:1] == ["server/discover"] and "tools/call" in methods
+    assert oct(trace.stat().st_mode & 0o777) == "0o600"
+
+
 def test_sampling_from_a_command_and_roots_from_flags(tmp_path: Path) -> None:
     script = "import json,sys; r=json.load(sys.stdin); print(r['messages'][0]['content']['text'])"
     done = mrtr("call", "llm", "--sampling-cmd", f'{PY} -c "{script}"', *OURS)

@@ -39,7 +39,9 @@ def finish(child: pexpect.spawn) -> tuple[int, str]:
 def test_menu_reprompt_review_and_record(backend: str, tmp_path: Path) -> None:
     record = tmp_path / "answers.json"
     child = spawn("call", "provision", "--record-answers", str(record), *OURS, backend=backend)
-    child.expect_exact("┌ cli-test · provision · round 1 · elicitation 1/1 [region]  (text from the server)")
+    child.expect_exact(
+        "┌ cli-test · provision · round 1 · elicitation 1/1 [region]  (text from the server)"
+    )
     child.expect_exact("Where should it live?")
     child.expect_exact("  1) eu-west-1")
     child.expect_exact("region > ")

@@ -179,6 +179,11 @@ def _server_flags() -> argparse.ArgumentParser:
         action="store_true",
         help="print every JSON-RPC frame on stderr (secrets redacted)",
     )
+    out.add_argument(
+        "--trace-file",
+        metavar="FILE",
+        help="write every JSON-RPC frame to FILE as JSON lines (secrets redacted)",
+    )
     out.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     return shared
 

@@ -63,10 +63,10 @@ def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr
             target.command, list(target.args), env=dict(target.env) or None, cwd=target.cwd
         )
         transport = StdioTransport(params, stderr=sink)
-    if getattr(opts, "trace", False):
+    if getattr(opts, "trace", False) or getattr(opts, "trace_file", None):
         from mrtr.cli._trace import TracingTransport
 
-        transport = TracingTransport(transport)
+        transport = TracingTransport(transport, jsonl=getattr(opts, "trace_file", None))
     return transport
 
 

@@ -1,4 +1,4 @@
-"""``--trace``: every JSON-RPC frame, both ways, on stderr, with secrets redacted.
+"""``--trace``: every JSON-RPC frame, both ways, on stderr (or ``--trace-file``), redacted.
 
 `TracingTransport` wraps any `Transport` and prints each message it carries, marked ``→``
 (to the server) or ``←`` (from it) with the time since the connection opened. Values that
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 import time
@@ -46,20 +47,33 @@ def redact_frame(value: Any) -> Any:
 class TracingTransport(Transport):
     """A transport that prints what the transport inside it carries."""
 
-    def __init__(self, inner: Transport, *, out: IO[str] | None = None) -> None:
+    def __init__(
+        self, inner: Transport, *, out: IO[str] | None = None, jsonl: str | None = None
+    ) -> None:
         self.inner = inner
         self._out = out
+        self._jsonl_path = jsonl
+        self._jsonl: IO[str] | None = None
         self._started = time.monotonic()
 
     def _print(self, arrow: str, message: Any) -> None:
-        out = self._out or sys.stderr
         elapsed = (time.monotonic() - self._started) * 1000
-        text = json.dumps(redact_frame(message), ensure_ascii=False)
-        out.write(f"{arrow} {elapsed:8.1f} ms {text}\n")
+        shown = redact_frame(message)
+        if self._jsonl is not None:
+            way = {"→": "send", "←": "receive"}.get(arrow, "failed")
+            record = {"ms": round(elapsed, 3), "direction": way, "message": shown}
+            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._jsonl.flush()
+            return
+        out = self._out or sys.stderr
+        out.write(f"{arrow} {elapsed:8.1f} ms {json.dumps(shown, ensure_ascii=False)}\n")
         out.flush()
 
     async def open(self) -> None:
-        """Open the inner transport."""
+        """Open the trace file, then the inner transport."""
+        if self._jsonl_path is not None:
+            descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
         self._started = time.monotonic()
         await self.inner.open()
 
@@ -78,5 +92,10 @@ class TracingTransport(Transport):
         return message
 
     async def aclose(self) -> None:
-        """Close the inner transport."""
-        await self.inner.aclose()
+        """Close the inner transport and the trace file."""
+        try:
+            await self.inner.aclose()
+        finally:
+            if self._jsonl is not None:
+                self._jsonl.close()
+                self._jsonl = None
