@@ -160,6 +160,7 @@ async def one_form(ctx: ServerRequestContext, params: CallToolRequestParams) -> 
 async def media(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
     from mrtr.types import BlobResourceContents, EmbeddedResource
 
+    await ctx.send_log("info", "media ready")
     blob = BlobResourceContents(uri="file:///x.bin", mime_type="application/zip", blob="AAAA")
     return CallToolResult(
         content=[

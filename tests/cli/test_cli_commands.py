@@ -78,6 +78,15 @@ def test_output_jsonl_streams_events_then_the_document() -> None:
     assert events[-1]["result"]["content"][0]["text"] == "human: hi there"
 
 
+def test_jsonl_and_verbose_carry_the_server_log() -> None:
+    done = mrtr("call", "media", "-o", "jsonl", *OURS)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {"event": "log", "level": "info", "data": "media ready"} in events
+    assert events[-1]["status"] == "complete"
+    verbose = mrtr("call", "media", "-v", *OURS)
+    assert "[server info] media ready" in verbose.stderr
+
+
 def test_arguments_are_typed_by_the_schema() -> None:
     done = mrtr(
         "call", "echo", "code=10001", "n=3", "ratio=1.5", "on=yes", 'tags:=["x", 2]',

@@ -70,13 +70,20 @@ def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr
     return transport
 
 
-async def _log(params: Any) -> None:
-    level = getattr(params, "level", "info")
-    data = getattr(params, "data", "")
-    from mrtr.cli._terminal import sanitize
+def _logger(output: Output, *, show: bool) -> Any:
+    """The logging callback: server log messages as jsonl events, and on stderr with -v."""
 
-    text = data if isinstance(data, str) else repr(data)
-    print(f"[server {level}] {sanitize(text, multiline=False)}", file=sys.stderr, flush=True)
+    async def log(params: Any) -> None:
+        level = str(getattr(params, "level", "info"))
+        data = getattr(params, "data", "")
+        output.event({"event": "log", "level": level, "data": data})
+        if show:
+            from mrtr.cli._terminal import sanitize
+
+            text = data if isinstance(data, str) else repr(data)
+            output.note(f"[server {level}] {sanitize(text, multiline=False)}")
+
+    return log
 
 
 @asynccontextmanager
@@ -101,8 +108,8 @@ async def connect(
         )
         if answerer.roots:
             kwargs["list_roots_callback"] = answerer.list_roots
-    if getattr(opts, "verbose", 0):
-        kwargs["logging_callback"] = _log
+    if getattr(opts, "verbose", 0) or output.mode == "jsonl":
+        kwargs["logging_callback"] = _logger(output, show=bool(getattr(opts, "verbose", 0)))
     if getattr(opts, "max_rounds", None) is not None:
         kwargs["input_required_max_rounds"] = opts.max_rounds
     client = Client(
