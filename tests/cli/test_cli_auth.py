@@ -70,8 +70,8 @@ def test_login_with_the_loopback_redirect_then_use_then_logout(
 
     listed = mrtr("list", protected, env=env)
     assert (listed.returncode, listed.stdout) == (0, "whoami()\n")
-    out = mrtr("logout", protected, env=env)
-    assert (out.returncode, out.stdout) == (0, f"logged out of {protected}\n")
+    logout = mrtr("logout", protected, env=env)
+    assert (logout.returncode, logout.stdout) == (0, f"logged out of {protected}\n")
     assert mrtr("list", protected, env=env).returncode == 3
 
 

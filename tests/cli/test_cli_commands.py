@@ -279,6 +279,7 @@ def test_answers_file_with_keys_and_rules(tmp_path: Path) -> None:
     assert "region: 'mars' is not one of the choices" in done.stderr
 
 
+@pytest.mark.interop
 def test_legacy_era_back_channel_answers_with_the_official_server() -> None:
     elicit = mrtr("call", "legacy_elicit", "--mode", "legacy", "--answer", "elicit-1.region=x",
                   *OFFICIAL)  # fmt: skip
@@ -294,12 +295,14 @@ def test_legacy_era_back_channel_answers_with_the_official_server() -> None:
     assert list(doc["pending"]["inputRequests"]) == ["sample-1"]
 
 
+@pytest.mark.interop
 def test_official_mrtr_server_over_stdio() -> None:
     done = mrtr("call", "pair", "--answer", "left.left=1", "--answer", "right.right=2",
                 *OFFICIAL_MRTR)  # fmt: skip
     assert done.stdout == "left=1 right=2\n"
 
 
+@pytest.mark.interop
 def test_official_mrtr_server_over_http() -> None:
     script = str(Path(OFFICIAL_MRTR[2]))
     with http_server(script, "http", "--port", "0") as base:

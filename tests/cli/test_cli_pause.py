@@ -92,6 +92,7 @@ def test_typing_pause_at_a_prompt_writes_the_file(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "Provisioned in us-east-1.\n")
 
 
+@pytest.mark.interop
 def test_pause_and_resume_against_the_official_sdk_server_over_http(tmp_path: Path) -> None:
     from tests.cli._run import OFFICIAL_MRTR
 

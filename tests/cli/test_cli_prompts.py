@@ -162,6 +162,7 @@ def test_sampling_reply_typed_by_the_person(backend: str) -> None:
     assert "human: hello\r\nworld" in output
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_legacy_back_channel_is_answered_on_the_terminal(backend: str) -> None:
     child = spawn("call", "legacy_elicit", "--mode", "legacy", *OFFICIAL, backend=backend)
@@ -207,13 +208,14 @@ def test_the_readme_command_line_session_works() -> None:
     assert "Provisioned 'orders' in eu-west-1." in output
 
 
+@pytest.mark.interop
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_connection_is_served_while_the_person_types(backend: str) -> None:
     server = str(Path(__file__).parent / "sdk_patient_server.py")
     child = spawn("call", "patient", "--mode", "legacy", "-v", "--", PY, server, backend=backend)
     # nothing typed yet, and the server's ping was answered (it logs once it is): the
     # event loop kept serving the connection while the prompt waited in its thread
-    seen = set()
+    seen: set[int] = set()
     while len(seen) < 2:
         seen.add(child.expect_exact(["[server info] pong while asking", "word > "]))
     child.sendline("hello")
