@@ -15,8 +15,20 @@ HERE = Path(__file__).parent
 SERVERS = HERE.parent / "interop" / "servers"
 PY = sys.executable
 OURS = ["--", PY, str(HERE / "cli_server.py"), "stdio"]
-OFFICIAL = ["--", PY, str(SERVERS / "official_server.py")]
-OFFICIAL_MRTR = ["--", PY, str(SERVERS / "official_mrtr_server.py"), "stdio"]
+
+
+def official(server: str) -> list[str]:
+    """``-- COMMAND`` words that start one of the official SDK's test servers over stdio."""
+    if server == "interop":
+        return ["--", PY, str(SERVERS / "official_server.py")]
+    return ["--", PY, str(SERVERS / "official_mrtr_server.py"), "stdio", "--server", server]
+
+
+OFFICIAL_HTTP = [str(SERVERS / "official_mrtr_server.py"), "http", "--port", "0"]
+"""The official SDK's servers over HTTP, each at ``/<server>/mcp`` (prints ``READY url``)."""
+OFFICIAL = official("interop")  # low-level, both eras: back-channel tools
+OFFICIAL_MRTR = official("lowlevel")  # hand-built multi-round-trip results
+OFFICIAL_HIGH = official("high")  # MCPServer: dependency-injected elicitation
 TIMEOUT = 120
 
 

@@ -8,7 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import HERE, OFFICIAL, OFFICIAL_MRTR, OURS, PY, http_server, mrtr, one_json
+from tests.cli._run import (
+    HERE,
+    OFFICIAL,
+    OFFICIAL_HIGH,
+    OFFICIAL_HTTP,
+    OFFICIAL_MRTR,
+    OURS,
+    PY,
+    http_server,
+    mrtr,
+    one_json,
+)
 
 BACKENDS = ["asyncio", "trio"]
 
@@ -296,6 +307,22 @@ def test_legacy_era_back_channel_answers_with_the_official_server() -> None:
 
 
 @pytest.mark.interop
+def test_sdk_dependency_injected_elicitation_prompt_and_resource_rounds() -> None:
+    high = OFFICIAL_HIGH
+    asked = one_json(mrtr("call", "deploy", "service=api", "--json", *high))
+    (key,) = asked["pending"]["inputRequests"]  # the SDK names it after its resolver
+    deployed = mrtr("call", "deploy", "service=api", "--answer", f"{key}.region=eu", *high)
+    assert (deployed.returncode, deployed.stdout) == (0, "deployed api to eu\n")
+    prompt = mrtr("prompt", "briefing", "--answer", "audience.audience=board", *high)
+    assert prompt.stdout == "user: Write a briefing for board.\n"
+    read = one_json(mrtr("read", "notes://mcp", "--json", *high))
+    assert (read["status"], list(read["pending"]["inputRequests"])) == (
+        "input_required",
+        ["detail"],
+    )
+
+
+@pytest.mark.interop
 def test_official_mrtr_server_over_stdio() -> None:
     done = mrtr("call", "pair", "--answer", "left.left=1", "--answer", "right.right=2",
                 *OFFICIAL_MRTR)  # fmt: skip
@@ -304,8 +331,7 @@ def test_official_mrtr_server_over_stdio() -> None:
 
 @pytest.mark.interop
 def test_official_mrtr_server_over_http() -> None:
-    script = str(Path(OFFICIAL_MRTR[2]))
-    with http_server(script, "http", "--port", "0") as base:
+    with http_server(*OFFICIAL_HTTP) as base:
         done = mrtr("call", f"{base}/lowlevel/mcp", "provision", "name=db", "--answer",
                     "region.region=eu", "--json")  # fmt: skip
         doc = one_json(done)

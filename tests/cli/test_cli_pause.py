@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import OURS, http_server, mrtr, one_json
+from tests.cli._run import OFFICIAL_HTTP, OURS, http_server, mrtr, one_json
 from tests.cli.test_cli_prompts import finish, spawn
 
 KEY = "ab" * 32  # the test server's sealing key, so another server process can open the state
@@ -94,10 +94,8 @@ def test_typing_pause_at_a_prompt_writes_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.interop
 def test_pause_and_resume_against_the_official_sdk_server_over_http(tmp_path: Path) -> None:
-    from tests.cli._run import OFFICIAL_MRTR
-
     paused = tmp_path / "wizard.json"
-    with http_server(OFFICIAL_MRTR[2], "http", "--port", "0") as base:
+    with http_server(*OFFICIAL_HTTP) as base:
         url = f"{base}/lowlevel/mcp"
         assert mrtr("call", url, "wizard", "--pause", str(paused)).returncode == 6
         for key, value in (("name", "Ann"), ("colour", "red")):

@@ -85,6 +85,21 @@ def test_answer_flags_become_responses() -> None:
     assert book.find("other", "elicitation/create", params) is None
     with pytest.raises(UsageError, match="expected KEY=JSON"):
         AnswerBook().add_flags(answers=["nothing"])
+    with pytest.raises(UsageError, match="invalid JSON"):
+        AnswerBook().add_flags(answers=["plain=not json"])
+
+
+def test_a_server_key_may_contain_dots() -> None:
+    book = AnswerBook()
+    book.add_flags(answers=["pkg.mod:ask.region=eu", 'other.key={"region": "us"}'])
+    params = {"requestedSchema": {"properties": {"region": {"type": "string"}}}}
+    dotted = book.find("pkg.mod:ask", "elicitation/create", params)
+    assert dotted is not None
+    assert elicit_response(dotted, "pkg.mod:ask", params)["content"] == {"region": "eu"}
+    whole = book.find("other.key", "elicitation/create", params)
+    assert whole is not None
+    assert elicit_response(whole, "other.key", params)["content"] == {"region": "us"}
+    assert book.find("pkg", "elicitation/create", params) is None  # "mod:ask.region" no field
 
 
 def test_jsonc_comments_and_trailing_commas() -> None:

@@ -25,6 +25,7 @@ from mrtr.cli._forms import check_content, defaults, parse_field
 __all__ = ["AnswerBook", "AnswerSpec", "Recorder", "write_private"]
 
 ANSWERS_FORMAT = "mrtr.answers/1"
+_TEXT = object()  # an --answer value that is not JSON: usable only as KEY.field=VALUE
 POLICIES = ("pause", "fail", "decline", "cancel")
 
 
@@ -72,9 +73,17 @@ def _spec_from_json(value: Any, what: str, source: str) -> AnswerSpec:
 
 
 class AnswerBook:
-    """Everything answered ahead of time, looked up per request."""
+    """Everything answered ahead of time, looked up per request.
+
+    ``--answer`` words are kept as written and matched when a request arrives, because a
+    server's key may itself contain dots: ``KEY=JSON`` matches the key exactly, and
+    ``KEY.field=VALUE`` matches when ``field`` is one of the request's form fields (or
+    ``text``, for a sampling reply). Flags win over the answers file.
+    """
 
     def __init__(self) -> None:
+        self.flag_answers: list[tuple[str, str, Any]] = []  # (left, text, parsed JSON or _TEXT)
+        self.actions: dict[str, str] = {}
         self.keyed: dict[str, AnswerSpec] = {}
         self.rules: list[tuple[dict[str, Any], AnswerSpec]] = []
         self.otherwise: str | None = None
@@ -87,23 +96,41 @@ class AnswerBook:
         decline: Sequence[str] = (),
         cancel: Sequence[str] = (),
     ) -> None:
-        """Take the answer flags; later flags for the same key refine earlier ones."""
+        """Take the answer flags (checked here: a word that can never match is an error)."""
         for text in answers:
             left, sep, value = text.partition("=")
             if not sep or not left:
                 raise UsageError(f"--answer {text!r}: expected KEY=JSON or KEY.field=VALUE")
-            key, dot, name = left.partition(".")
-            if dot:
-                spec = self.keyed.setdefault(key, AnswerSpec(action="accept"))
-                spec.fields[name] = value
-                continue
-            self.keyed[key] = _spec_from_json(
-                _load_json_value(value, f"--answer {key}"), f"--answer {key}", "flag"
-            )
+            try:
+                parsed: Any = _load_json_value(value, f"--answer {left}")
+            except UsageError:
+                if "." not in left or value.startswith("@"):
+                    raise
+                parsed = _TEXT  # only the KEY.field=VALUE reading is possible
+            self.flag_answers.append((left, value, parsed))
         for keys, action in ((accept, "accept"), (decline, "decline"), (cancel, "cancel")):
             for key in keys:
-                spec = self.keyed.setdefault(key, AnswerSpec())
-                spec.action = action
+                self.actions[key] = action
+
+    def _from_flags(self, key: str, method: str, params: Mapping[str, Any]) -> AnswerSpec | None:
+        properties = (params.get("requestedSchema") or {}).get("properties") or {}
+        fields = {"text"} if method == "sampling/createMessage" else set(properties)
+        spec: AnswerSpec | None = None
+        for name in (key, "*"):
+            for left, text, parsed in self.flag_answers:
+                if left == name and parsed is not _TEXT:
+                    spec = _spec_from_json(parsed, f"--answer {left}", "flag")
+                elif left.startswith(name + ".") and left[len(name) + 1 :] in fields:
+                    spec = spec if spec is not None and spec.response is None else AnswerSpec()
+                    spec.action = "accept"
+                    spec.fields[left[len(name) + 1 :]] = text
+            if name in self.actions:
+                spec = spec or AnswerSpec()
+                spec.action = self.actions[name]
+            if spec is not None:
+                self.used.add(name)
+                return spec
+        return None
 
     def add_file(self, path: str) -> None:
         """Read an ``mrtr.answers/1`` file (keyed answers, rules, otherwise)."""
@@ -125,6 +152,9 @@ class AnswerBook:
 
     def find(self, key: str, method: str, params: Mapping[str, Any]) -> AnswerSpec | None:
         """The answer for this request, if any was given."""
+        flagged = self._from_flags(key, method, params)
+        if flagged is not None:
+            return flagged
         for name in (key, "*"):
             if name in self.keyed:
                 self.used.add(name)
