@@ -291,15 +291,15 @@ def test_answers_file_with_keys_and_rules(tmp_path: Path) -> None:
 
 
 @pytest.mark.interop
-def test_legacy_era_back_channel_answers_with_the_official_server() -> None:
+def test_legacy_era_back_channel_answers_with_the_official_server(tmp_path: Path) -> None:
     elicit = mrtr("call", "legacy_elicit", "--mode", "legacy", "--answer", "elicit-1.region=x",
                   *OFFICIAL)  # fmt: skip
     assert (elicit.returncode, elicit.stdout) == (0, "accept:x\n")
     sample = mrtr("call", "legacy_sample", "--mode", "legacy", "--answer", 'sample-1="hi"',
                   *OFFICIAL)  # fmt: skip
     assert sample.stdout == "human:hi\n"
-    roots = mrtr("call", "legacy_roots", "--mode", "legacy", "--root", "/tmp", *OFFICIAL)
-    assert roots.stdout == "file:///tmp\n"
+    roots = mrtr("call", "legacy_roots", "--mode", "legacy", "--root", str(tmp_path), *OFFICIAL)
+    assert roots.stdout == tmp_path.as_uri() + "\n"
     unanswered = mrtr("call", "legacy_sample", "--mode", "legacy", "--json", *OFFICIAL)
     doc = one_json(unanswered)
     assert (unanswered.returncode, doc["status"]) == (6, "input_required")
