@@ -87,7 +87,7 @@ def _server_flags() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="environment of a stdio server (repeatable)",
     )
-    conn.add_argument("--cwd", help="working directory of a stdio server")
+    conn.add_argument("--cwd", metavar="DIR", help="working directory of a stdio server")
     conn.add_argument(
         "--config",
         action="append",
