@@ -50,6 +50,10 @@ def test_json_is_one_document_with_rounds_and_the_wire_result(backend: str) -> N
     assert doc["call"] == {"method": "tools/call", "name": "provision", "arguments": {}}
     assert [r["keys"] for r in doc["rounds"]] == [["region"], ["confirm"]]
     assert [r["outcome"] for r in doc["rounds"]] == ["input_required", "complete"]
+    assert doc["answers"] == [
+        {"round": 1, "key": "region", "method": "elicitation/create", "answeredBy": "flag"},
+        {"round": 2, "key": "confirm", "method": "elicitation/create", "answeredBy": "flag"},
+    ]
     assert doc["result"]["content"] == [{"type": "text", "text": "Provisioned in us-east-1."}]
 
 

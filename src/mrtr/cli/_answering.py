@@ -116,6 +116,8 @@ class Answerer:
             `mrtr.PAUSE` when the request is left for later (``--pause``).
         """
         if method == "roots/list":
+            if not self.roots:
+                return self._unanswered(key, round_, method, params)
             self._note(key, method, "flag", round_)
             return {"roots": root_list(self.roots)}
         slot = self._per_round.setdefault(round_, [])

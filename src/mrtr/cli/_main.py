@@ -64,6 +64,7 @@ def _attach_answerer(ctx: Any) -> None:
         policy=policy,
         on_event=output.event,
     )
+    output.header["answers"] = ctx.answerer.answered  # who answered what, filled as it goes
 
 
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:

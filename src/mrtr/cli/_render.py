@@ -173,6 +173,8 @@ class Output:
         """The one JSON document of ``--json`` (and the last line of ``-o jsonl``)."""
         doc: dict[str, Any] = {"format": RESULT_FORMAT, "status": status, **self.header}
         doc.pop("label", None)
+        if not doc.get("answers"):
+            doc.pop("answers", None)
         if self.rounds:
             doc["rounds"] = self.rounds
         doc.update(parts)
