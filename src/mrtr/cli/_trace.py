@@ -15,7 +15,10 @@ import os
 import re
 import sys
 import time
+from types import TracebackType
 from typing import IO, Any
+
+from typing_extensions import Self
 
 from mrtr.transports import JSONObject, RequestFailed, Transport
 
@@ -45,7 +48,11 @@ def redact_frame(value: Any) -> Any:
 
 
 class TracingTransport(Transport):
-    """A transport that prints what the transport inside it carries."""
+    """A transport that prints what the transport inside it carries.
+
+    It enters and leaves the inner transport as a whole (``__aenter__``/``__aexit__``),
+    so the inner one keeps its own lifespan, whatever it runs in the background.
+    """
 
     def __init__(
         self, inner: Transport, *, out: IO[str] | None = None, jsonl: str | None = None
@@ -69,13 +76,37 @@ class TracingTransport(Transport):
         out.write(f"{arrow} {elapsed:8.1f} ms {json.dumps(shown, ensure_ascii=False)}\n")
         out.flush()
 
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.inner.__aexit__(exc_type, exc, tb)
+        finally:
+            self._close_file()
+
     async def open(self) -> None:
-        """Open the trace file, then the inner transport."""
+        """Open the trace file, then enter the inner transport (its whole lifespan)."""
         if self._jsonl_path is not None:
             descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
         self._started = time.monotonic()
-        await self.inner.open()
+        try:
+            await self.inner.__aenter__()
+        except BaseException:
+            self._close_file()
+            raise
+
+    def _close_file(self) -> None:
+        if self._jsonl is not None:
+            self._jsonl.close()
+            self._jsonl = None
 
     async def send(self, message: JSONObject) -> None:
         """Print, then send."""
@@ -92,10 +123,5 @@ class TracingTransport(Transport):
         return message
 
     async def aclose(self) -> None:
-        """Close the inner transport and the trace file."""
-        try:
-            await self.inner.aclose()
-        finally:
-            if self._jsonl is not None:
-                self._jsonl.close()
-                self._jsonl = None
+        """Close the inner transport's connection (the trace file closes on exit)."""
+        await self.inner.aclose()
