@@ -107,7 +107,8 @@ def exit_code_for(exc: BaseException) -> int:
         return exc.exit_code
     if not isinstance(exc, MRTRError):
         return INTERNAL
-    if getattr(exc, "status_code", None) in (401, 403) or _HTTP_AUTH.search(str(exc)):
+    status = getattr(exc, "status", getattr(exc, "status_code", None))
+    if status in (401, 403) or _HTTP_AUTH.search(str(exc)):
         return AUTH
     if isinstance(exc, errors.MCPError) and _AUTH_REFUSAL.match(exc.message):
         return AUTH  # an HTTP 401/403 whose body carried a JSON-RPC error
