@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
         "mrtr._version",
         "mrtr._stray",
     },
-    {"mrtr.transports"},
+    {"mrtr.transports", "mrtr.auth"},  # auth: an httpx.Auth the HTTP transport is given
     {"mrtr._jsonrpc"},
     {"mrtr._legs", "mrtr._envelope", "mrtr._backchannel", "mrtr._callbacks"},
     {"mrtr.session"},

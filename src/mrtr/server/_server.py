@@ -19,6 +19,7 @@ DEFAULT_BODY_TIMEOUT = 30.0
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
+    from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
     from mrtr.types import (
@@ -321,6 +322,7 @@ class Server:
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        protected_resource: ProtectedResource | None = None,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -337,7 +339,9 @@ class Server:
         Args:
             path: the endpoint path.
             token_verifier: maps a bearer token to a `Principal` (or ``None`` to reject
-                it); with one, requests without a valid token get 401.
+                it); with one, requests without a valid token get 401, whose challenge
+                names the server's protected-resource metadata (RFC 9728), served at
+                ``/.well-known/oauth-protected-resource<path>``.
             max_message_size: the cap on one request body, in bytes (413 beyond).
             allowed_hosts: more ``Host`` values to accept: ``"name"`` (any port),
                 ``"name:port"``, or ``"*"`` to turn the check off (behind a proxy that
@@ -350,10 +354,13 @@ class Server:
             max_concurrent_requests: requests in flight at once on one legacy session
                 (503 beyond it).
             body_timeout: seconds a client may take to send a request body (408 beyond).
+            protected_resource: what that metadata says (the authorization servers,
+                scopes, canonical URL); only used with a ``token_verifier``.
         """
         from mrtr.server._http import StreamableHTTPApp
+        from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
 
-        return StreamableHTTPApp(
+        app = StreamableHTTPApp(
             self.connection,
             path=path,
             token_verifier=token_verifier,
@@ -364,6 +371,11 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,
+        )
+        if token_verifier is None:
+            return app
+        return ProtectedResourceApp(
+            app, path=path, resource=protected_resource or ProtectedResource()
         )
 
     def run_http(
@@ -378,6 +390,7 @@ class Server:
         limit_concurrency: int | None = 1000,
         timeout_keep_alive: int = 5,
         timeout_graceful_shutdown: int | None = 10,
+        protected_resource: ProtectedResource | None = None,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
@@ -404,6 +417,7 @@ class Server:
             token_verifier=token_verifier,
             allowed_hosts=hosts,
             allowed_origins=allowed_origins,
+            protected_resource=protected_resource,
         )
         uvicorn.run(
             app,
