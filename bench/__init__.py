@@ -1,1 +1,1 @@
-"""Benchmarks of mrtr against the official MCP Python SDK (issue 6): `python -m bench`."""
+"""Benchmarks of mrtr against the official MCP Python SDK: `python -m bench`."""

@@ -8,6 +8,7 @@ Only one of the two libraries is ever imported here.
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -100,7 +101,40 @@ async def _hostile(spec: dict[str, Any]) -> dict[str, Any]:
     return {"wall": wall, "cpu": cpu, "maxrss": rss1, "growth": rss1 - rss0, "outcome": outcome}
 
 
-_JOBS = {"calls": _calls, "concurrent": _concurrent, "hostile": _hostile}
+def _rss_mib() -> float:
+    """Peak RSS so far, in MiB, after a full collection (a leak keeps raising it)."""
+    gc.collect()
+    return _maxrss_kib() / 1024
+
+
+async def _leak(spec: dict[str, Any]) -> dict[str, Any]:
+    """RSS after `first` calls on one client, and its growth over `total` calls."""
+    n, first, total = spec["n"], spec["first"], spec["total"]
+    async with open_client(spec["lib"], spec["target"]) as client:
+        for _ in range(first):
+            await client.call_tool("rounds", {"n": n})
+        after_first = _rss_mib()
+        for _ in range(total - first):
+            await client.call_tool("rounds", {"n": n})
+        after_total = _rss_mib()
+    return {"rss_first": after_first, "rss_total": after_total, "growth": after_total - after_first}
+
+
+async def _cold(spec: dict[str, Any]) -> dict[str, Any]:
+    """One call on a new client, in a process started just before (see `bench._cold`)."""
+    async with open_client(spec["lib"], spec["target"]) as client:
+        await client.call_tool("rounds", {"n": spec["n"]})
+        first, cpu = time.time(), time.process_time()
+    return {"first_result_at": first, "cpu": cpu, "maxrss": _maxrss_kib()}
+
+
+_JOBS = {
+    "calls": _calls,
+    "concurrent": _concurrent,
+    "hostile": _hostile,
+    "leak": _leak,
+    "cold": _cold,
+}
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The five scenarios of issue 6; each returns its Markdown tables.
+"""The benchmark scenarios; each returns its Markdown tables.
 
 Units: "round trip" is one request/response leg of a call. A call with N elicitation
 rounds is N + 1 legs (N `InputRequiredResult`s, then the final `CallToolResult`), so
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -268,7 +269,7 @@ def scenario_concurrency(opts: Options) -> list[str]:
     ]
     with http_server() as url:
         # one uvicorn worker serves both clients: throughput is bounded by the server,
-        # so the issue's 3x target applies to the in-memory table only
+        # so the 3x concurrency goal applies to the in-memory table only
         out.append(
             _concurrency_table("4b. Concurrency over HTTP (official server)", url, opts, goal=None)
         )
@@ -312,10 +313,82 @@ def scenario_hostile(opts: Options) -> list[str]:
     return out
 
 
+# --- 6. cold start and 7. memory over many calls ---------------------------------------
+
+
+def _cold_once(lib: str) -> dict[str, Any]:
+    """From starting `python` to the first tool result over stdio, in a fresh process."""
+    spec = {"job": "cold", "lib": lib, "target": "stdio", "n": 0}
+    start = time.time()
+    result = run_worker(spec)
+    return {
+        "first_result": result["first_result_at"] - start,
+        "cpu": result["cpu"],
+        "maxrss": result["maxrss"],
+    }
+
+
+def scenario_cold(opts: Options) -> list[str]:
+    with contextlib.suppress(WorkerFailed):  # compile bytecode caches outside the measurement
+        for lib in ("mrtr", "official"):
+            _cold_once(lib)
+    data = alternate(opts.import_reps // 2, _cold_once)
+    rows = [
+        Row("python start to first tool result", "first_result", target=0.5),
+        Row("client CPU to first tool result", "cpu"),
+        Row("client peak RSS", "maxrss", unit="MiB", scale=KIB),
+    ]
+    note = (
+        "A fresh `python -m bench._worker` per repetition (interpreter start, import, "
+        "spawning the official server over stdio, negotiation, models built on first use, "
+        "one call); the clock runs from just before the parent starts the child to the "
+        "moment the child holds the result, and includes the official server's own start, "
+        "which both clients wait for. Client CPU is the client process's alone "
+        f"(`time.process_time`). {opts.import_reps // 2} processes per library."
+    )
+    return [table("6. Cold start over stdio", rows, data, note=note)]
+
+
+def _leak_table(title: str, target: str, opts: Options, where: str) -> str:
+    first, total = 1000, (3000 if opts.quick else 10000)
+
+    def measure(lib: str) -> dict[str, Any]:
+        spec = {"job": "leak", "lib": lib, "target": target, "n": 1, "first": first}
+        return run_worker({**spec, "total": total}, timeout=1800)
+
+    _log(f"  {title}")
+    data = alternate(opts.heavy_reps, measure)
+    rows = [
+        Row(f"RSS after {first:,} calls", "rss_first", unit="MiB", scale=1, target=0.5),
+        Row(f"RSS after {total:,} calls", "rss_total", unit="MiB", scale=1),
+        Row(f"growth from {first:,} to {total:,} calls", "growth", unit="MiB", scale=1),
+    ]
+    note = (
+        f"One client, {total:,} sequential 1-round calls to the official server {where} "
+        "(the server is another process); peak RSS (`ru_maxrss`) of the client process after "
+        f"a full `gc.collect()`. {opts.heavy_reps} process(es) per library. A leak shows as "
+        "growth that scales with the number of calls."
+    )
+    return table(title, rows, data, note=note)
+
+
+def scenario_leak(opts: Options) -> list[str]:
+    out = [
+        _leak_table("7a. Memory over many calls, stdio (leak check)", "stdio", opts, "over stdio")
+    ]
+    with http_server() as url:
+        out.append(
+            _leak_table("7b. Memory over many calls, HTTP (leak check)", url, opts, "under uvicorn")
+        )
+    return out
+
+
 SCENARIOS: dict[str, Callable[[Options], list[str]]] = {
     "import": scenario_import,
     "rounds": scenario_rounds,
     "memory": scenario_memory,
     "concurrency": scenario_concurrency,
     "hostile": scenario_hostile,
+    "cold": scenario_cold,
+    "leak": scenario_leak,
 }

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -28,7 +29,7 @@ import anyio
 import mrtr
 from mrtr import Client, ClientRequestContext, PausedCall, SqlitePausedCallStore
 from mrtr.transports import StdioServerParameters
-from mrtr.types import ElicitRequestParams
+from mrtr.types import CallToolResult, ElicitRequestParams
 
 
 def serve() -> None:
@@ -120,12 +121,17 @@ async def resume(db: str) -> None:
                 continue  # another resumer has it
             if isinstance(outcome, PausedCall):
                 print(f"{stored.id} asks again (round {outcome.round})")
-            else:
-                print(f"{stored.id}: {outcome.content[0].text}")
+            elif isinstance(outcome, CallToolResult):
+                print(f"{stored.id}: {getattr(outcome.content[0], 'text', '')}")
     await store.aclose()
 
 
-COMMANDS = {"start": start, "list": list_waiting, "answer": answer, "resume": resume}
+COMMANDS: dict[str, Callable[..., Awaitable[None]]] = {
+    "start": start,
+    "list": list_waiting,
+    "answer": answer,
+    "resume": resume,
+}
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:

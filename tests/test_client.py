@@ -122,7 +122,7 @@ def test_construction_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError):
         Client(Unused(), call_timeout=0)
     with pytest.raises(TypeError):
-        Client(42)
+        Client(42)  # type: ignore[arg-type]
     Client(Unused(), mode="legacy")
     Client(Unused(), mode=MODERN)
 
@@ -131,6 +131,8 @@ async def test_lifecycle_is_explicit() -> None:
     client = Client(Unused())
     assert client.state is ClientState.UNOPENED
     with pytest.raises(ClientStateError):
+        await client.list_tools()
+    with pytest.raises(RuntimeError):  # misuse is also a builtin RuntimeError
         await client.list_tools()
     with pytest.raises(ClientStateError):
         _ = client.protocol_version
@@ -147,6 +149,63 @@ async def test_lifecycle_is_explicit() -> None:
     with pytest.raises(ClientStateError):
         async with closed:
             pass
+
+
+async def test_settings_are_read_only_once_opened() -> None:
+    client = Client(Unused(), call_timeout=5)
+    client.call_timeout = 6  # before opening, settings may still change
+    server = Server()
+
+    async def body(c: Client) -> None:
+        with pytest.raises(ClientStateError, match="call_timeout"):
+            c.call_timeout = 1
+        with pytest.raises(ClientStateError, match="elicitation_callback"):
+            c.elicitation_callback = None
+        assert c.call_timeout == 6
+
+    opened = await run(server, {}, body, call_timeout=6)
+    with pytest.raises(ClientStateError):
+        opened.headers = {"x": "y"}
+    assert client.call_timeout == 6
+
+
+async def test_the_client_is_open_only_once_negotiation_succeeded() -> None:
+    server = Server()
+    seen: list[ClientState] = []
+    client: Client | None = None
+
+    async def discover(_: JSON) -> JSON:
+        assert client is not None
+        seen.append(client.state)
+        return discover_result([MODERN])
+
+    async def body(c: Client) -> None:
+        seen.append(c.state)
+
+    client = Client(server)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(server.peer.serve, {"server/discover": discover}))
+        with anyio.fail_after(30):
+            async with client:
+                await body(client)
+        tg.cancel_scope.cancel()
+    assert seen == [ClientState.UNOPENED, ClientState.OPEN]
+
+    refused = Server()
+    failing = Client(refused, mode="legacy")
+
+    async def initialize(_: JSON) -> JSON:
+        raise PeerError(-32600, "no")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(refused.peer.serve, {"initialize": initialize}))
+        with anyio.fail_after(30), pytest.raises(MCPError):
+            async with failing:
+                pass
+        tg.cancel_scope.cancel()
+    assert failing.state is ClientState.CLOSED
+    with pytest.raises(ClientStateError):
+        _ = failing.session
 
 
 async def test_an_error_in_the_block_leaves_as_itself() -> None:
@@ -424,6 +483,7 @@ async def test_deadline_bounds_the_whole_call() -> None:
         with pytest.raises(DeadlineExceededError) as info:
             await client.call_tool("t", timeout=0.2)
         assert info.value.timeout == 0.2
+        assert isinstance(info.value, TimeoutError)  # `except TimeoutError:` catches it
         assert started.is_set()
 
     await run(Server(), {"tools/call": asks}, body, elicitation_callback=stuck)

@@ -27,7 +27,6 @@ from mrtr._driver import (
     Wait,
     run_input_required_driver,
 )
-from mrtr._driver_flow import utf8_size
 from mrtr.errors import (
     ClientStateError,
     InputLimitExceededError,
@@ -37,6 +36,7 @@ from mrtr.errors import (
     ProtocolError,
     RequestStateRejectedError,
 )
+from mrtr.transports._framing import utf8_size
 from mrtr.types import (
     CallToolResult,
     CreateMessageRequest,
@@ -241,6 +241,14 @@ def test_utf8_size_matches_encoding(text: str) -> None:
     assert utf8_size(text) == len(text.encode("utf-8", "surrogatepass"))
 
 
+def test_utf8_size_counts_a_lone_surrogate_as_three_bytes_and_is_the_only_one() -> None:
+    import mrtr._driver_flow
+    import mrtr.server._stream
+
+    assert utf8_size("a\ud800b") == 5  # JSON can carry one; measuring never raises
+    assert mrtr._driver_flow.utf8_size is utf8_size is mrtr.server._stream.utf8_size
+
+
 def test_utf8_size_of_a_large_string_spans_chunks() -> None:
     text = "\u00e9" * 100_000 + "x"
     assert utf8_size(text) == 200_001
@@ -281,7 +289,7 @@ def test_misuse_is_reported() -> None:
         flow.receive_result(DONE)
     with pytest.raises(ClientStateError):
         flow.wait_elapsed()
-    with pytest.raises(ValueError, match=r"missing \['b'\], extra \['c'\]"):
+    with pytest.raises(ClientStateError, match=r"missing \['b'\], extra \['c'\]"):
         flow.receive_responses({"a": ACCEPT, "c": ACCEPT})
     assert flow.state.pending is not None  # still waiting
     flow.receive_responses({"a": ACCEPT, "b": ACCEPT})

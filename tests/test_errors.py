@@ -2,8 +2,11 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import mrtr
 from mrtr import errors
+from mrtr._lazy import export_order
 
 
 def test_every_exported_exception_derives_from_the_root() -> None:
@@ -29,7 +32,7 @@ def test_errors_module_all_is_sorted_and_complete() -> None:
 
 
 def test_public_all_is_sorted_and_resolves() -> None:
-    assert mrtr.__all__ == sorted(mrtr.__all__, key=lambda n: (not n.isupper(), n))
+    assert list(mrtr.__all__) == sorted(mrtr.__all__, key=export_order)
     for name in mrtr.__all__:
         assert getattr(mrtr, name) is not None
 
@@ -44,3 +47,23 @@ def test_rejected_request_state_is_the_specific_error() -> None:
     other = errors.MCPError.from_error_data(ErrorData(code=-32602, message="bad"))
     assert type(other) is errors.MCPError
     assert other.error.code == -32602
+
+
+def test_timeouts_are_builtin_timeout_errors() -> None:
+    request = errors.RequestTimeoutError("tools/call", 7, 2.5)
+    deadline = errors.DeadlineExceededError(3.0)
+    for error in (request, deadline):
+        assert isinstance(error, TimeoutError) and isinstance(error, errors.MRTRError)
+    with pytest.raises(TimeoutError, match=r"tools/call \(id 7\) within 2.5 s"):
+        raise request
+    with pytest.raises(TimeoutError, match="3 s deadline"):
+        raise deadline
+    assert isinstance(deadline, errors.InputRequiredError)
+    assert (request.method, request.request_id, request.timeout) == ("tools/call", 7, 2.5)
+
+
+def test_misuse_is_a_builtin_runtime_error() -> None:
+    error = errors.ClientStateError("the client is closed")
+    assert isinstance(error, RuntimeError) and isinstance(error, errors.MRTRError)
+    with pytest.raises(RuntimeError, match="closed"):
+        raise error

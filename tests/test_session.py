@@ -3,7 +3,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
@@ -57,7 +57,7 @@ ASK = {
 
 @asynccontextmanager
 async def open_session(
-    era: str = "modern", **kwargs: Any
+    era: str | None = "modern", **kwargs: Any
 ) -> AsyncIterator[tuple[ClientSession, ScriptedPeer]]:
     with anyio.fail_after(20):
         async with (
@@ -177,6 +177,7 @@ async def test_read_timeout_sends_cancelled_and_ignores_late_response() -> None:
         with pytest.raises(RequestTimeoutError) as info:
             await session.call_tool("slow")
         assert info.value.method == "tools/call"
+        assert isinstance(info.value, TimeoutError)  # `except TimeoutError:` catches it
         request = await peer.expect_request("tools/call")
         cancelled = await peer.expect_notification("notifications/cancelled")
         assert cancelled["params"]["requestId"] == request["id"]
@@ -363,7 +364,7 @@ async def test_legacy_back_channel_without_callbacks_and_unknown_methods() -> No
             "roots/list": None,
         }
         for method, message in expected.items():
-            request_id = await peer.send_request(method, params[method])
+            request_id = await peer.send_request(method, cast(Any, params[method]))
             reply = await peer.receive()
             assert reply["id"] == request_id
             assert reply["error"]["message"] == message
@@ -501,9 +502,6 @@ class _FlakyTransport(Transport):
         self.sent: list[JSONObject] = []
         self._inbox: list[JSONObject | RequestFailed] = []
         self._ready = anyio.Event()
-
-    async def open(self) -> None:
-        pass
 
     async def send(self, message: JSONObject) -> None:
         self.sent.append(message)
@@ -708,7 +706,7 @@ async def test_discover_adopts_only_a_listed_version() -> None:
 def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -> None:
     import mcp.types as official
 
-    from mrtr._session_requests import _leg_params
+    from mrtr._legs import leg_params as _leg_params
     from mrtr.types import ElicitResult
 
     params = {"name": "provision", "arguments": {"name": "orders"}}
@@ -717,7 +715,8 @@ def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -
         params,
         {
             "ours": ElicitResult(action="accept", content={"region": "eu"}),
-            "theirs": official.ElicitResult(action="decline"),
+            # any pydantic model is accepted at run time; the annotation is narrower
+            "theirs": official.ElicitResult(action="decline"),  # type: ignore[dict-item]
             "plain": {"action": "cancel"},
         },
         "state-1",
@@ -729,3 +728,61 @@ def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -
     }
     assert leg["requestState"] == "state-1"
     assert params == {"name": "provision", "arguments": {"name": "orders"}}
+
+
+# -- hostile responses ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("twin", [True, 1.0], ids=["true", "1.0"])
+async def test_an_id_equal_in_value_but_not_type_fails_its_request(twin: Any) -> None:
+    async with open_session() as (session, peer), anyio.create_task_group() as tg:
+
+        async def script() -> None:
+            request = await peer.expect_request("tools/list")
+            assert request["id"] == 1
+            await peer.send({"jsonrpc": "2.0", "id": twin, "result": {"tools": []}})
+            await answer_next(peer, {"tools": []})
+
+        tg.start_soon(script)
+        with pytest.raises(ProtocolError, match="wrong type"):
+            await session.list_tools()
+        assert (await session.list_tools()).tools == []  # the session lives on
+
+
+async def test_stray_responses_are_logged_once_per_burst(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mrtr.session")
+    async with open_session() as (session, peer):
+        with pytest.raises(RequestTimeoutError):
+            await session.send_request("tools/list", {}, timeout=0.05)  # not answered in time
+        abandoned = (await peer.expect_request("tools/list"))["id"]
+        await peer.expect_notification("notifications/cancelled")
+        async with anyio.create_task_group() as tg:
+
+            async def script() -> None:
+                request = await peer.expect_request("tools/list")
+                await peer.send({"jsonrpc": "2.0", "id": abandoned, "result": {"tools": []}})
+                for stray in range(1000, 1500):
+                    await peer.send({"jsonrpc": "2.0", "id": stray, "result": {}})
+                await peer.respond(request, {"tools": []})
+
+            tg.start_soon(script)
+            await session.list_tools()
+    stray = [r for r in caplog.records if "unknown request id" in r.getMessage()]
+    assert len(stray) == 500
+    assert [r.levelno for r in stray].count(logging.WARNING) == 1
+    late = [r for r in caplog.records if "abandoned request id" in r.getMessage()]
+    assert [r.levelno for r in late] == [logging.DEBUG]
+
+
+async def test_an_id_of_the_wrong_type_fails_the_only_request_waiting() -> None:
+    async with open_session() as (session, peer), anyio.create_task_group() as tg:
+
+        async def script() -> None:
+            await peer.expect_request("tools/list")
+            await peer.send({"jsonrpc": "2.0", "id": {"not": "an id"}, "result": {"tools": []}})
+            await answer_next(peer, {"tools": []})
+
+        tg.start_soon(script)
+        with pytest.raises(ProtocolError, match="wrong type"):
+            await session.list_tools()
+        assert (await session.list_tools()).tools == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -208,50 +209,21 @@ async def test_mcp_param_headers_from_listed_schema(
     assert params == expected
 
 
-async def test_header_mismatch_relists_and_retries_once() -> None:
-    schema = {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}
-    mismatches = 0
-
+async def test_header_mismatch_is_delivered_as_the_error_it_is() -> None:
+    # The transport never originates requests: re-listing is the session's job.
     async def handler(request: ReceivedRequest, respond: Responder) -> None:
-        nonlocal mismatches
-        body = request.json()
-        if body["method"] == "tools/list":
-            cursor = body["params"].get("cursor")
-            page = (
-                {"tools": [{"name": "t", "inputSchema": schema}]}
-                if cursor
-                else {"tools": [], "nextCursor": "p2"}
-            )
-            await respond.json(result(request, page))
-        elif request.header("mcp-param-r") != "v" or mismatches >= 1:
-            mismatches += 1
-            error = {"code": -32020, "message": "Header mismatch"}
-            await respond.json({"jsonrpc": "2.0", "id": body["id"], "error": error}, status=400)
-        else:
-            await respond.json(result(request, {"ok": True}))
+        error = {"code": -32020, "message": "Header mismatch"}
+        answer = {"jsonrpc": "2.0", "id": request.json()["id"], "error": error}
+        await respond.json(answer, status=400)
 
     async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
         await t.send(modern("tools/call", {"name": "t", "arguments": {"r": "v"}}, id=1))
-        first = await receive_message(t)
-        # the first call had no Mcp-Param-R (never listed): re-list (two pages), retry once
-        assert first == {
+        assert await receive_message(t) == {
             "jsonrpc": "2.0",
             "id": 1,
             "error": {"code": -32020, "message": "Header mismatch"},
         }
-        methods = [(r.json()["method"], r.json()["id"]) for r in server.requests]
-        assert [m for m, _ in methods] == ["tools/call", "tools/list", "tools/list", "tools/call"]
-        relist_ids = [i for m, i in methods if m == "tools/list"]
-        assert all(isinstance(i, str) for i in relist_ids) and len(set(relist_ids)) == 2
-        assert server.requests[1].json()["params"]["_meta"] == META
-        assert server.requests[3].header("mcp-param-r") == "v"
-        assert server.requests[3].json()["id"] == 1
-
-        mismatches = 0
-        server.requests.clear()
-        await t.send(modern("tools/call", {"name": "t", "arguments": {"r": "v"}}, id=2))
-        assert (await receive_message(t))["result"] == {"ok": True}
-        assert len(server.requests) == 1
+        assert [r.json()["method"] for r in server.requests] == ["tools/call"]
 
 
 async def test_notification_post_gets_202_and_delivers_nothing(echo_server: Any) -> None:
@@ -519,6 +491,49 @@ async def test_client_factory_is_called_and_closed(echo_server: Any) -> None:
     assert echo_server.requests[0].header("x-factory") == "1"
 
 
+# -- what the transport refuses up front ---------------------------------------------
+
+
+async def test_send_rejects_what_json_cannot_carry_before_posting(echo_server: Any) -> None:
+    async with StreamableHTTPTransport(echo_server.url) as t:
+        with pytest.raises(ValueError):
+            await t.send(modern("tools/call", {"name": "x", "arguments": {"n": float("nan")}}))
+        with pytest.raises(ValueError):
+            await t.send({"jsonrpc": "2.0", "method": "notifications/x", "params": {"v": 1e999}})
+        with pytest.raises(TypeError):
+            await t.send(modern("tools/call", {"name": "x", "arguments": {"o": object()}}))
+        await t.send(modern("ping", id=2))  # the connection is still usable
+        assert (await receive_message(t))["id"] == 2
+    assert [r.json()["method"] for r in echo_server.requests] == ["ping"]
+
+
+@pytest.mark.parametrize(
+    "url", ["localhost:8000/mcp", "ftp://127.0.0.1/mcp", "http://", "http://[::1", "/mcp"]
+)
+def test_a_malformed_url_is_refused_where_the_transport_is_built(url: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(url))):
+        StreamableHTTPTransport(url)
+
+
+async def test_an_invalid_url_from_httpx_fails_the_request_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.InvalidURL("redirected to nowhere")
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    with caplog.at_level(logging.ERROR, "mrtr"):
+        async with (
+            client,
+            StreamableHTTPTransport("http://127.0.0.1:9/mcp", http_client=client) as t,
+        ):
+            await t.send(modern("ping", id=1))
+            failure = await receive_failure(t)
+    assert isinstance(failure.error, TransportError)
+    assert "redirected to nowhere" in str(failure.error)
+    assert caplog.records == []
+
+
 # -- legacy (2025-11-25) ---------------------------------------------------------------
 
 
@@ -766,7 +781,7 @@ async def test_refused_notification_is_logged_not_delivered(
     try:
         async with serve_http(handler) as server, StreamableHTTPTransport(server.url) as t:
             with pytest.raises(TransportError, match="is open"):
-                await t.open()
+                await t.__aenter__()
             await t.send({"jsonrpc": "2.0", "method": "notifications/whatever"})
             with anyio.fail_after(BOUND):
                 await logged.wait()
@@ -775,3 +790,26 @@ async def test_refused_notification_is_logged_not_delivered(
     finally:
         logging.getLogger("mrtr.transports.http").removeHandler(signal)
     assert "notifications/whatever" in caplog.text and "400" in caplog.text
+
+
+async def test_a_full_receive_queue_holds_the_stream_back_and_loses_nothing() -> None:
+    with pytest.raises(ValueError, match="receive_queue_size"):
+        StreamableHTTPTransport("http://127.0.0.1:9/mcp", receive_queue_size=0)
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        await respond.start_sse()
+        for n in range(5):
+            await respond.event(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": n}}
+            )
+        await respond.event(result(request, {"done": True}))
+        await respond.end()
+
+    async with (
+        serve_http(handler) as server,
+        StreamableHTTPTransport(server.url, receive_queue_size=1) as t,
+    ):
+        await t.send(modern("tools/call", {"name": "slow"}, id=1))
+        received = [await receive_message(t) for _ in range(6)]
+    assert [m["params"]["progress"] for m in received[:5]] == [0, 1, 2, 3, 4]
+    assert received[5]["result"] == {"done": True}

@@ -1,4 +1,4 @@
-"""The HTTP transport's own client: several small connection pools, least busy first."""
+"""The HTTP transport's own clients: the lean one, or sharded httpx pools for auth and proxies."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import anyio
 import httpx
 import pytest
 
-from mrtr.transports import http as mrtr_http
-from mrtr.transports.http import StreamableHTTPTransport
+from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_pool import POOL_LIMITS, HTTPExchange, ShardedTransport
+from mrtr.transports.http import DEFAULT_HTTP_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +36,7 @@ def _recording_pool(seen: list[int], index: int, release: anyio.Event) -> httpx.
 
 
 async def test_requests_go_to_the_least_busy_pool_and_release_it() -> None:
-    sharded = mrtr_http._ShardedTransport(pools=3, limits=mrtr_http._POOL_LIMITS)
+    sharded = ShardedTransport(pools=3, limits=POOL_LIMITS)
     for pool in sharded._pools:
         await pool.aclose()
     release = anyio.Event()
@@ -60,21 +61,49 @@ async def test_own_client_is_sharded_unless_proxies_are_configured(
 ) -> None:
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
-    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp") as transport:
-        assert isinstance(transport._http._transport, mrtr_http._ShardedTransport)
-        assert transport._slots is not None
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT)
+    assert isinstance(exchange.client._transport, ShardedTransport)
+    assert exchange._slots is not None
+    await exchange.aclose()
+    assert exchange.client.is_closed
 
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
-    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp") as transport:
-        # a transport of our own would silently drop the proxy from the environment
-        assert not isinstance(transport._http._transport, mrtr_http._ShardedTransport)
-        assert transport._slots is None
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT)
+    # a transport of our own would silently drop the proxy from the environment
+    assert not isinstance(exchange.client._transport, ShardedTransport)
+    assert exchange._slots is None
+    await exchange.aclose()
 
 
 async def test_a_client_of_your_own_is_used_as_given() -> None:
     mine = httpx.AsyncClient()
-    async with StreamableHTTPTransport("http://127.0.0.1:9/mcp", http_client=mine) as transport:
-        assert transport._http is mine
-        assert transport._slots is None
+    exchange = HTTPExchange(mine, auth=None, timeout=DEFAULT_HTTP_TIMEOUT)
+    assert exchange.client is mine
+    assert exchange._slots is None
+    await exchange.aclose()
     assert not mine.is_closed  # not ours to close
     await mine.aclose()
+
+
+async def test_the_own_client_is_the_lean_one_without_auth_or_proxies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    plain = httpx.URL("http://127.0.0.1:1/mcp")
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT, target=plain)
+    assert isinstance(exchange.client, OwnClient)
+    assert exchange._slots is not None
+    await exchange.aclose()
+    assert exchange.client.is_closed
+
+    # an httpx.Auth runs its flow on httpx
+    auth = httpx.BasicAuth("u", "p")
+    exchange = HTTPExchange(None, auth=auth, timeout=DEFAULT_HTTP_TIMEOUT, target=plain)
+    assert isinstance(exchange.client, httpx.AsyncClient)
+    await exchange.aclose()
+    tls = httpx.URL("https://127.0.0.1:1/mcp")
+    exchange = HTTPExchange(None, auth=None, timeout=DEFAULT_HTTP_TIMEOUT, target=tls)
+    assert isinstance(exchange.client, OwnClient)
+    assert exchange.client._tls is not None
+    await exchange.aclose()

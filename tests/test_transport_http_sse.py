@@ -1,4 +1,4 @@
-"""The bounded SSE decoder: WHATWG parsing rules and the size cap."""
+"""The bounded SSE decoder: WHATWG parsing rules (httpx-sse's) and our size cap."""
 
 from __future__ import annotations
 
@@ -46,8 +46,16 @@ def test_priming_event_and_ignored_fields() -> None:
     events = feed_all(
         decoder, b"id: prime\ndata:\n\n", b"id: bad\x00id\nretry: 1.5\n\n", b"event: x\n\n"
     )
-    assert events == [("message", "", "prime")]
+    assert events == []  # an event without data is not dispatched; its id still counts
     assert decoder.last_event_id == "prime" and decoder.retry_ms is None
+
+
+def test_an_empty_id_forgets_the_last_one_and_a_negative_retry_is_ignored() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=1000)
+    feed_all(decoder, b"id: 7\nretry: 300\ndata: a\n\n")
+    assert (decoder.last_event_id, decoder.retry_ms) == ("7", 300)
+    assert feed_all(decoder, b"id:\nretry: -5\ndata: b\n\n") == [("message", "b", "")]
+    assert (decoder.last_event_id, decoder.retry_ms) == (None, 300)
 
 
 def test_unfinished_event_is_not_dispatched() -> None:
@@ -75,3 +83,16 @@ def test_events_under_the_cap_reset_the_count() -> None:
     decoder = BoundedSSEDecoder(max_event_size=100)
     for _ in range(50):
         assert len(decoder.feed(b"data: " + b"x" * 80 + b"\n\n")) == 1
+
+
+def test_comments_do_not_count_towards_the_cap() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=100)
+    for _ in range(50):
+        assert decoder.feed(b": keep-alive " + b"." * 60 + b"\n") == []
+    assert feed_all(decoder, b"data: still here\n\n") == [("message", "still here", "")]
+
+
+def test_field_lines_of_one_event_count_towards_the_cap() -> None:
+    decoder = BoundedSSEDecoder(max_event_size=100)
+    with pytest.raises(MessageTooLargeError):
+        decoder.feed(b"event: " + b"e" * 60 + b"\nid: " + b"i" * 60 + b"\n")

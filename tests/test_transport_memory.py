@@ -265,3 +265,27 @@ async def test_ends_are_memory_transports() -> None:
     async with a, b:
         assert isinstance(a, MemoryTransport)
         assert isinstance(b, MemoryTransport)
+
+
+async def test_a_ready_frame_still_honours_cancellation() -> None:
+    client, server = create_memory_transport_pair()
+    async with client, server:
+        await client.send({"n": 1})
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await server.receive()  # a frame is there: no wait, but still a cancel point
+        assert scope.cancelled_caught
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await client.send({"n": 2})
+        assert scope.cancelled_caught
+        with anyio.fail_after(5):
+            assert await server.receive() == {"n": 1}  # nothing was lost
+
+
+async def test_a_transport_opens_once() -> None:
+    client, server = create_memory_transport_pair()
+    async with client:
+        with pytest.raises(TransportError, match="already open"):
+            await client.__aenter__()
+    await server.aclose()

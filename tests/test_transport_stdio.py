@@ -60,6 +60,18 @@ async def test_echo_round_trip_with_non_ascii_and_nesting() -> None:
     assert lines == []
 
 
+async def test_send_rejects_what_json_cannot_carry() -> None:
+    async with StdioTransport(server_params()) as transport:
+        with anyio.fail_after(TIMEOUT):
+            with pytest.raises(ValueError):
+                await transport.send(request("echo", {"n": float("nan")}))
+            with pytest.raises(ValueError):
+                await transport.send(request("echo", {"n": float("-inf")}))
+            with pytest.raises(TypeError):
+                await transport.send(request("echo", {"o": object()}))
+            assert await call(transport, "echo", {"still": "up"}) == {"still": "up"}
+
+
 async def test_concurrent_sends_are_not_interleaved() -> None:
     async with StdioTransport(server_params()) as transport:
         with anyio.fail_after(TIMEOUT):
@@ -290,7 +302,7 @@ def test_importing_transports_does_not_import_httpx() -> None:
 async def test_command_not_found_names_the_command() -> None:
     transport = StdioTransport(StdioServerParameters("mrtr-no-such-command-xyz"))
     with pytest.raises(TransportError, match="mrtr-no-such-command-xyz"):
-        await transport.open()
+        await transport.__aenter__()
     with pytest.raises(TransportError):
         await transport.send(request("echo"))
     await transport.aclose()
@@ -312,7 +324,7 @@ async def test_lifecycle_errors() -> None:
     with anyio.fail_after(TIMEOUT):
         async with transport:
             with pytest.raises(TransportError, match="only once"):
-                await transport.open()
+                await transport.__aenter__()
         await transport.aclose()  # twice is fine
     with pytest.raises(TransportError, match="closed"):
         await transport.send(request("echo"))
@@ -344,11 +356,12 @@ async def test_closing_fails_a_waiting_receive_promptly() -> None:
 async def test_aclose_under_cancellation_still_stops_the_server() -> None:
     transport = StdioTransport(server_params(), shutdown_timeout=0.5)
     with anyio.fail_after(TIMEOUT):
-        await transport.open()
+        await transport.__aenter__()
         await call(transport, "linger", {})
         with anyio.CancelScope() as scope:
             scope.cancel()
             await transport.aclose()
+        await transport.__aexit__(None, None, None)
     assert transport.returncode == -signal.SIGTERM
 
 

@@ -8,10 +8,9 @@ import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 import mrtr.types as types
+from mrtr._lazy import export_order
 from mrtr.errors import InvalidInputResponseError, ProtocolError
 from mrtr.types import (
-    INPUT_REQUEST_ADAPTER,
-    INPUT_RESPONSE_ADAPTER,
     CallToolRequest,
     CallToolRequestParams,
     CallToolResult,
@@ -33,8 +32,6 @@ from mrtr.types import (
     InitializeRequestParams,
     InitializeResult,
     InputRequiredResult,
-    JSONRPCErrorResponse,
-    JSONRPCResultResponse,
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
@@ -49,6 +46,8 @@ from mrtr.types import (
     parse_result,
     validate_input_response,
 )
+from mrtr.types._jsonrpc import JSONRPCErrorResponse, JSONRPCResultResponse
+from mrtr.types._parse import INPUT_REQUEST_ADAPTER, INPUT_RESPONSE_ADAPTER
 from tests.helpers.schema import SPEC_DIR, validate_client_message
 
 MODERN = "2026-07-28"
@@ -243,7 +242,7 @@ def test_constants() -> None:
 
 
 def test_all_is_sorted_and_complete() -> None:
-    assert types.__all__ == sorted(types.__all__)
+    assert list(types.__all__) == sorted(types.__all__, key=export_order)
     for name in types.__all__:
         assert hasattr(types, name), name
 

@@ -1,173 +1,166 @@
 """mrtr: an MCP client for multi-round-trip requests (protocol 2026-07-28), and both eras.
 
-The public API lives here. Names load on first use, so `import mrtr` stays cheap.
+The public API lives here. Names load on first use (`mrtr._lazy`), so `import mrtr`
+stays cheap. The sans-IO multi-round-trip flow is public too: `InputRequiredFlow` turns
+results into plain-data actions (`DispatchInputs`, `Wait`, `Retry`, `Finish`) and keeps
+its whole state in a `FlowState`, for code that runs the loop itself (a paused call, a
+distributed client).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mrtr.errors import (
-    AlreadyAnsweredError,
-    AuthError,
-    AuthorizationDeniedError,
-    AuthorizationRequiredError,
-    ClientStateError,
-    DeadlineExceededError,
-    DiscoveryError,
-    InputLimitExceededError,
-    InputRequiredError,
-    InputRequiredNotAllowedError,
-    InputRequiredRoundsExceededError,
-    InsufficientScopeError,
-    InvalidInputResponseError,
-    IssuerMismatchError,
-    LeaseLostError,
-    MCPError,
-    MessageTooLargeError,
-    MRTRError,
-    PausedCallBusyError,
-    PausedCallClosedError,
-    PausedCallError,
-    PausedCallExpiredError,
-    PausedCallFormatError,
-    PausedCallIncompleteError,
-    PausedCallInDoubtError,
-    PausedCallMismatchError,
-    PausedCallNotFoundError,
-    ProcessExitedError,
-    ProtocolError,
-    RegistrationError,
-    RequestStateRejectedError,
-    RequestTimeoutError,
-    ResourceMismatchError,
-    StaleRoundError,
-    TokenEndpointError,
-    TransportError,
-)
+from mrtr._lazy import lazy_exports
+from mrtr._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from mrtr._driver import (
-        DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
-        CallIdentity,
-        InputLimits,
-        RoundEvent,
-        run_input_required_driver,
+        DEFAULT_INPUT_REQUIRED_MAX_ROUNDS as DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+        CallIdentity as CallIdentity,
+        InputLimits as InputLimits,
+        RoundEvent as RoundEvent,
+        run_input_required_driver as run_input_required_driver,
     )
-    from mrtr._driver_flow import FlowState, InputRequiredFlow
-    from mrtr._paused import PAUSE, PausedCall
+    from mrtr._driver_flow import (
+        DispatchInputs as DispatchInputs,
+        Finish as Finish,
+        FlowAction as FlowAction,
+        FlowState as FlowState,
+        InputRequiredFlow as InputRequiredFlow,
+        Retry as Retry,
+        Wait as Wait,
+    )
+    from mrtr._paused import PAUSE as PAUSE, PausedCall as PausedCall
     from mrtr._paused_store import (
-        Claim,
-        Completed,
-        Failed,
-        PausedCallStore,
-        Repaused,
-        StoredCall,
+        Claim as Claim,
+        Completed as Completed,
+        Failed as Failed,
+        PausedCallStore as PausedCallStore,
+        Repaused as Repaused,
+        StoredCall as StoredCall,
     )
-    from mrtr._store_redis import RedisPausedCallStore
-    from mrtr._store_sqlite import SqlitePausedCallStore
-    from mrtr.client import Client, ClientRequestContext, ClientState
-    from mrtr.session import ClientSession
-    from mrtr.transports import StdioServerParameters
+    from mrtr._store_redis import RedisPausedCallStore as RedisPausedCallStore
+    from mrtr._store_sqlite import SqlitePausedCallStore as SqlitePausedCallStore
+    from mrtr.client import (
+        Client as Client,
+        ClientRequestContext as ClientRequestContext,
+        ClientState as ClientState,
+    )
+    from mrtr.errors import (
+        AlreadyAnsweredError as AlreadyAnsweredError,
+        AuthError as AuthError,
+        AuthorizationDeniedError as AuthorizationDeniedError,
+        AuthorizationRequiredError as AuthorizationRequiredError,
+        ClientStateError as ClientStateError,
+        DeadlineExceededError as DeadlineExceededError,
+        DiscoveryError as DiscoveryError,
+        InputLimitExceededError as InputLimitExceededError,
+        InputRequiredError as InputRequiredError,
+        InputRequiredNotAllowedError as InputRequiredNotAllowedError,
+        InputRequiredRoundsExceededError as InputRequiredRoundsExceededError,
+        InsufficientScopeError as InsufficientScopeError,
+        InvalidInputResponseError as InvalidInputResponseError,
+        IssuerMismatchError as IssuerMismatchError,
+        LeaseLostError as LeaseLostError,
+        MCPError as MCPError,
+        MessageTooLargeError as MessageTooLargeError,
+        MRTRError as MRTRError,
+        PausedCallBusyError as PausedCallBusyError,
+        PausedCallClosedError as PausedCallClosedError,
+        PausedCallError as PausedCallError,
+        PausedCallExpiredError as PausedCallExpiredError,
+        PausedCallFormatError as PausedCallFormatError,
+        PausedCallIncompleteError as PausedCallIncompleteError,
+        PausedCallInDoubtError as PausedCallInDoubtError,
+        PausedCallMismatchError as PausedCallMismatchError,
+        PausedCallNotFoundError as PausedCallNotFoundError,
+        ProcessExitedError as ProcessExitedError,
+        ProtocolError as ProtocolError,
+        RedirectError as RedirectError,
+        RegistrationError as RegistrationError,
+        RequestStateRejectedError as RequestStateRejectedError,
+        RequestTimeoutError as RequestTimeoutError,
+        ResourceMismatchError as ResourceMismatchError,
+        StaleRoundError as StaleRoundError,
+        TokenEndpointError as TokenEndpointError,
+        TransportError as TransportError,
+        UnknownInputKeyError as UnknownInputKeyError,
+    )
+    from mrtr.session import ClientSession as ClientSession
+    from mrtr.transports import StdioServerParameters as StdioServerParameters
 
-__version__ = "0.1.0.dev0"
-
-_LAZY = {
-    "CallIdentity": "mrtr._driver",
-    "FlowState": "mrtr._driver_flow",
-    "InputRequiredFlow": "mrtr._driver_flow",
-    "PAUSE": "mrtr._paused",
-    "PausedCall": "mrtr._paused",
-    "Claim": "mrtr._paused_store",
-    "Completed": "mrtr._paused_store",
-    "Failed": "mrtr._paused_store",
-    "PausedCallStore": "mrtr._paused_store",
-    "Repaused": "mrtr._paused_store",
-    "StoredCall": "mrtr._paused_store",
-    "RedisPausedCallStore": "mrtr._store_redis",
-    "SqlitePausedCallStore": "mrtr._store_sqlite",
-    "Client": "mrtr.client",
-    "ClientRequestContext": "mrtr.client",
-    "ClientState": "mrtr.client",
-    "ClientSession": "mrtr.session",
-    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS": "mrtr._driver",
-    "InputLimits": "mrtr._driver",
-    "RoundEvent": "mrtr._driver",
-    "StdioServerParameters": "mrtr.transports",
-    "run_input_required_driver": "mrtr._driver",
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "mrtr._driver": (
+        "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+        "CallIdentity",
+        "InputLimits",
+        "RoundEvent",
+        "run_input_required_driver",
+    ),
+    "mrtr._driver_flow": (
+        "DispatchInputs",
+        "Finish",
+        "FlowAction",
+        "FlowState",
+        "InputRequiredFlow",
+        "Retry",
+        "Wait",
+    ),
+    "mrtr._paused": ("PAUSE", "PausedCall"),
+    "mrtr._paused_store": (
+        "Claim",
+        "Completed",
+        "Failed",
+        "PausedCallStore",
+        "Repaused",
+        "StoredCall",
+    ),
+    "mrtr._store_redis": ("RedisPausedCallStore",),
+    "mrtr._store_sqlite": ("SqlitePausedCallStore",),
+    "mrtr.client": ("Client", "ClientRequestContext", "ClientState"),
+    "mrtr.errors": (
+        "AlreadyAnsweredError",
+        "AuthError",
+        "AuthorizationDeniedError",
+        "AuthorizationRequiredError",
+        "ClientStateError",
+        "DeadlineExceededError",
+        "DiscoveryError",
+        "InputLimitExceededError",
+        "InputRequiredError",
+        "InputRequiredNotAllowedError",
+        "InputRequiredRoundsExceededError",
+        "InsufficientScopeError",
+        "InvalidInputResponseError",
+        "IssuerMismatchError",
+        "LeaseLostError",
+        "MCPError",
+        "MRTRError",
+        "MessageTooLargeError",
+        "PausedCallBusyError",
+        "PausedCallClosedError",
+        "PausedCallError",
+        "PausedCallExpiredError",
+        "PausedCallFormatError",
+        "PausedCallInDoubtError",
+        "PausedCallIncompleteError",
+        "PausedCallMismatchError",
+        "PausedCallNotFoundError",
+        "ProcessExitedError",
+        "ProtocolError",
+        "RedirectError",
+        "RegistrationError",
+        "RequestStateRejectedError",
+        "RequestTimeoutError",
+        "ResourceMismatchError",
+        "StaleRoundError",
+        "TokenEndpointError",
+        "TransportError",
+        "UnknownInputKeyError",
+    ),
+    "mrtr.session": ("ClientSession",),
+    "mrtr.transports": ("StdioServerParameters",),
 }
 
-__all__ = [
-    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
-    "PAUSE",
-    "AlreadyAnsweredError",
-    "AuthError",
-    "AuthorizationDeniedError",
-    "AuthorizationRequiredError",
-    "CallIdentity",
-    "Claim",
-    "Client",
-    "ClientRequestContext",
-    "ClientSession",
-    "ClientState",
-    "ClientStateError",
-    "Completed",
-    "DeadlineExceededError",
-    "DiscoveryError",
-    "Failed",
-    "FlowState",
-    "InputLimitExceededError",
-    "InputLimits",
-    "InputRequiredError",
-    "InputRequiredFlow",
-    "InputRequiredNotAllowedError",
-    "InputRequiredRoundsExceededError",
-    "InsufficientScopeError",
-    "InvalidInputResponseError",
-    "IssuerMismatchError",
-    "LeaseLostError",
-    "MCPError",
-    "MRTRError",
-    "MessageTooLargeError",
-    "PausedCall",
-    "PausedCallBusyError",
-    "PausedCallClosedError",
-    "PausedCallError",
-    "PausedCallExpiredError",
-    "PausedCallFormatError",
-    "PausedCallInDoubtError",
-    "PausedCallIncompleteError",
-    "PausedCallMismatchError",
-    "PausedCallNotFoundError",
-    "PausedCallStore",
-    "ProcessExitedError",
-    "ProtocolError",
-    "RedisPausedCallStore",
-    "RegistrationError",
-    "Repaused",
-    "RequestStateRejectedError",
-    "RequestTimeoutError",
-    "ResourceMismatchError",
-    "RoundEvent",
-    "SqlitePausedCallStore",
-    "StaleRoundError",
-    "StdioServerParameters",
-    "StoredCall",
-    "TokenEndpointError",
-    "TransportError",
-    "run_input_required_driver",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mrtr' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

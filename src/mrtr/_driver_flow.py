@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr.errors import ClientStateError, InputLimitExceededError, InputRequiredRoundsExceededError
+from mrtr.transports._framing import utf8_size
 
 if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputRequiredResult, InputResponse
@@ -49,8 +50,6 @@ STATE_ONLY_BACKOFF_INITIAL_SECONDS = 0.05
 
 STATE_ONLY_BACKOFF_CAP_SECONDS = 0.25
 """The state-only wait doubles up to this; a round with input requests resets it."""
-
-_UTF8_CHUNK = 1 << 16
 
 
 def _check_count(name: str, value: object, *, minimum: int) -> None:
@@ -205,20 +204,6 @@ class Finish:
 FlowAction = DispatchInputs | Wait | Retry | Finish
 
 
-def utf8_size(text: str) -> int:
-    """The exact UTF-8 size of ``text`` in bytes, without one large allocation.
-
-    Lone surrogates (which JSON can carry) count as three bytes, as ``surrogatepass``
-    encodes them.
-    """
-    if text.isascii():  # O(1) in CPython: the string knows it is ASCII
-        return len(text)
-    return sum(
-        len(text[i : i + _UTF8_CHUNK].encode("utf-8", "surrogatepass"))
-        for i in range(0, len(text), _UTF8_CHUNK)
-    )
-
-
 def _check_state_size(state: str, maximum: int) -> None:
     if state.isascii():  # O(1): the usual case, an opaque ASCII token
         size = len(state)
@@ -350,8 +335,8 @@ class InputRequiredFlow:
         arrives); it only checks they are keyed exactly as asked.
 
         Raises:
-            ClientStateError: the flow is not waiting for answers.
-            ValueError: the keys differ from the requested ones.
+            ClientStateError: the flow is not waiting for answers, or the keys differ
+                from the requested ones (both are misuse of the flow, not bad input).
         """
         pending = self._pending
         if pending is None or not pending.input_requests:
@@ -360,7 +345,7 @@ class InputRequiredFlow:
         if responses.keys() != asked:
             missing = sorted(asked - responses.keys())
             extra = sorted(responses.keys() - asked)
-            raise ValueError(
+            raise ClientStateError(
                 f"input responses must answer exactly the keys asked: missing {missing}, "
                 f"extra {extra}"
             )

@@ -25,12 +25,14 @@ from mrtr.errors import (
     AlreadyAnsweredError,
     MRTRError,
     PausedCallFormatError,
+    UnknownInputKeyError,
 )
 
 if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputResponse
 
 __all__ = [
+    "DEFAULT_MAX_PAUSED_CALL_SIZE",
     "DEFAULT_PAUSE_TTL",
     "PAUSE",
     "PAUSED_CALL_VERSION",
@@ -44,6 +46,9 @@ PAUSED_CALL_VERSION: Final = 1
 
 DEFAULT_PAUSE_TTL: Final = 24 * 3600.0
 """How long a paused call may wait for its answers, in seconds (the Client's ``pause_ttl``)."""
+
+DEFAULT_MAX_PAUSED_CALL_SIZE: Final = 8 * 1024 * 1024
+"""The largest paused-call JSON `PausedCall.from_json` reads (state, requests and answers)."""
 
 _METHODS = ("tools/call", "prompts/get", "resources/read")
 
@@ -170,7 +175,7 @@ class PausedCall:
         """A new value with ``response`` recorded under ``key`` (a plain dict is validated).
 
         Raises:
-            KeyError: the round did not ask ``key``.
+            UnknownInputKeyError: the round did not ask ``key`` (also a `KeyError`).
             AlreadyAnsweredError: ``key`` already has an answer.
             InvalidInputResponseError: the answer is of the wrong kind for the request.
         """
@@ -178,11 +183,18 @@ class PausedCall:
 
         request = self.requests.get(key)
         if request is None:
-            raise KeyError(f"round {self.round} did not ask {key!r}; asked {list(self.requests)}")
+            raise UnknownInputKeyError(key, tuple(self.requests))
         if key in self.answers:
             raise AlreadyAnsweredError((key,))
         checked = validate_input_response(request.method, response, key=key)
         return replace(self, answers={**self.answers, key: checked})
+
+    def redacted(self) -> PausedCall:
+        """A copy for logs and notifications: no ``requestState``, no answers, no arguments."""
+        pending = self.flow.pending
+        if pending is not None:
+            pending = pending.model_copy(update={"request_state": None})
+        return replace(self, arguments=None, answers={}, flow=replace(self.flow, pending=pending))
 
     def with_meta(self, meta: Mapping[str, Any] | None) -> PausedCall:
         """A new value carrying ``meta`` (JSON data for the application, never sent)."""
@@ -214,17 +226,28 @@ class PausedCall:
         return json.dumps(self.to_dict(), ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, data: str | bytes | Mapping[str, Any]) -> PausedCall:
+    def from_json(
+        cls, data: str | bytes | Mapping[str, Any], *, max_size: int = DEFAULT_MAX_PAUSED_CALL_SIZE
+    ) -> PausedCall:
         """Read a value written by `to_json` (or its `to_dict` object).
 
+        Args:
+            data: the JSON text, or the object `to_dict` made.
+            max_size: the largest JSON text accepted, in characters (or bytes).
+
         Raises:
-            PausedCallFormatError: not JSON, an unknown format version, a missing or
-                ill-typed member, or answers that do not fit their requests.
+            PausedCallFormatError: not JSON, too large or too deeply nested, an unknown
+                format version, a missing or ill-typed member, or answers that do not
+                fit their requests.
         """
         if isinstance(data, (str, bytes)):
+            if len(data) > max_size:
+                raise PausedCallFormatError(
+                    f"a paused call of {len(data)} characters is over max_size ({max_size})"
+                )
             try:
                 data = json.loads(data)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise PausedCallFormatError(f"a paused call must be JSON: {exc}") from None
         if not isinstance(data, Mapping):
             raise PausedCallFormatError("a paused call must be a JSON object")
@@ -239,7 +262,7 @@ class PausedCall:
             return _read(data)
         except PausedCallFormatError:
             raise
-        except (KeyError, TypeError, ValueError, MRTRError) as exc:
+        except (KeyError, TypeError, ValueError, RecursionError, MRTRError) as exc:
             raise PausedCallFormatError(f"not a valid paused call: {exc!r}") from None
 
 

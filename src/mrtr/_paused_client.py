@@ -1,7 +1,7 @@
 """What `Client` does to pause a call and to resume one: checks, value building, store steps.
 
-The loop itself stays in `Client._drive` and `run_input_required_driver`; this module
-holds the parts that are about pausing only, so the client keeps a small hook:
+The loop itself stays in `_calls.drive` and `run_input_required_driver`; this module
+holds the parts that are about pausing only, so the loop keeps a small hook:
 
 * `can_answer`: whether a live callback exists for an input request (else it pauses);
 * `paused_from_round`: the `PausedCall` for a round the driver stopped at;
@@ -15,7 +15,7 @@ import logging
 import socket
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -33,13 +33,14 @@ from mrtr.errors import (
 )
 
 if TYPE_CHECKING:
+    from mrtr._callbacks import InputCallbacks
     from mrtr._paused_store import PausedCallStore
-    from mrtr.client import Client
     from mrtr.session import ClientSession
-    from mrtr.types import InputRequest
+    from mrtr.types import Implementation, InputRequest
 
 __all__ = [
     "Pausing",
+    "Resumer",
     "can_answer",
     "check_resumable",
     "paused_from_round",
@@ -48,6 +49,24 @@ __all__ = [
 ]
 
 _logger = logging.getLogger("mrtr.paused")
+
+
+class Resumer(Protocol):
+    """What the resume steps need of a `Client` (the client sits above this module)."""
+
+    @property
+    def protocol_version(self) -> str:
+        """The negotiated protocol version."""
+        ...
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """The server's name and version."""
+        ...
+
+    async def resume(self, paused: PausedCall) -> Any:
+        """Send the retry of ``paused`` and go on with the loop."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,17 +82,17 @@ class Pausing:
     previous: PausedCall | None = None
 
 
-def can_answer(client: Client, request: InputRequest) -> bool:
+def can_answer(callbacks: InputCallbacks, request: InputRequest) -> bool:
     """True when a live callback of the request's kind exists (otherwise the key pauses)."""
     from mrtr.types import CreateMessageRequest, ElicitRequest, ElicitRequestURLParams
 
     if isinstance(request, ElicitRequest):
-        if client.elicitation_callback is None:
+        if callbacks.elicitation is None:
             return False
-        return client.elicitation_url_mode or not isinstance(request.params, ElicitRequestURLParams)
+        return callbacks.url_mode or not isinstance(request.params, ElicitRequestURLParams)
     if isinstance(request, CreateMessageRequest):
-        return client.sampling_callback is not None
-    return client.list_roots_callback is not None
+        return callbacks.sampling is not None
+    return callbacks.list_roots is not None
 
 
 def check_era(session: ClientSession) -> None:
@@ -121,7 +140,7 @@ def paused_from_round(
     )
 
 
-def check_resumable(client: Client, paused: PausedCall, *, now: float | None = None) -> None:
+def check_resumable(client: Resumer, paused: PausedCall, *, now: float | None = None) -> None:
     """Everything a resume checks before it sends: format, era, server, answers, expiry.
 
     Raises:
@@ -171,7 +190,7 @@ async def _renew_forever(store: PausedCallStore, id: str, fence: int, lease: flo
             _logger.warning("paused call %s: renewing the lease failed", id, exc_info=True)
 
 
-async def resume_from(client: Client, store: PausedCallStore, id: str, *, lease: float) -> Any:
+async def resume_from(client: Resumer, store: PausedCallStore, id: str, *, lease: float) -> Any:
     """Claim, mark sent, retry, finish: at most one retry per answered round, ever.
 
     Raises:
@@ -218,7 +237,7 @@ async def resume_from(client: Client, store: PausedCallStore, id: str, *, lease:
 
 
 async def _resume_renewing(
-    client: Client, store: PausedCallStore, paused: PausedCall, fence: int, lease: float
+    client: Resumer, store: PausedCallStore, paused: PausedCall, fence: int, lease: float
 ) -> Any:
     """`client.resume`, renewing the lease meanwhile; its exception comes out as itself."""
     outcome: Any = None

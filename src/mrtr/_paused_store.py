@@ -32,6 +32,7 @@ from mrtr.errors import (
     PausedCallExpiredError,
     PausedCallInDoubtError,
     StaleRoundError,
+    UnknownInputKeyError,
 )
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class PausedCallStore(Protocol):
 
         Raises:
             PausedCallNotFoundError, PausedCallExpiredError, StaleRoundError,
-            AlreadyAnsweredError, PausedCallClosedError, KeyError (a key not asked),
+            AlreadyAnsweredError, PausedCallClosedError, UnknownInputKeyError,
             InvalidInputResponseError (an answer of the wrong kind).
         """
 
@@ -284,7 +285,7 @@ def check_answers(call: PausedCall, responses: Mapping[str, Any]) -> dict[str, A
     """Validate answers against the round's requests; the wire form of each.
 
     Raises:
-        KeyError: a key the round did not ask.
+        UnknownInputKeyError: a key the round did not ask.
         InvalidInputResponseError: an answer of the wrong kind.
     """
     from mrtr.types import validate_input_response
@@ -294,7 +295,7 @@ def check_answers(call: PausedCall, responses: Mapping[str, Any]) -> dict[str, A
     for key, response in responses.items():
         request = requests.get(key)
         if request is None:
-            raise KeyError(f"round {call.round} did not ask {key!r}; asked {list(requests)}")
+            raise UnknownInputKeyError(key, tuple(requests))
         checked[key] = validate_input_response(request.method, response, key=key).to_wire()
     return checked
 

@@ -264,6 +264,7 @@ class RedisPausedCallStore:
             raise ValueError("keep must be non-negative")
         self._client = client
         self._prefix = prefix
+        self._index = f"{prefix}:pc:index"
         self._keep = keep
         self._async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
         self._scripts = {name: client.register_script(lua) for name, lua in _SCRIPTS.items()}
@@ -272,10 +273,6 @@ class RedisPausedCallStore:
 
     def _key(self, id: str) -> str:
         return f"{self._prefix}:pc:{{{id}}}"
-
-    @property
-    def _index(self) -> str:
-        return f"{self._prefix}:pc:index"
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if not self._async:

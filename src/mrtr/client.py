@@ -19,24 +19,20 @@ Listing: the ``list_*`` methods return one page (pass ``cursor`` for the next); 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-import anyio
 from typing_extensions import Self
 
-from mrtr._driver import (
-    DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
-    CallIdentity,
-    InputLimits,
-    RoundEvent,
-    run_input_required_driver,
-)
-from mrtr._paused import DEFAULT_PAUSE_TTL, PAUSE, PausedCall, RoundPaused
-from mrtr._paused_client import Pausing, can_answer, check_era, paused_from_round
+from mrtr._calls import MAX_PAGES, Call, drive, walk_pages
+from mrtr._driver import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, InputLimits, RoundEvent
+from mrtr._legs import InputMethod, InputResponsesArg, call_params
+from mrtr._negotiate import negotiate
+from mrtr._paused import DEFAULT_PAUSE_TTL, PausedCall
+from mrtr._paused_client import Pausing, check_era
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
@@ -46,32 +42,24 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
-from mrtr._session_requests import _call_params
-from mrtr.errors import (
-    ClientStateError,
-    DeadlineExceededError,
-    MCPError,
-    ProtocolError,
-)
+from mrtr.errors import ClientStateError
 from mrtr.session import ClientSession, SessionState
-from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, StdioServerParameters, Transport
-from mrtr.types import MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION
+from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
+from mrtr.transports._target import ClientTarget, HTTPClientArg, check_target, transport_for
+from mrtr.types._constants import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
+    import httpx
     from pydantic import BaseModel
 
     from mrtr._driver_flow import FlowState
     from mrtr._paused_store import PausedCallStore
-    from mrtr._session_requests import _InputMethod
-    from mrtr.transports import JSONObject
     from mrtr.types import (
         CallToolResult,
         CompleteResult,
         EmptyResult,
         GetPromptResult,
         Implementation,
-        InputRequest,
-        InputResponse,
         ListPromptsResult,
         ListResourcesResult,
         ListResourceTemplatesResult,
@@ -84,18 +72,11 @@ if TYPE_CHECKING:
         Tool,
     )
 
-__all__ = ["Client", "ClientRequestContext", "ClientState"]
+__all__ = ["MAX_PAGES", "Client", "ClientRequestContext", "ClientState"]
 
 _logger = logging.getLogger("mrtr.client")
 
-ResultT = TypeVar("ResultT")
-PageT = TypeVar("PageT")
-ItemT = TypeVar("ItemT")
-
-MAX_PAGES = 1000
-"""The ``iter_*`` walks stop with `ProtocolError` past this many pages (a runaway cursor)."""
-
-_InputResponses = Mapping[str, "InputResponse | Mapping[str, Any]"]
+_InputResponses = InputResponsesArg
 
 
 ClientState = SessionState
@@ -105,17 +86,6 @@ ClientState = SessionState
 def _check_positive(name: str, value: float | None) -> None:
     if value is not None and not value > 0:
         raise ValueError(f"{name} must be positive, or None for no limit")
-
-
-_MAX_DISCOVER_ATTEMPTS = 3
-"""``server/discover`` probes before giving up on a server that keeps refusing versions."""
-
-
-def _supported_versions(data: Any) -> list[str]:
-    supported = data.get("supported") if isinstance(data, dict) else None
-    if not isinstance(supported, list):
-        return []
-    return [version for version in supported if isinstance(version, str)]
 
 
 @dataclass(eq=False)
@@ -156,7 +126,7 @@ class Client:
         TypeError: a target of a kind the client cannot connect to.
     """
 
-    target: Any
+    target: ClientTarget
     _: KW_ONLY
     mode: str = "auto"
     elicitation_callback: ElicitationCallback | None = field(default=None, repr=False)
@@ -175,8 +145,8 @@ class Client:
     on_round: Callable[[RoundEvent], object] | None = field(default=None, repr=False)
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     headers: Mapping[str, str] | None = field(default=None, repr=False)
-    auth: Any = field(default=None, repr=False)
-    http_client: Any = field(default=None, repr=False)
+    auth: httpx.Auth | None = field(default=None, repr=False)
+    http_client: HTTPClientArg | None = field(default=None, repr=False)
     capabilities: Mapping[str, Any] | BaseModel | None = None
     pause_ttl: float = DEFAULT_PAUSE_TTL
 
@@ -193,39 +163,32 @@ class Client:
         _check_positive("call_timeout", self.call_timeout)
         _check_positive("max_message_size", self.max_message_size)
         _check_positive("pause_ttl", self.pause_ttl)
-        if not isinstance(self.target, (str, StdioServerParameters, Transport)) and not callable(
-            getattr(self.target, "client_transport", None)
-        ):
-            raise TypeError(
-                "Client target must be a URL, StdioServerParameters, a Transport or an object "
-                f"with client_transport(); got {type(self.target).__name__}"
-            )
+        check_target(self.target)
         self._state = ClientState.UNOPENED
+        self._entered = False
         self._session: ClientSession | None = None
         self._stack: AsyncExitStack | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Settings are read at different times (some on open, some on every call);
+        # changing one after opening would take effect for some and not for others.
+        if name in _FIELD_NAMES and self.__dict__.get("_entered", False):
+            raise ClientStateError(
+                f"Client.{name} cannot change once the client is opened; "
+                "create another Client with the new settings"
+            )
+        super().__setattr__(name, value)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def _make_transport(self) -> Transport:
-        target = self.target
-        if isinstance(target, Transport):
-            return target
-        if isinstance(target, StdioServerParameters):
-            from mrtr.transports import StdioTransport
-
-            return StdioTransport(target, max_message_size=self.max_message_size)
-        if isinstance(target, str):
-            from mrtr.transports.http import StreamableHTTPTransport
-
-            return StreamableHTTPTransport(
-                target,
-                headers=self.headers,
-                auth=self.auth,
-                http_client=self.http_client,
-                max_message_size=self.max_message_size,
-            )
-        transport: Transport = target.client_transport()
-        return transport
+        return transport_for(
+            self.target,
+            max_message_size=self.max_message_size,
+            headers=self.headers,
+            auth=self.auth,
+            http_client=self.http_client,
+        )
 
     def _make_session(self, transport: Transport) -> ClientSession:
         return ClientSession(
@@ -244,14 +207,14 @@ class Client:
         )
 
     async def __aenter__(self) -> Self:
-        if self._state is not ClientState.UNOPENED:
+        if self._entered or self._state is not ClientState.UNOPENED:
             raise ClientStateError(f"a Client opens once; this one is {self._state.value}")
-        self._state = ClientState.OPEN
+        self._entered = True
         stack = AsyncExitStack()
         try:
             transport = await stack.enter_async_context(self._make_transport())
             session = await stack.enter_async_context(self._make_session(transport))
-            await self._negotiate(session)
+            await negotiate(session, self.mode)
         except BaseException as exc:
             self._state = ClientState.CLOSED
             try:
@@ -262,6 +225,7 @@ class Client:
             raise
         self._stack = stack
         self._session = session
+        self._state = ClientState.OPEN  # only now: negotiation succeeded
         return self
 
     async def __aexit__(
@@ -330,58 +294,6 @@ class Client:
 
         return self.session.server_capabilities or ServerCapabilities()
 
-    # -- negotiation -----------------------------------------------------------------------
-
-    async def _negotiate(self, session: ClientSession) -> None:
-        if self.mode == "legacy":
-            await session.initialize()
-            return
-        versions = MODERN_PROTOCOL_VERSIONS if self.mode == "auto" else (self.mode,)
-        if await self._discover(session, versions):
-            return
-        if self.mode != "auto":
-            raise ProtocolError(
-                f"the server does not support protocol {self.mode}", method="server/discover"
-            )
-        await session.initialize()
-
-    async def _discover(self, session: ClientSession, versions: tuple[str, ...]) -> bool:
-        """Probe ``server/discover``; True once the session is modern.
-
-        A -32022 (`UnsupportedProtocolVersion`) is evidence of a modern server: retry at
-        the newest version in its ``data.supported`` that we speak, even one just tried (a
-        server may refuse a first request and accept the retry). Other errors and unusable
-        answers are no evidence (False: fall back); transport failures and timeouts
-        propagate, because a network failure is never an era verdict.
-
-        Raises:
-            MCPError: the server kept answering -32022 for versions it says it supports.
-        """
-        version = versions[0]
-        for attempt in range(_MAX_DISCOVER_ATTEMPTS):
-            try:
-                result = await session.discover(version)
-            except MCPError as exc:
-                if exc.code != UNSUPPORTED_PROTOCOL_VERSION:
-                    return False
-                supported = _supported_versions(exc.data)
-                mutual = [v for v in versions if v in supported]
-                if not mutual:
-                    return False
-                if attempt == _MAX_DISCOVER_ATTEMPTS - 1:
-                    raise
-                version = mutual[0]
-                continue
-            except ProtocolError:
-                return False  # an answer that does not parse is no evidence of a modern server
-            if session.era == "modern":
-                return True
-            mutual = [v for v in versions if v in result.supported_versions and v != version]
-            if not mutual:
-                return False
-            version = mutual[0]
-        return False
-
     # -- listing ---------------------------------------------------------------------------
 
     async def list_tools(self, cursor: str | None = None) -> ListToolsResult:
@@ -430,19 +342,21 @@ class Client:
                 or a cursor repeats).
             MCPError, RequestTimeoutError, TransportError: as the session.
         """
-        return _walk(self.list_tools, "tools", "tools/list")
+        return walk_pages(self.list_tools, "tools", "tools/list")
 
     def iter_prompts(self) -> AsyncIterator[Prompt]:
         """Every prompt, page after page; raises as `iter_tools`."""
-        return _walk(self.list_prompts, "prompts", "prompts/list")
+        return walk_pages(self.list_prompts, "prompts", "prompts/list")
 
     def iter_resources(self) -> AsyncIterator[Resource]:
         """Every resource, page after page; raises as `iter_tools`."""
-        return _walk(self.list_resources, "resources", "resources/list")
+        return walk_pages(self.list_resources, "resources", "resources/list")
 
     def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page; raises as `iter_tools`."""
-        return _walk(self.list_resource_templates, "resource_templates", "resources/templates/list")
+        return walk_pages(
+            self.list_resource_templates, "resource_templates", "resources/templates/list"
+        )
 
     # -- other requests --------------------------------------------------------------------
 
@@ -482,7 +396,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -497,7 +411,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -511,7 +425,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -572,7 +486,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -587,7 +501,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -601,7 +515,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -636,7 +550,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
@@ -650,7 +564,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
@@ -663,7 +577,7 @@ class Client:
         request_state: str | None = None,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
@@ -695,9 +609,9 @@ class Client:
         *,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 - a whole-call deadline
+        timeout: float | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
-    ) -> Any:
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
         """Send the retry of an answered `PausedCall` and go on with the normal loop.
 
         The loop keeps the value's round count and round cap, answers later rounds
@@ -726,7 +640,8 @@ class Client:
             progress_callback,
             read_timeout_seconds,
         )
-        return await self._run(
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await self._run(
             call,
             paused.answers,
             paused.request_state,
@@ -736,8 +651,11 @@ class Client:
             Pausing(self.pause_ttl, paused),
             resumed_state(paused),
         )
+        return outcome
 
-    async def resume_from(self, store: PausedCallStore, id: str, *, lease: float = 60.0) -> Any:
+    async def resume_from(
+        self, store: PausedCallStore, id: str, *, lease: float = 60.0
+    ) -> CallToolResult | GetPromptResult | ReadResourceResult | PausedCall:
         """Resume a stored paused call, exactly once across every worker of the store.
 
         Claims the call (a fence), records the retry as sent before it leaves, renews
@@ -755,7 +673,9 @@ class Client:
         """
         from mrtr._paused_client import resume_from
 
-        return await resume_from(self, store, id, lease=lease)
+        outcome: CallToolResult | GetPromptResult | ReadResourceResult | PausedCall
+        outcome = await resume_from(self, store, id, lease=lease)
+        return outcome
 
     def _pausing(self, pause: bool) -> Pausing | None:
         if not pause:
@@ -765,30 +685,30 @@ class Client:
 
     def _call(
         self,
-        method: _InputMethod,
+        method: InputMethod,
         name: str,
         arguments: Mapping[str, Any] | None,
         progress_callback: ProgressCallback | None,
         read_timeout_seconds: float | None,
-    ) -> _Call:
+    ) -> Call:
         """Describe one call: its params are built here, once, and sent on every leg.
 
         Raises:
             ClientStateError: the client is not open.
         """
-        return _Call(
+        return Call(
             self.session,
             method,
             name,
             arguments,
-            _call_params(method, name, arguments),
+            call_params(method, name, arguments),
             progress_callback,
             read_timeout_seconds,
         )
 
     async def _run(
         self,
-        call: _Call,
+        call: Call,
         input_responses: _InputResponses | None,
         request_state: str | None,
         deadline: float | None,
@@ -799,120 +719,18 @@ class Client:
     ) -> Any:
         """Run one call to its terminal result (or its pause) within its deadline."""
         budget = self.call_timeout if deadline is None else deadline
-        args = (call, input_responses, request_state, max_rounds, on_round, pausing, resumed)
-        if budget is None:
-            return await self._drive(*args)
         _check_positive("timeout", budget)
-        with anyio.move_on_after(budget) as scope:
-            return await self._drive(*args)
-        assert scope.cancelled_caught
-        raise DeadlineExceededError(budget)
-
-    async def _drive(
-        self,
-        call: _Call,
-        input_responses: _InputResponses | None,
-        request_state: str | None,
-        max_rounds: int | None,
-        on_round: Callable[[RoundEvent], object] | None,
-        pausing: Pausing | None,
-        resumed: FlowState | None,
-    ) -> Any:
-        from mrtr.types import InputRequiredResult
-
-        leg = call.leg
-        first = await leg(input_responses, request_state)
-        if not isinstance(first, InputRequiredResult):
-            return first  # the common case: no round, no driver
-        session, method, name, arguments = call.session, call.method, call.name, call.arguments
-        version = session.protocol_version
-        round_number = 1 if resumed is None else resumed.round + 1
-        cap = self.input_required_max_rounds if max_rounds is None else max_rounds
-
-        async def dispatch(key: str, request: InputRequest) -> Any:
-            if pausing is not None and not can_answer(self, request):
-                return PAUSE
-            context = ClientRequestContext(
-                session=session,
-                method=method,
-                name=name,
-                arguments=arguments,
-                round=round_number,
-                key=key,
-                protocol_version=version,
-            )
-            return await session.call_input_callback(request, context)
-
-        async def retry(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
-            nonlocal round_number
-            round_number += 1
-            return await leg(responses, state)
-
-        try:
-            return await run_input_required_driver(
-                first,
-                dispatch=dispatch,
-                retry=retry,
-                max_rounds=cap,
-                limits=self.input_limits,
-                on_round=self.on_round if on_round is None else on_round,
-                call=CallIdentity(method=method, name=name, arguments=arguments),
-                state=resumed,
-                pausable=pausing is not None,
-            )
-        except RoundPaused as signal:
-            assert pausing is not None
-            return paused_from_round(
-                signal,
-                pausing,
-                session=session,
-                method=method,
-                name=name,
-                arguments=arguments,
-                max_rounds=cap,
-            )
-
-
-@dataclass(slots=True, eq=False)
-class _Call:
-    """One multi-round call: what each leg sends, and what the callbacks are told of it."""
-
-    session: ClientSession
-    method: _InputMethod
-    name: str
-    arguments: Mapping[str, Any] | None
-    params: JSONObject
-    progress_callback: ProgressCallback | None
-    read_timeout_seconds: float | None
-
-    async def leg(self, input_responses: _InputResponses | None, request_state: str | None) -> Any:
-        """Send one leg: the call's params plus this round's answers and state."""
-        return await self.session._request_with_input(
-            self.method,
-            self.params,
-            input_responses=input_responses,
-            request_state=request_state,
-            allow_input_required=True,
-            progress_callback=self.progress_callback,
-            read_timeout_seconds=self.read_timeout_seconds,
+        return await drive(
+            call,
+            input_responses,
+            request_state,
+            deadline=budget,
+            max_rounds=self.input_required_max_rounds if max_rounds is None else max_rounds,
+            limits=self.input_limits,
+            on_round=self.on_round if on_round is None else on_round,
+            pausing=pausing,
+            resumed=resumed,
         )
 
 
-async def _walk(
-    fetch: Callable[[str | None], Awaitable[Any]],
-    attribute: Literal["tools", "prompts", "resources", "resource_templates"],
-    method: str,
-) -> AsyncIterator[Any]:
-    cursor: str | None = None
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        page = await fetch(cursor)
-        for item in getattr(page, attribute):
-            yield item
-        cursor = page.next_cursor
-        if cursor is None:
-            return
-        if cursor in seen:
-            raise ProtocolError(f"the server repeated the cursor {cursor!r}", method=method)
-        seen.add(cursor)
-    raise ProtocolError(f"the server sent more than {MAX_PAGES} pages", method=method)
+_FIELD_NAMES = frozenset(f.name for f in fields(Client))

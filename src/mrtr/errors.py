@@ -11,12 +11,15 @@ MRTRError
 │   ├── InputLimitExceededError            a hostile round broke a limit (.limit, .value)
 │   ├── InvalidInputResponseError          a callback answered with the wrong kind (.key)
 │   └── DeadlineExceededError              the whole exchange ran past its time budget
-├── RequestTimeoutError               one request got no answer in time
+│                                          (also a TimeoutError)
+├── RequestTimeoutError               one request got no answer in time (also a TimeoutError)
 ├── ProtocolError                     the peer broke the protocol (bad JSON, bad result, ...)
 ├── TransportError                    the connection failed or closed
 │   ├── MessageTooLargeError          one message was over the size cap
+│   ├── RedirectError                 an HTTP redirect left the server's origin (.location)
 │   └── ProcessExitedError            the stdio server process exited (carries .returncode)
-├── ClientStateError                  the client was used in the wrong state (not opened, closed)
+├── ClientStateError                  the client was misused: wrong state (not opened, closed)
+│                                     or a flow fed the wrong answers (also a RuntimeError)
 ├── PausedCallError                   a paused call cannot be read, answered or resumed
 │   ├── PausedCallFormatError          the stored JSON is not a paused call this version reads
 │   ├── PausedCallMismatchError        resumed on another era or server (.field)
@@ -25,6 +28,7 @@ MRTRError
 │   ├── PausedCallExpiredError         past its expires_at
 │   ├── PausedCallClosedError          done, failed or cancelled already (.status)
 │   ├── AlreadyAnsweredError           another writer answered these keys first (.keys)
+│   ├── UnknownInputKeyError           an answer for a key the round did not ask (.key)
 │   ├── StaleRoundError                the answer targets a round the call has left
 │   ├── PausedCallBusyError            another worker holds the claim (.lease_until)
 │   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
@@ -47,7 +51,9 @@ exception is never wrapped: it reaches the caller as itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mrtr.types._constants import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from mrtr.types import ErrorData, InputRequiredResult
@@ -83,6 +89,7 @@ __all__ = [
     "PausedCallNotFoundError",
     "ProcessExitedError",
     "ProtocolError",
+    "RedirectError",
     "RegistrationError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
@@ -90,6 +97,7 @@ __all__ = [
     "StaleRoundError",
     "TokenEndpointError",
     "TransportError",
+    "UnknownInputKeyError",
 ]
 
 INVALID_REQUEST_STATE_MESSAGE = "Invalid or expired requestState"
@@ -121,7 +129,7 @@ class MCPError(MRTRError):
     @classmethod
     def from_error_data(cls, error: ErrorData, *, method: str | None = None) -> MCPError:
         """Build the most specific error for a JSON-RPC error object."""
-        if error.code == -32602 and error.message == INVALID_REQUEST_STATE_MESSAGE:
+        if error.code == INVALID_PARAMS and error.message == INVALID_REQUEST_STATE_MESSAGE:
             return RequestStateRejectedError(error.code, error.message, error.data, method=method)
         return cls(error.code, error.message, error.data, method=method)
 
@@ -208,8 +216,10 @@ class InvalidInputResponseError(InputRequiredError):
         self.method = method
 
 
-class DeadlineExceededError(InputRequiredError):
+class DeadlineExceededError(InputRequiredError, TimeoutError):
     """The whole exchange, all rounds and callbacks together, ran past its time budget.
+
+    Also a builtin `TimeoutError`, so ``except TimeoutError:`` keeps catching it.
 
     Attributes:
         timeout: the budget in seconds.
@@ -220,8 +230,10 @@ class DeadlineExceededError(InputRequiredError):
         self.timeout = timeout
 
 
-class RequestTimeoutError(MRTRError):
+class RequestTimeoutError(MRTRError, TimeoutError):
     """One request got no response within its read timeout.
+
+    Also a builtin `TimeoutError`, so ``except TimeoutError:`` keeps catching it.
 
     Attributes:
         method: the JSON-RPC method.
@@ -271,6 +283,24 @@ class MessageTooLargeError(TransportError):
         self.knob = knob
 
 
+class RedirectError(TransportError):
+    """The server redirected a request somewhere the client will not follow.
+
+    Only redirects to the endpoint's own origin (scheme, host and port) are followed, a
+    bounded number of times: a request carries its arguments and the caller's
+    credentials, which must not reach another origin.
+
+    Attributes:
+        location: where the server pointed (absolute URL).
+        origin: that target's origin, e.g. ``https://other.example:8443``.
+    """
+
+    def __init__(self, message: str, *, location: str, origin: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.origin = origin
+
+
 class ProcessExitedError(TransportError):
     """The stdio server process exited (or closed its output), ending the connection.
 
@@ -292,8 +322,12 @@ class ProcessExitedError(TransportError):
         self.returncode = returncode
 
 
-class ClientStateError(MRTRError):
-    """The client or session was used in a state that does not allow it."""
+class ClientStateError(MRTRError, RuntimeError):
+    """The client, session or flow was misused: the wrong state, or arguments it forbids.
+
+    Also a builtin `RuntimeError`: it reports a bug in the calling code, not a failure of
+    the server or the network.
+    """
 
 
 class PausedCallError(MRTRError):
@@ -326,6 +360,154 @@ class PausedCallMismatchError(PausedCallError):
             f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
         )
         self.field = field
+        self.expected = expected
+        self.actual = actual
+
+
+class PausedCallIncompleteError(PausedCallError):
+    """The paused call still has unanswered input requests; nothing was sent.
+
+    Attributes:
+        missing: the unanswered keys, in the server's order.
+    """
+
+    def __init__(self, missing: tuple[str, ...]) -> None:
+        super().__init__(f"answer every input request before resuming; missing {list(missing)}")
+        self.missing = missing
+
+
+class PausedCallNotFoundError(PausedCallError):
+    """No paused call with this id in the store (never put, or purged).
+
+    Attributes:
+        id: the id asked for.
+    """
+
+    def __init__(self, id: str) -> None:
+        super().__init__(f"no paused call {id!r}")
+        self.id = id
+
+
+class PausedCallExpiredError(PausedCallError):
+    """The paused call is past its ``expires_at``: it can no longer be answered or resumed.
+
+    Attributes:
+        id: the paused call.
+        expires_at: when it expired (epoch seconds).
+    """
+
+    def __init__(self, id: str, expires_at: float) -> None:
+        super().__init__(f"paused call {id!r} expired at {expires_at:.3f}; start the call over")
+        self.id = id
+        self.expires_at = expires_at
+
+
+class PausedCallClosedError(PausedCallError):
+    """The paused call is over (done, failed or cancelled) or not in a state that allows this.
+
+    Attributes:
+        id: the paused call.
+        status: its status in the store.
+    """
+
+    def __init__(self, id: str, status: str, action: str = "use") -> None:
+        super().__init__(f"cannot {action} paused call {id!r}: it is {status}")
+        self.id = id
+        self.status = status
+
+
+class AlreadyAnsweredError(PausedCallError):
+    """Another writer answered these input requests first; nothing was written.
+
+    Attributes:
+        keys: the keys that already had answers.
+    """
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        super().__init__(f"already answered: {list(keys)} (the first answer wins)")
+        self.keys = keys
+
+
+class UnknownInputKeyError(PausedCallError, KeyError):
+    """An answer for a key the paused round did not ask; nothing was recorded.
+
+    Also a `KeyError`, for code that treats it as a lookup miss.
+
+    Attributes:
+        key: the key given.
+        asked: the keys the round asked, in the server's order.
+    """
+
+    def __init__(self, key: str, asked: tuple[str, ...]) -> None:
+        super().__init__(f"the round did not ask {key!r}; it asked {list(asked)}")
+        self.key = key
+        self.asked = asked
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class StaleRoundError(PausedCallError):
+    """The answer is for a round the call has left; nothing was written.
+
+    Attributes:
+        expected: the round the answer was meant for.
+        current: the call's round now.
+    """
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(f"the answer is for round {expected}; the call is at round {current}")
+        self.expected = expected
+        self.current = current
+
+
+class PausedCallBusyError(PausedCallError):
+    """Another worker holds the claim on this paused call.
+
+    Attributes:
+        id: the paused call.
+        status: its status (``claimed`` or ``sending``).
+        lease_until: when the holder's lease lapses (epoch seconds), if known.
+    """
+
+    def __init__(self, id: str, status: str, lease_until: float | None) -> None:
+        super().__init__(f"paused call {id!r} is {status} by another worker")
+        self.id = id
+        self.status = status
+        self.lease_until = lease_until
+
+
+class PausedCallInDoubtError(PausedCallError):
+    """A worker recorded the retry as sent, then lost its lease: the server may have it.
+
+    The call is never re-sent silently; re-send it explicitly (at least once) or cancel it.
+
+    Attributes:
+        id: the paused call.
+        sent_at: when the retry was recorded as sent (epoch seconds), if known.
+    """
+
+    def __init__(self, id: str, sent_at: float | None) -> None:
+        super().__init__(
+            f"paused call {id!r} is in doubt: its retry may have reached the server; "
+            "re-send it explicitly or cancel it"
+        )
+        self.id = id
+        self.sent_at = sent_at
+
+
+class LeaseLostError(PausedCallError):
+    """The claim's fence is stale or its lease lapsed: another worker may own the call.
+
+    Attributes:
+        id: the paused call.
+        fence: the fence presented.
+    """
+
+    def __init__(self, id: str, fence: int) -> None:
+        super().__init__(f"lost the claim on paused call {id!r} (fence {fence})")
+        self.id = id
+        self.fence = fence
 
 
 class AuthError(MRTRError):
@@ -407,133 +589,6 @@ class IssuerMismatchError(DiscoveryError):
         self.actual = actual
 
 
-class PausedCallIncompleteError(PausedCallError):
-    """The paused call still has unanswered input requests; nothing was sent.
-
-    Attributes:
-        missing: the unanswered keys, in the server's order.
-    """
-
-    def __init__(self, missing: tuple[str, ...]) -> None:
-        super().__init__(f"answer every input request before resuming; missing {list(missing)}")
-        self.missing = missing
-
-
-class PausedCallNotFoundError(PausedCallError):
-    """No paused call with this id in the store (never put, or purged).
-
-    Attributes:
-        id: the id asked for.
-    """
-
-    def __init__(self, id: str) -> None:
-        super().__init__(f"no paused call {id!r}")
-        self.id = id
-
-
-class PausedCallExpiredError(PausedCallError):
-    """The paused call is past its ``expires_at``: it can no longer be answered or resumed.
-
-    Attributes:
-        id: the paused call.
-        expires_at: when it expired (epoch seconds).
-    """
-
-    def __init__(self, id: str, expires_at: float) -> None:
-        super().__init__(f"paused call {id!r} expired at {expires_at:.3f}; start the call over")
-        self.id = id
-        self.expires_at = expires_at
-
-
-class PausedCallClosedError(PausedCallError):
-    """The paused call is over (done, failed or cancelled) or not in a state that allows this.
-
-    Attributes:
-        id: the paused call.
-        status: its status in the store.
-    """
-
-    def __init__(self, id: str, status: str, action: str = "use") -> None:
-        super().__init__(f"cannot {action} paused call {id!r}: it is {status}")
-        self.id = id
-        self.status = status
-
-
-class AlreadyAnsweredError(PausedCallError):
-    """Another writer answered these input requests first; nothing was written.
-
-    Attributes:
-        keys: the keys that already had answers.
-    """
-
-    def __init__(self, keys: tuple[str, ...]) -> None:
-        super().__init__(f"already answered: {list(keys)} (the first answer wins)")
-        self.keys = keys
-
-
-class StaleRoundError(PausedCallError):
-    """The answer is for a round the call has left; nothing was written.
-
-    Attributes:
-        expected: the round the answer was meant for.
-        current: the call's round now.
-    """
-
-    def __init__(self, expected: int, current: int) -> None:
-        super().__init__(f"the answer is for round {expected}; the call is at round {current}")
-        self.expected = expected
-        self.current = current
-
-
-class PausedCallBusyError(PausedCallError):
-    """Another worker holds the claim on this paused call.
-
-    Attributes:
-        id: the paused call.
-        status: its status (``claimed`` or ``sending``).
-        lease_until: when the holder's lease lapses (epoch seconds), if known.
-    """
-
-    def __init__(self, id: str, status: str, lease_until: float | None) -> None:
-        super().__init__(f"paused call {id!r} is {status} by another worker")
-        self.id = id
-        self.status = status
-        self.lease_until = lease_until
-
-
-class PausedCallInDoubtError(PausedCallError):
-    """A worker recorded the retry as sent, then lost its lease: the server may have it.
-
-    The call is never re-sent silently; re-send it explicitly (at least once) or cancel it.
-
-    Attributes:
-        id: the paused call.
-        sent_at: when the retry was recorded as sent (epoch seconds), if known.
-    """
-
-    def __init__(self, id: str, sent_at: float | None) -> None:
-        super().__init__(
-            f"paused call {id!r} is in doubt: its retry may have reached the server; "
-            "re-send it explicitly or cancel it"
-        )
-        self.id = id
-        self.sent_at = sent_at
-
-
-class LeaseLostError(PausedCallError):
-    """The claim's fence is stale or its lease lapsed: another worker may own the call.
-
-    Attributes:
-        id: the paused call.
-        fence: the fence presented.
-    """
-
-    def __init__(self, id: str, fence: int) -> None:
-        super().__init__(f"lost the claim on paused call {id!r} (fence {fence})")
-        self.id = id
-        self.fence = fence
-
-
 class RegistrationError(AuthError):
     """The client could not register (or has no registration) with the authorization server.
 
@@ -604,9 +659,9 @@ class InsufficientScopeError(AuthError):
         *,
         server_url: str | None = None,
     ) -> None:
+        held = f"; the token holds {' '.join(granted)}" if granted else ""
         super().__init__(
-            f"the server requires scope {' '.join(required) or '(unspecified)'}; "
-            f"the token holds {' '.join(granted) or '(none)'}",
+            f"the server requires scope {' '.join(required) or '(unspecified)'}{held}",
             server_url=server_url,
         )
         self.required = required
@@ -620,3 +675,19 @@ class InvalidRequestState(MRTRError):
     unmodified. The message is a reason for the server log only; the client always gets
     the same frozen -32602 answer.
     """
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def fresh_copy(error: _E) -> _E:
+    """A new exception object equal to `error`, for one more waiter to raise.
+
+    One failure (a connection that ended) reaches many waiting tasks; raising the same
+    object in each would make their tracebacks and contexts overwrite each other.
+    """
+    clone = type(error).__new__(type(error), *error.args)
+    clone.__dict__.update(error.__dict__)
+    clone.__cause__ = error.__cause__
+    clone.__suppress_context__ = error.__suppress_context__
+    return clone

@@ -1,11 +1,18 @@
 """`ClientSession`: one MCP connection in either protocol era, with typed method wrappers.
 
-The session adds the era's envelope to every request (modern: ``params._meta`` with the
-protocol version, the client's capabilities and its info; legacy: nothing after the
-``initialize`` handshake), answers the server's requests on legacy connections through
-the same callbacks the multi-round-trip loop uses, and turns raw results into typed
-models with `mrtr.types.parse_result` (validated once, on arrival). The typed wrappers
-themselves live in `mrtr._session_requests`, which this class builds on.
+The session is made of parts that hold each other, not of layers of inheritance:
+
+- a `JSONRPCConnection` (`mrtr._jsonrpc`): ids, pending requests, the reader task,
+  timeouts and cancellation, on plain dicts;
+- an `EraState` (`mrtr._envelope`): the negotiated era and the ``_meta`` envelope every
+  modern request carries;
+- an `InputCallbacks` value (`mrtr._callbacks`): the callbacks that answer input
+  requests, in both eras, and the capabilities they allow.
+
+On top, the session negotiates (`discover`, `initialize`), answers the server's requests
+on legacy connections through the input callbacks, and sends each leg of a call that
+may ask for input through one public method, `request_leg`, which parses the result
+strictly and re-lists tools once when a modern HTTP server reports stale tool headers.
 
 Notification callbacks (progress, logging, the message handler) run in order on the
 reader task: keep them quick, and do not await a request on the same session from one
@@ -20,46 +27,46 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, cast
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
+from typing_extensions import Self
+
+from mrtr._backchannel import BackChannel
+from mrtr._callbacks import InputCallbacks
+from mrtr._envelope import Era, EraState
+from mrtr._jsonrpc import JSONRPCConnection, SessionState
+from mrtr._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
 from mrtr._session_context import (
     ClientRequestContext,
     ElicitationCallback,
     ListRootsCallback,
     LoggingCallback,
     MessageHandler,
+    ProgressCallback,
     SamplingCallback,
 )
-from mrtr._session_core import SessionState
-from mrtr._session_requests import TypedRequests
-from mrtr.errors import InvalidInputResponseError, ProtocolError
-from mrtr.types import (
-    INPUT_REQUIRED_METHODS,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    LATEST_PROTOCOL_VERSION,
-    LEGACY_PROTOCOL_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    METHOD_NOT_FOUND,
-    MODERN_PROTOCOL_VERSIONS,
-)
+from mrtr._version import __version__
+from mrtr.types._constants import LATEST_PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from mrtr.transports import JSONObject, RequestId, Transport
+    from mrtr.transports import JSONObject, Transport
     from mrtr.types import (
+        CallToolResult,
+        CompleteResult,
         DiscoverResult,
-        ErrorData,
+        EmptyResult,
+        GetPromptResult,
         Implementation,
         InitializeResult,
-        InputRequest,
-        InputResponse,
+        InputRequiredResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        ReadResourceResult,
         ServerCapabilities,
     )
 
@@ -67,37 +74,8 @@ __all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
 
 _logger = logging.getLogger("mrtr.session")
 
-_NOT_SUPPORTED = {
-    "elicitation/create": "Elicitation not supported",
-    "sampling/createMessage": "Sampling not supported",
-    "roots/list": "List roots not supported",
-}
-_URL_MODE_NOT_SUPPORTED = "URL-mode elicitation not supported"
 
-
-def _input_request_model(method: str) -> type[BaseModel] | None:
-    """Return the request model for a back-channel `method` (imported on first use)."""
-    from mrtr.types import CreateMessageRequest, ElicitRequest, ListRootsRequest
-
-    models: dict[str, type[BaseModel]] = {
-        "elicitation/create": ElicitRequest,
-        "sampling/createMessage": CreateMessageRequest,
-        "roots/list": ListRootsRequest,
-    }
-    return models.get(method)
-
-
-Era = Literal["legacy", "modern"]
-
-
-def _default_client_info() -> Implementation:
-    from mrtr import __version__
-    from mrtr.types import Implementation
-
-    return Implementation(name="mrtr", version=__version__)
-
-
-class ClientSession(TypedRequests):
+class ClientSession:
     """One MCP connection: JSON-RPC correlation plus the era's envelope and typed methods.
 
     Use it as ``async with ClientSession(transport, ...) as session:`` (the transport must
@@ -143,133 +121,112 @@ class ClientSession(TypedRequests):
     ) -> None:
         from pydantic import BaseModel
 
-        super().__init__(
+        from mrtr.types import Implementation
+
+        self._callbacks = InputCallbacks(
+            elicitation=elicitation_callback,
+            sampling=sampling_callback,
+            list_roots=list_roots_callback,
+            url_mode=elicitation_url_mode,
+            sampling_tools=sampling_tools,
+        )
+        if capabilities is None:
+            advertised = self._callbacks.capabilities()
+        elif isinstance(capabilities, BaseModel):
+            advertised = capabilities.model_dump(by_alias=True, exclude_none=True)
+        else:
+            advertised = dict(capabilities)
+        self._era = EraState(
+            client_info or Implementation(name="mrtr", version=__version__),
+            advertised,
+            log_level or ("info" if logging_callback is not None else None),
+        )
+        backchannel = BackChannel(self, self._callbacks, logging_callback, message_handler)
+        self._connection = JSONRPCConnection(
             transport,
             read_timeout_seconds=read_timeout_seconds,
-            logging_callback=logging_callback,
-            message_handler=message_handler,
+            on_request=backchannel.serve_request,
+            on_notification=backchannel.notify,
+            envelope=self._era.params,
         )
-        self._client_info = client_info or _default_client_info()
-        self._elicitation_callback = elicitation_callback
-        self._sampling_callback = sampling_callback
-        self._list_roots_callback = list_roots_callback
-        self._url_mode = elicitation_url_mode
-        self._log_level = log_level or ("info" if logging_callback is not None else None)
-        if capabilities is None:
-            self._capabilities = self._build_capabilities(elicitation_url_mode, sampling_tools)
-        elif isinstance(capabilities, BaseModel):
-            self._capabilities = capabilities.model_dump(by_alias=True, exclude_none=True)
-        else:
-            self._capabilities = dict(capabilities)
-        self._era: Era | None = None
-        self._protocol_version: str | None = None
-        self._envelope: JSONObject | None = None
-        self._bare_params: JSONObject | None = None
-        self._initialize_result: InitializeResult | None = None
-        self._discover_result: DiscoverResult | None = None
+        backchannel.connection = self._connection
 
-    def _build_capabilities(self, url_mode: bool, sampling_tools: bool) -> JSONObject:
-        capabilities: JSONObject = {}
-        if self._elicitation_callback is not None:
-            capabilities["elicitation"] = {"form": {}, "url": {}} if url_mode else {"form": {}}
-        if self._sampling_callback is not None:
-            capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
-        if self._list_roots_callback is not None:
-            capabilities["roots"] = {}
-        return capabilities
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self._connection.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the reader and fail whatever is still waiting; safe to call twice."""
+        await self._connection.aclose()
+
+    @property
+    def state(self) -> SessionState:
+        """Whether the session is unopened, open or closed."""
+        return self._connection.state
+
+    @property
+    def transport(self) -> Transport:
+        """The transport the session talks over (the session does not close it)."""
+        return self._connection.transport
+
+    @property
+    def input_callbacks(self) -> InputCallbacks:
+        """The callbacks that answer input requests (both eras)."""
+        return self._callbacks
 
     # -- what was negotiated ---------------------------------------------------------
 
     @property
     def era(self) -> Era | None:
         """``"legacy"`` or ``"modern"`` once settled, else ``None``."""
-        return self._era
+        return self._era.era
 
     @property
     def protocol_version(self) -> str | None:
         """The negotiated protocol version, or ``None`` before negotiation."""
-        return self._protocol_version
+        return self._era.protocol_version
 
     @property
     def client_capabilities(self) -> JSONObject:
         """The capabilities this session advertises (derived from its callbacks)."""
-        return self._capabilities
+        return self._era.capabilities
 
     @property
     def client_info(self) -> Implementation:
         """Who this client says it is."""
-        return self._client_info
+        return self._era.client_info
 
     @property
     def initialize_result(self) -> InitializeResult | None:
         """The server's answer to ``initialize`` (legacy), if any."""
-        return self._initialize_result
+        return self._era.initialize_result
 
     @property
     def discover_result(self) -> DiscoverResult | None:
         """The server's answer to ``server/discover`` (modern), if any."""
-        return self._discover_result
+        return self._era.discover_result
 
     @property
     def server_info(self) -> Implementation | None:
         """The server's self-description, when the server gave one."""
-        from pydantic import ValidationError
-
-        from mrtr.types import Implementation
-
-        if self._initialize_result is not None:
-            return self._initialize_result.server_info
-        meta = self._discover_result.meta if self._discover_result is not None else None
-        info = meta.get(META_SERVER_INFO) if meta else None
-        if info is None:
-            return None
-        try:
-            return Implementation.model_validate(info)
-        except ValidationError:
-            _logger.warning("ignoring a malformed server info in server/discover: %r", info)
-            return None
+        return self._era.server_info()
 
     @property
     def server_capabilities(self) -> ServerCapabilities | None:
         """The server's capabilities, once negotiated."""
-        if self._initialize_result is not None:
-            return self._initialize_result.capabilities
-        if self._discover_result is not None:
-            return self._discover_result.capabilities
-        return None
+        return self._era.server_capabilities()
 
-    # -- the envelope ----------------------------------------------------------------
-
-    def _make_envelope(self, version: str) -> JSONObject:
-        envelope: JSONObject = {
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self._capabilities,
-            META_CLIENT_INFO: self._client_info.to_wire(),
-        }
-        if self._log_level is not None:
-            envelope[META_LOG_LEVEL] = self._log_level
-        return envelope
-
-    def _set_envelope(self, envelope: JSONObject | None) -> None:
-        self._envelope = envelope
-        self._bare_params = None if envelope is None else {"_meta": envelope}
-
-    def _request_params(
-        self, params: Mapping[str, Any] | None, progress_token: int | None
-    ) -> Mapping[str, Any] | None:
-        envelope = self._envelope
-        if envelope is None:
-            return super()._request_params(params, progress_token)
-        if params is None and progress_token is None:
-            return self._bare_params
-        user_meta = params.get("_meta") if params else None
-        if user_meta is None and progress_token is None:
-            meta: Mapping[str, Any] = envelope
-        else:
-            meta = {**(user_meta or {}), **envelope}
-            if progress_token is not None:
-                meta["progressToken"] = progress_token
-        return {**(params or {}), "_meta": meta}
+    # -- era negotiation ---------------------------------------------------------------
 
     def adopt(self, version: str, discover_result: DiscoverResult | None = None) -> None:
         """Speak the modern era at `version` from now on (no handshake needed).
@@ -277,14 +234,7 @@ class ClientSession(TypedRequests):
         Raises:
             ValueError: `version` is not a modern version this library speaks.
         """
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            raise ValueError(f"{version!r} is not a modern protocol version")
-        self._set_envelope(self._make_envelope(version))
-        self._era = "modern"
-        self._protocol_version = version
-        self._discover_result = discover_result
-
-    # -- era negotiation ---------------------------------------------------------------
+        self._era.adopt_modern(version, discover_result)
 
     async def discover(
         self, version: str = LATEST_PROTOCOL_VERSION, *, timeout: float | None = None
@@ -299,21 +249,7 @@ class ClientSession(TypedRequests):
             ProtocolError: the answer is not a valid DiscoverResult.
             RequestTimeoutError, TransportError: no answer.
         """
-        from mrtr.types import parse_result
-
-        previous = self._envelope
-        self._set_envelope(self._make_envelope(version))
-        try:
-            raw = await self.send_request("server/discover", None, timeout=timeout)
-            result = parse_result("server/discover", raw)
-        except BaseException:
-            self._set_envelope(previous)
-            raise
-        if version in result.supported_versions:
-            self.adopt(version, result)
-        else:
-            self._set_envelope(previous)
-        return result
+        return await self._era.discover(self._connection, version, timeout)
 
     async def initialize(self, *, timeout: float | None = None) -> InitializeResult:
         """Run the legacy handshake: ``initialize``, then ``notifications/initialized``.
@@ -323,146 +259,350 @@ class ClientSession(TypedRequests):
             ProtocolError: the server chose a protocol version this client does not speak.
             RequestTimeoutError, TransportError: no answer.
         """
+        return await self._era.initialize(self._connection, timeout)
+
+    # -- raw requests ------------------------------------------------------------------
+
+    async def send_request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+    ) -> JSONObject:
+        """Send one request (with the era's envelope) and wait for its result object.
+
+        Args:
+            method: the JSON-RPC method.
+            params: the params object (the session adds ``_meta`` as its era needs).
+            timeout: seconds to wait for the response; defaults to the session's
+                ``read_timeout_seconds`` (``None``: wait as long as it takes).
+            progress_callback: called with ``(progress, total, message)`` for each
+                ``notifications/progress`` the server sends about this request.
+
+        Returns:
+            The raw ``result`` object of the response.
+
+        Raises:
+            MCPError: the server answered with a JSON-RPC error.
+            RequestTimeoutError: no response within the timeout (the server is told the
+                request is cancelled).
+            ProtocolError: the response was malformed.
+            TransportError: the connection failed before the response arrived.
+            ClientStateError: the session is not open.
+        """
+        return await self._connection.send_request(
+            method, params, timeout=timeout, progress_callback=progress_callback
+        )
+
+    async def send_notification(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send one notification.
+
+        Raises:
+            TransportError: the connection failed.
+            ClientStateError: the session is not open.
+        """
+        await self._connection.send_notification(method, params)
+
+    # -- one leg of a call that may ask for input ------------------------------------
+
+    async def request_leg(
+        self,
+        method: InputMethod,
+        params: JSONObject,
+        *,
+        input_responses: InputResponsesArg | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> Any:
+        """Send one leg of a call that may ask for input, and parse its result strictly.
+
+        `params` (built by `mrtr.session.call_params`, say) is not changed: a leg with
+        answers or state sends a copy, so a caller passes the same dict on every leg.
+        A modern ``tools/call`` answered with -32020 (the server's tool headers are not
+        the ones sent) lists the tools again, which refreshes the transport's headers,
+        and is retried once.
+
+        Returns:
+            The parsed result model of `method`, or an `InputRequiredResult` (only with
+            ``allow_input_required=True``).
+
+        Raises:
+            InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        return await send_leg(
+            self._connection,
+            method,
+            leg_params(params, input_responses, request_state),
+            modern=self._era.era == "modern",
+            allow_input_required=allow_input_required,
+            progress_callback=progress_callback,
+            read_timeout_seconds=read_timeout_seconds,
+        )
+
+    # -- typed wrappers ----------------------------------------------------------------
+
+    async def send_ping(self, *, read_timeout_seconds: float | None = None) -> EmptyResult:
+        """Ping the server (legacy era).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
         from mrtr.types import parse_result
 
-        self._set_envelope(None)
-        params = {
-            "protocolVersion": LEGACY_PROTOCOL_VERSIONS[0],
-            "capabilities": self._capabilities,
-            "clientInfo": self._client_info.to_wire(),
-        }
-        raw = await self.send_request("initialize", params, timeout=timeout)
-        result = parse_result("initialize", raw)
-        if result.protocol_version not in LEGACY_PROTOCOL_VERSIONS:
-            raise ProtocolError(
-                f"the server chose protocol version {result.protocol_version!r}, which this "
-                f"client does not speak (it speaks {', '.join(LEGACY_PROTOCOL_VERSIONS)})",
-                method="initialize",
-            )
-        self._initialize_result = result
-        self._era = "legacy"
-        self._protocol_version = result.protocol_version
-        await self.send_notification("notifications/initialized")
-        return result
+        raw = await self._connection.send_request("ping", None, timeout=read_timeout_seconds)
+        return cast("EmptyResult", parse_result("ping", raw))
 
-    # -- answering input requests ----------------------------------------------------
-
-    async def answer_input_request(
-        self, request: InputRequest, context: ClientRequestContext
-    ) -> InputResponse | ErrorData:
-        """Route one input request to its callback and check the answer.
-
-        The legacy back-channel answers with this; the modern loop uses
-        `call_input_callback` and lets the driver check each answer once.
-
-        Returns:
-            The checked answer, or `ErrorData` (the callback declined, or there is no
-            callback for this kind: ``"Elicitation not supported"`` and so on).
+    async def list_tools(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListToolsResult:
+        """List one page of tools (``tools/list``).
 
         Raises:
-            InvalidInputResponseError: the callback answered with the wrong kind.
-            Exception: whatever the callback raised, unchanged.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
-        from mrtr.types import ErrorData, validate_input_response
+        page: ListToolsResult = await self._list_page("tools/list", cursor, read_timeout_seconds)
+        return page
 
-        answer = await self.call_input_callback(request, context)
-        if isinstance(answer, ErrorData):
-            return answer
-        return validate_input_response(request.method, answer, key=context.key)
+    async def list_prompts(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListPromptsResult:
+        """List one page of prompts (``prompts/list``); raises as `list_tools`."""
+        page: ListPromptsResult = await self._list_page(
+            "prompts/list", cursor, read_timeout_seconds
+        )
+        return page
 
-    async def call_input_callback(
-        self, request: InputRequest, context: ClientRequestContext
-    ) -> Any:
-        """Call the callback for one input request's kind; its answer is not checked.
+    async def list_resources(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourcesResult:
+        """List one page of resources (``resources/list``); raises as `list_tools`."""
+        page: ListResourcesResult = await self._list_page(
+            "resources/list", cursor, read_timeout_seconds
+        )
+        return page
 
-        Returns:
-            What the callback returned, or `ErrorData` with ``"Elicitation not
-            supported"`` (resp. sampling, list roots) when there is no such callback, or
-            ``"URL-mode elicitation not supported"`` for a URL-mode request when URL mode
-            was not enabled (it was not advertised either).
+    async def list_resource_templates(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourceTemplatesResult:
+        """List one page of resource templates; raises as `list_tools`."""
+        page: ListResourceTemplatesResult = await self._list_page(
+            "resources/templates/list", cursor, read_timeout_seconds
+        )
+        return page
+
+    async def _list_page(self, method: str, cursor: str | None, timeout: float | None) -> Any:
+        from mrtr.types import parse_result
+
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self._connection.send_request(method, params, timeout=timeout)
+        return parse_result(method, raw)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any] | BaseModel,
+        argument: Mapping[str, str],
+        *,
+        context_arguments: Mapping[str, str] | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of a prompt or resource-template argument.
+
+        Args:
+            ref: a `PromptReference` / `ResourceTemplateReference` (or its wire dict).
+            argument: ``{"name": ..., "value": ...}``, the argument being completed.
+            context_arguments: values of arguments already filled in.
+            read_timeout_seconds: this request's timeout.
 
         Raises:
-            Exception: whatever the callback raised, unchanged.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
-        from mrtr.types import (
-            CreateMessageRequest,
-            ElicitRequest,
-            ElicitRequestURLParams,
-            ErrorData,
+        from pydantic import BaseModel
+
+        from mrtr.types import parse_result
+
+        wire_ref = (
+            ref.model_dump(by_alias=True, exclude_none=True)
+            if isinstance(ref, BaseModel)
+            else dict(ref)
         )
+        params: JSONObject = {"ref": wire_ref, "argument": dict(argument)}
+        if context_arguments is not None:
+            params["context"] = {"arguments": dict(context_arguments)}
+        raw = await self._connection.send_request(
+            "completion/complete", params, timeout=read_timeout_seconds
+        )
+        return parse_result("completion/complete", raw)
 
-        method = request.method
-        if isinstance(request, ElicitRequest):
-            if self._elicitation_callback is None:
-                return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
-            if isinstance(request.params, ElicitRequestURLParams) and not self._url_mode:
-                # Not advertised, so the callback was never promised to handle it.
-                return ErrorData(code=INVALID_REQUEST, message=_URL_MODE_NOT_SUPPORTED)
-            return await self._elicitation_callback(context, request.params)
-        if isinstance(request, CreateMessageRequest):
-            if self._sampling_callback is None:
-                return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
-            return await self._sampling_callback(context, request.params)
-        if self._list_roots_callback is None:
-            return ErrorData(code=INVALID_REQUEST, message=_NOT_SUPPORTED[method])
-        return await self._list_roots_callback(context)
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> CallToolResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> CallToolResult | InputRequiredResult: ...
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        input_responses: InputResponsesArg | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """Call a tool once (one leg of a possibly multi-round exchange).
 
-    def _backchannel_context(self, request_id: RequestId) -> ClientRequestContext:
-        """What is known about a server request on the legacy back-channel.
+        Args:
+            name: the tool name.
+            arguments: the tool arguments.
+            input_responses: answers to the previous round's input requests, by key.
+            request_state: the previous round's ``requestState``, echoed verbatim.
+            allow_input_required: return an `InputRequiredResult` instead of raising.
+            progress_callback: receives this leg's progress notifications.
+            read_timeout_seconds: this leg's timeout.
 
-        The wire does not say which call a server request belongs to; when exactly one
-        call that may ask for input is in flight, it is that one.
+        Returns:
+            The `CallToolResult`, or with ``allow_input_required=True`` possibly an
+            `InputRequiredResult` to answer and retry.
+
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in (pass ``allow_input_required=True``, or use `Client`).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
-        calls = [p for p in self._pending.values() if p.method in INPUT_REQUIRED_METHODS]
-        method = name = arguments = None
-        if len(calls) == 1:
-            params = calls[0].params or {}
-            method = calls[0].method
-            name = params.get("name", params.get("uri"))
-            arguments = params.get("arguments")
-        return ClientRequestContext(
-            session=self,
-            method=method,
-            name=name,
-            arguments=arguments,
-            protocol_version=self._protocol_version,
-            request_id=request_id,
+        result = await self.request_leg(
+            "tools/call",
+            call_params("tools/call", name, arguments),
+            input_responses=input_responses,
+            request_state=request_state,
+            allow_input_required=allow_input_required,
+            progress_callback=progress_callback,
+            read_timeout_seconds=read_timeout_seconds,
         )
+        return cast("CallToolResult | InputRequiredResult", result)
 
-    async def _serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
-        from pydantic import ValidationError
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> GetPromptResult: ...
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> GetPromptResult | InputRequiredResult: ...
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: InputResponsesArg | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        """Get a prompt once (one leg); keywords and errors as in `call_tool`.
 
-        if method == "ping":
-            await self._send_response(request_id, {})
-            return
-        model = _input_request_model(method)
-        if model is None:
-            await self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-            return
-        try:
-            request = model.model_validate({"method": method, "params": message.get("params")})
-        except ValidationError as exc:
-            await self._send_error(
-                request_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}"
-            )
-            return
-        await self._answer_backchannel(request_id, cast("InputRequest", request))
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        result = await self.request_leg(
+            "prompts/get",
+            call_params("prompts/get", name, arguments),
+            input_responses=input_responses,
+            request_state=request_state,
+            allow_input_required=allow_input_required,
+            progress_callback=progress_callback,
+            read_timeout_seconds=read_timeout_seconds,
+        )
+        return cast("GetPromptResult | InputRequiredResult", result)
 
-    async def _answer_backchannel(self, request_id: RequestId, request: InputRequest) -> None:
-        from mrtr.types import ErrorData
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> ReadResourceResult: ...
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        progress_callback: ProgressCallback | None = ...,
+        read_timeout_seconds: float | None = ...,
+    ) -> ReadResourceResult | InputRequiredResult: ...
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: InputResponsesArg | None = None,
+        request_state: str | None = None,
+        allow_input_required: bool = False,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+    ) -> ReadResourceResult | InputRequiredResult:
+        """Read a resource once (one leg); keywords and errors as in `call_tool`.
 
-        context = self._backchannel_context(request_id)
-        try:
-            answer = await self.answer_input_request(request, context)
-        except InvalidInputResponseError as exc:
-            _logger.error("not sending a wrong answer to the server's %s: %s", request.method, exc)
-            await self._send_error(request_id, INTERNAL_ERROR, str(exc))
-            return
-        except Exception:
-            _logger.exception("the %s callback raised", request.method)
-            await self._send_error(request_id, INTERNAL_ERROR, "the client's callback failed")
-            return
-        if isinstance(answer, ErrorData):
-            await self._send_error(request_id, answer.code, answer.message, answer.data)
-        else:
-            await self._send_response(request_id, answer.to_wire())
+        Raises:
+            InputRequiredNotAllowedError: the server needs input and the caller did not
+                opt in.
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        result = await self.request_leg(
+            "resources/read",
+            call_params("resources/read", str(uri), None),
+            input_responses=input_responses,
+            request_state=request_state,
+            allow_input_required=allow_input_required,
+            progress_callback=progress_callback,
+            read_timeout_seconds=read_timeout_seconds,
+        )
+        return cast("ReadResourceResult | InputRequiredResult", result)

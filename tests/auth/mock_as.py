@@ -16,7 +16,6 @@ import hashlib
 import json
 import secrets
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,7 +216,11 @@ class AuthServerApp:
         access = "at-" + secrets.token_urlsafe(24)
         refresh = "rt-" + secrets.token_urlsafe(24)
         expires_at = time.time() + self.state.expires_in
-        self.state.access[access] = {"client_id": client_id, "expires_at": expires_at}
+        self.state.access[access] = {
+            "client_id": client_id,
+            "expires_at": expires_at,
+            "scope": scope,
+        }
         self.state.refresh[refresh] = {"client_id": client_id, "scope": scope}
         return {
             "access_token": access,
@@ -257,4 +260,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -65,6 +65,8 @@ class World:
         self.registrations: list[dict[str, Any]] = []
         self._challenges: dict[str, str] = {}
         self.withheld: set[str] = set()
+        self.at_token = anyio.Event()
+        self.gate: anyio.Event | None = None
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.url.copy_with(query=None)}" for r in self.log]
@@ -93,6 +95,9 @@ class World:
                 302, headers={"location": f"{query['redirect_uri']}?{urlencode(back)}"}
             )
         if url == f"{AS}/token":
+            self.at_token.set()
+            if self.gate is not None:
+                await self.gate.wait()
             return self.token(request)
         return httpx.Response(404)
 
@@ -354,3 +359,165 @@ async def test_dpop_proofs_are_fresh_and_bind_the_token() -> None:
         public.verify(der, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256()))
     assert len(jtis) == 2
     assert urlsplit(RS).path == "/mcp"
+
+
+async def test_a_cancelled_leader_hands_over_to_a_waiter() -> None:
+    world = World()
+    world.gate = anyio.Event()
+    auth, client = oauth(world)
+    results: list[int] = []
+    async with client:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                leader = anyio.CancelScope()
+
+                async def lead() -> None:
+                    with leader:
+                        await call(auth, client)
+
+                async def wait() -> None:
+                    results.append((await call(auth, client)).status_code)
+
+                tg.start_soon(lead)
+                await world.at_token.wait()  # the leader is stuck at the token endpoint
+                tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                leader.cancel()
+                await anyio.wait_all_tasks_blocked()
+                world.gate.set()  # the waiter, now leading, gets through
+            assert results == [200]
+            assert (await call(auth, client)).status_code == 200  # nothing left locked
+    assert len(world.authorizes) == 2 and len(world.token_forms) == 1
+
+
+async def test_jwt_bearer_is_sent_once_and_a_refusal_is_not_retried() -> None:
+    from mrtr import TokenEndpointError
+    from mrtr.auth import JWTBearer
+
+    world = World()
+    refusals = 0
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        nonlocal refusals
+        refusals += 1
+        form = dict(parse_qsl(request.content.decode()))
+        assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+        assert form["assertion"] == "a.b.c" and form["client_id"] == "wl"
+        return httpx.Response(400, json={"error": "invalid_grant", "error_description": "aud"})
+
+    world.token = refuse  # type: ignore[method-assign]
+    auth, client = oauth(world, grant=JWTBearer("a.b.c", client_id="wl"))
+    async with client:
+        with pytest.raises(TokenEndpointError) as caught:
+            await call(auth, client)
+    assert (caught.value.error, caught.value.description, caught.value.status) == (
+        "invalid_grant",
+        "aud",
+        400,
+    )
+    assert refusals == 1 and world.registrations == [] and world.authorizes == []
+
+
+async def test_identity_assertion_exchanges_at_the_idp_then_presents_the_id_jag() -> None:
+    from mrtr.auth import AssertionContext, IdentityAssertion, exchange_id_token
+
+    world = World()
+    exchanges: list[dict[str, str]] = []
+    original = world.__call__
+
+    async def with_idp(request: httpx.Request) -> httpx.Response:
+        if str(request.url) == "https://idp.example/token":
+            exchanges.append(dict(parse_qsl(request.content.decode())))
+            return httpx.Response(200, json={"access_token": "id-jag", "token_type": "N_A"})
+        return await original(request)
+
+    async def id_jag(ctx: AssertionContext) -> str:
+        return await exchange_id_token(
+            ctx.http,
+            token_endpoint="https://idp.example/token",
+            id_token="id-token",
+            client_id="idp-client",
+            audience=ctx.issuer,
+            resource=ctx.resource,
+        )
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(with_idp))
+    grant = IdentityAssertion(id_jag, client_id="app", client_secret="s")
+    auth = OAuth(RS, grant=grant, http_client=client)
+    async with client:
+        assert (await call(auth, client)).status_code == 200
+    (exchange,) = exchanges
+    assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert exchange["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"
+    assert (exchange["audience"], exchange["resource"]) == (AS, RS)
+    (form,) = world.token_forms
+    assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert form["assertion"] == "id-jag" and "client_id" not in form  # Basic auth
+
+
+async def test_a_final_403_for_scope_is_insufficient_scope_even_without_oauth() -> None:
+    from mrtr import Client
+
+    async def server(request: httpx.Request) -> httpx.Response:
+        challenge = 'Bearer error="insufficient_scope", scope="admin write"'
+        return httpx.Response(403, headers={"www-authenticate": challenge})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http:
+        with anyio.fail_after(30), pytest.raises(InsufficientScopeError) as caught:
+            async with Client(RS, http_client=http, headers={"Authorization": "Bearer x"}):
+                pass
+    assert caught.value.required == ("admin", "write")
+    assert "admin write" in str(caught.value)
+
+
+async def test_offline_access_only_when_listed_and_then_with_consent() -> None:
+    world = World()
+    world.prm = {"resource": RS, "authorization_servers": [AS], "scopes_supported": ["read"]}
+    world.as_meta["scopes_supported"] = ["read", "offline_access"]
+    auth, client = oauth(world)
+    async with client:
+        await call(auth, client)
+    assert world.authorizes[0]["scope"] == "read offline_access"
+    assert world.authorizes[0]["prompt"] == "consent"
+    world = World()
+    world.prm = {"resource": RS, "authorization_servers": [AS], "scopes_supported": ["read"]}
+    world.as_meta["scopes_supported"] = ["read"]
+    auth, client = oauth(world)
+    async with client:
+        await call(auth, client)
+    assert world.authorizes[0]["scope"] == "read" and "prompt" not in world.authorizes[0]
+
+
+async def test_a_machine_token_is_renewed_before_it_expires_without_a_401() -> None:
+    world = World()
+    now = [1000.0]
+    original = world.token
+
+    def short_lived(request: httpx.Request) -> httpx.Response:
+        body = original(request).json() | {"expires_in": 100}
+        return httpx.Response(200, json=body)
+
+    world.token = short_lived  # type: ignore[method-assign]
+    grant = ClientCredentials("svc", "secret")
+    auth, client = oauth(world, grant=grant, clock=lambda: now[0])
+    async with client:
+        await call(auth, client)
+        now[0] += 90  # within the refresh leeway
+        assert (await call(auth, client)).status_code == 200
+    statuses = [r for r in world.log if str(r.url) == RS]
+    assert len(world.token_forms) == 2
+    assert len(statuses) == 3  # 401 + retry, then one request with the renewed token
+
+
+async def test_an_oversized_metadata_document_is_refused_with_its_knob() -> None:
+    from mrtr import AuthError
+
+    world = World()
+    world.as_meta["padding"] = "x" * 5000
+    auth, client = oauth(world, max_response_size=1000)
+    async with client:
+        with pytest.raises(AuthError, match="max_response_size"):
+            await call(auth, client)
+    assert world.registrations == []
+    with pytest.raises(ValueError):
+        OAuth(RS, max_response_size=0)

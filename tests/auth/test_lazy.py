@@ -11,7 +11,8 @@ def test_importing_the_client_does_not_load_mrtr_auth() -> None:
         "import sys\n"
         "from mrtr import Client, AuthError, AuthorizationRequiredError\n"
         "import mrtr.transports.http\n"
-        "print(sorted(m for m in sys.modules if m.startswith('mrtr.auth') or m == 'cryptography'))\n"
+        "names = [m for m in sys.modules if m.startswith('mrtr.auth') or m == 'cryptography']\n"
+        "print(sorted(names))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import stat
 import subprocess
 import sys
@@ -258,19 +257,30 @@ async def test_logout_forgets_the_tokens(mock_as: MockAS, tmp_path: Path) -> Non
     store = FileStore(tmp_path / "t.json")
     auth = login_oauth(mock_as, store)
     with anyio.fail_after(LIMIT):
-        await auth.login()
+        token = await auth.login()
+        elsewhere = OAuth(mock_as.mcp, store=FileStore(tmp_path / "t.json"))
+        assert await elsewhere.stored_token() == token
         await auth.logout()
     assert auth.token is None
     records = json.loads((tmp_path / "t.json").read_text())["records"]
     assert records["tokens"] == {} and records["discovery"] == {}
-    assert os.path.exists(tmp_path / "t.json")
 
 
 async def test_final_401_without_oauth_is_an_auth_error_in_auto_mode(mock_as: MockAS) -> None:
-    with anyio.fail_after(LIMIT), pytest.raises(AuthorizationRequiredError) as caught:
-        async with Client(mock_as.mcp):
-            pass
+    import httpx
+
+    bodies: list[bytes] = []
+
+    async def record(request: httpx.Request) -> None:
+        bodies.append(request.content)
+
+    async with httpx.AsyncClient(event_hooks={"request": [record]}) as http:
+        with anyio.fail_after(LIMIT), pytest.raises(AuthorizationRequiredError) as caught:
+            async with Client(mock_as.mcp, http_client=http):
+                pass
     assert "401" in str(caught.value)
+    # server/discover only: a 401 is no evidence of a legacy server, no initialize follows
+    assert len(bodies) == 1 and b"server/discover" in bodies[0]
     assert mock_as.stats()["resource_metadata"] == 0
 
 
@@ -301,3 +311,71 @@ def test_file_store_is_safe_for_two_processes(tmp_path: Path) -> None:
     assert len(tokens) == 80  # no write lost
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".shared")] == []
+
+
+async def test_oauth_requests_go_through_the_users_http_client(mock_as: MockAS) -> None:
+    import httpx
+
+    seen: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        seen.append(f"{request.method} {request.url.path}")
+
+    auth = OAuth(grant=AuthorizationCode(FollowRedirectAuthorizer()))
+    async with httpx.AsyncClient(event_hooks={"request": [record]}) as http:
+        with anyio.fail_after(LIMIT):
+            async with Client(mock_as.mcp, auth=auth, http_client=http) as client:
+                await whoami(client)
+    assert "GET /.well-known/oauth-protected-resource/mcp" in seen
+    assert "GET /.well-known/oauth-authorization-server" in seen
+    assert {"POST /register", "GET /authorize", "POST /token"} <= set(seen)
+
+
+async def test_the_redirect_can_reach_a_real_loopback_listener(mock_as: MockAS) -> None:
+    auth = OAuth(mock_as.mcp, grant=AuthorizationCode(FollowRedirectAuthorizer(loopback=True)))
+    with anyio.fail_after(LIMIT):
+        token = await auth.login()
+        async with Client(mock_as.mcp, auth=auth) as client:
+            await whoami(client)
+    assert token.issuer == mock_as.base
+    assert mock_as.stats()["authorizations"] == 1
+
+
+async def test_a_store_locked_by_another_process_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "locked.json"
+    holder = (
+        "import fcntl, os, sys\n"
+        "fd = os.open(sys.argv[1] + '.refresh.lock', os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    proc = await anyio.open_process([sys.executable, "-c", holder, str(path)])
+    try:
+        assert proc.stdout is not None
+        with anyio.fail_after(LIMIT):
+            assert (await proc.stdout.receive()).startswith(b"held")
+            store = FileStore(path, lock_timeout=0.2)
+            with pytest.raises(AuthError, match="locked by another process"):
+                async with store.lock("k"):
+                    pass
+    finally:
+        proc.kill()
+        await proc.wait()
+        await proc.aclose()
+
+
+async def test_a_new_loopback_login_reuses_the_registered_redirect(
+    mock_as: MockAS, tmp_path: Path
+) -> None:
+    store = FileStore(tmp_path / "t.json")
+    with anyio.fail_after(LIMIT):
+        for _ in range(2):  # two "processes": a fresh OAuth and authorizer each time
+            auth = OAuth(
+                mock_as.mcp,
+                grant=AuthorizationCode(FollowRedirectAuthorizer(loopback=True)),
+                store=store,
+            )
+            await auth.login(force=True)
+    stats = mock_as.stats()
+    assert stats["authorizations"] == 2 and stats["registrations"] == 1

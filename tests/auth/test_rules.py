@@ -207,3 +207,14 @@ def test_records_round_trip_and_hide_secrets_from_repr() -> None:
     assert Discovery.from_json(discovery.to_json()) == discovery
     assert TokenSet.from_json({"nothing": 1}) is None
     assert Discovery.from_json({"server_url": "u"}) is None
+
+
+@pytest.mark.parametrize(
+    "url", ["http://app.example/client.json", "https://app.example", "https://app.example/"]
+)
+def test_a_client_metadata_url_must_be_https_with_a_path(url: str) -> None:
+    from mrtr.auth import ClientProfile
+
+    with pytest.raises(ValueError, match="https"):
+        ClientProfile(client_metadata_url=url)
+    assert ClientProfile(client_metadata_url="https://app.example/c.json").client_metadata_url

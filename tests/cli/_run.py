@@ -12,19 +12,19 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-SERVERS = HERE.parent / "interop" / "servers"
+ROOT = HERE.parents[1]
 PY = sys.executable
 OURS = ["--", PY, str(HERE / "cli_server.py"), "stdio"]
 
 
 def official(server: str) -> list[str]:
-    """``-- COMMAND`` words that start one of the official SDK's test servers over stdio."""
-    if server == "interop":
-        return ["--", PY, str(SERVERS / "official_server.py")]
-    return ["--", PY, str(SERVERS / "official_mrtr_server.py"), "stdio", "--server", server]
+    """Words that start one of the official SDK's test servers over stdio (``interop``,
+    ``features``, ``lowlevel``, ``high``): the shared interop peer, run from the root."""
+    return ["--cwd", str(ROOT), "--", PY, "-m", "tests.interop.servers.peer", "stdio",
+            "--server", server]  # fmt: skip
 
 
-OFFICIAL_HTTP = [str(SERVERS / "official_mrtr_server.py"), "http", "--port", "0"]
+OFFICIAL_HTTP = ["-m", "tests.interop.servers.peer", "http", "--port", "0"]
 """The official SDK's servers over HTTP, each at ``/<server>/mcp`` (prints ``READY url``)."""
 OFFICIAL = official("interop")  # low-level, both eras: back-channel tools
 OFFICIAL_MRTR = official("lowlevel")  # hand-built multi-round-trip results
@@ -67,6 +67,7 @@ def http_server(*command: str, env: dict[str, str] | None = None) -> Iterator[st
         stderr=subprocess.DEVNULL,
         text=True,
         env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )
     try:
         assert process.stdout is not None

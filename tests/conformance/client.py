@@ -8,9 +8,10 @@ handshake with `initialize`, 2026-07-28 is stateless). Some scenarios also pass
 `MCP_CONFORMANCE_CONTEXT` (JSON, e.g. the tool calls to make).
 
 Each scenario has a function below that does what its mock server watches for, using
-only mrtr's public API. An unknown scenario gets the default: connect, list and call
-every tool, read every resource, get every prompt. Any error exits non-zero with a
-message on stderr (the suite keeps stderr in its results).
+only mrtr's public API. Every `auth/*` scenario connects through `mrtr.auth.OAuth`, with
+the grant its context calls for (`oauth_for`). An unknown scenario gets the default:
+connect, list and call every tool, read every resource, get every prompt. Any error
+exits non-zero with a message on stderr (the suite keeps stderr in its results).
 """
 
 from __future__ import annotations
@@ -295,7 +296,8 @@ def oauth_for(name: str, context: dict[str, Any]) -> Any:
         profile = ClientProfile(
             client_name="mrtr-conformance", client_metadata_url=CLIENT_METADATA_URL
         )
-        grant = AuthorizationCode(FollowRedirectAuthorizer(), profile, static)
+        # the redirect is delivered for real to a loopback listener (production code)
+        grant = AuthorizationCode(FollowRedirectAuthorizer(loopback=True), profile, static)
     return OAuth(grant=grant, store=MemoryStore())
 
 

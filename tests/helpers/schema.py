@@ -1,7 +1,7 @@
 """Validate what the client sends against the official MCP JSON schema of a version.
 
-The schemas live in `<repo>/../shared/spec/<version>/schema.json` (CI clones the
-repository next to a copy of `shared/`). Each message is checked against the most
+The schemas are copies of the official ones kept in `tests/spec/<version>/schema.json`
+(see the README there). Each message is checked against the most
 specific definition known: `CallToolRequest` for a `tools/call` request, `ElicitResult`
 for the answer to an `elicitation/create`, and so on.
 """
@@ -17,7 +17,7 @@ from jsonschema import validators
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
-SPEC_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "spec"
+SPEC_DIR = Path(__file__).resolve().parents[1] / "spec"
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
@@ -32,11 +32,13 @@ _SERVER_REQUEST_RESULTS = {
 
 @functools.cache
 def _schema(version: str) -> dict[str, Any]:
+    """Load a version's schema and check it against its metaschema, once per version."""
     path = SPEC_DIR / version / "schema.json"
     if not path.is_file():
         raise AssertionError(f"no official schema for protocol version {version!r} at {path}")
     with path.open(encoding="utf-8") as file:
         schema: dict[str, Any] = json.load(file)
+    validators.validator_for(schema).check_schema(schema)
     return schema
 
 
@@ -46,9 +48,7 @@ def _validator(version: str, definition: str) -> Validator:
     if definition not in schema["$defs"]:
         raise AssertionError(f"schema {version} has no definition {definition!r}")
     root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-    cls = validators.validator_for(root)
-    cls.check_schema(root)
-    return cls(root)
+    return validators.validator_for(root)(root)  # the definitions were checked in _schema
 
 
 def _union_members(version: str, union: str) -> list[str]:

@@ -3,18 +3,16 @@
 The servers live in ``servers/official_mrtr_server.py``: a low-level ``Server`` whose
 tools build ``InputRequiredResult`` by hand, and an ``MCPServer`` with a
 dependency-injected elicitation, a prompt and a resource template that ask. Every test
-runs over stdio (a subprocess per client) and over streamable HTTP (one uvicorn
-subprocess on 127.0.0.1 for the module, stopped at its end), under asyncio and trio.
+runs over streamable HTTP (the one uvicorn peer of the session, on 127.0.0.1) under
+asyncio and trio, and over stdio (a subprocess per client) under asyncio; the tests
+marked ``smoke`` also run over stdio under trio.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,7 +24,6 @@ from mrtr.errors import (
     InputRequiredRoundsExceededError,
     MCPError,
 )
-from mrtr.transports import StdioServerParameters
 from mrtr.types import (
     CallToolResult,
     CreateMessageRequestParams,
@@ -41,10 +38,10 @@ from mrtr.types import (
     Root,
     TextContent,
 )
+from tests.helpers.builders import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
-SERVER = Path(__file__).parent / "servers" / "official_mrtr_server.py"
 MODERN = "2026-07-28"
 BOUND = 90  # generous: a slow, shared machine starts a Python subprocess per stdio client
 CONNECT_URL = "https://auth.example.com/connect?flow=abc123&scope=read%20write#consent"
@@ -62,46 +59,6 @@ ANSWERS: dict[str, Any] = {
     "sure": True,
 }
 ROOTS = [Root(uri="file:///work/a", name="a"), Root(uri="file:///work/b")]
-
-
-# -- servers ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def http_base() -> Iterator[str]:
-    """Both servers over streamable HTTP in one uvicorn subprocess, for the module."""
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # the pytest timeout bounds a server that hangs
-        assert line.startswith("READY "), f"the server did not start: {line!r}"
-        yield line.split()[1]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=BOUND)
-        finally:
-            if process.stdout is not None:
-                process.stdout.close()
-
-
-@pytest.fixture(params=["stdio", "http"])
-def target(request: pytest.FixtureRequest) -> Callable[[str], Any]:
-    """``target(which)`` gives a Client target for the ``lowlevel`` or ``high`` server."""
-    if request.param == "http":
-        base: str = request.getfixturevalue("http_base")
-        return lambda which: f"{base}/{which}/mcp"
-
-    def stdio(which: str) -> StdioServerParameters:
-        return StdioServerParameters(
-            command=sys.executable, args=[str(SERVER), "stdio", "--server", which]
-        )
-
-    return stdio
 
 
 # -- callbacks that record what they were given ----------------------------------------
@@ -142,13 +99,6 @@ class Recorder:
         return Client(target, **{**callbacks, **options})
 
 
-def text_of(result: CallToolResult) -> str:
-    assert len(result.content) == 1, result
-    content = result.content[0]
-    assert isinstance(content, TextContent), result
-    return content.text
-
-
 def check_context(
     ctx: ClientRequestContext,
     *,
@@ -166,6 +116,7 @@ def check_context(
 # -- the low-level tool that asks by hand ----------------------------------------------
 
 
+@pytest.mark.stdio_trio
 async def test_provision_by_hand(target: Callable[[str], Any]) -> None:
     recorder = Recorder()
     events: list[Any] = []
@@ -268,6 +219,7 @@ async def test_three_rounds_one_question_each(target: Callable[[str], Any]) -> N
     assert [event.request_state_size for event in events] == [len(state) for state in states]
 
 
+@pytest.mark.stdio_trio
 async def test_state_only_round_waits_then_retries(target: Callable[[str], Any]) -> None:
     events: list[Any] = []
     with anyio.fail_after(BOUND):
@@ -477,6 +429,7 @@ async def test_resuming_a_flow_through_call_tool(target: Callable[[str], Any]) -
 # -- MCPServer: dependency injection, a prompt and a resource template that ask ---------
 
 
+@pytest.mark.stdio_trio
 async def test_dependency_injected_elicitation(target: Callable[[str], Any]) -> None:
     recorder = Recorder()
     with anyio.fail_after(BOUND):

@@ -14,7 +14,7 @@ import sys
 import anyio
 
 from mrtr import Client, PausedCall, SqlitePausedCallStore
-from mrtr.types import ElicitRequest
+from mrtr.types import CallToolResult, ElicitRequest, TextContent
 
 
 async def pause(db: str, url: str, tool: str, arguments: str) -> None:
@@ -44,9 +44,15 @@ async def finish(db: str, url: str, id: str, values: str) -> None:
     if isinstance(outcome, PausedCall):
         print(f"PAUSED {outcome.round}", flush=True)
     else:
-        print("DONE " + outcome.content[0].text, flush=True)
+        assert isinstance(outcome, CallToolResult)
+        content = outcome.content[0]
+        assert isinstance(content, TextContent)
+        print("DONE " + content.text, flush=True)
 
 
 if __name__ == "__main__":
-    step, *rest = sys.argv[1:]
-    anyio.run(pause if step == "pause" else finish, *rest)
+    step, db, url, what, data = sys.argv[1:]
+    if step == "pause":
+        anyio.run(pause, db, url, what, data)
+    else:
+        anyio.run(finish, db, url, what, data)

@@ -18,7 +18,7 @@ import socket
 from collections import Counter
 from typing import Any
 
-from mrtr.server import UNSEALED, RequestStateSecurity, Server, ServerRequestContext
+from mrtr.server import RequestStateSecurity, Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -36,8 +36,6 @@ from mrtr.types import (
     TextContent,
     TextResourceContents,
 )
-
-LONE = "tok-\ud800-\udfff-\u00e9"  # lone surrogates, both halves, and a non-ASCII letter
 
 
 def ask(field: str, message: str) -> ElicitRequest:
@@ -151,26 +149,9 @@ def make_server(
     return server, tally
 
 
-def make_raw_state_server() -> tuple[Server, list[str]]:
-    """An unsealed server whose state carries lone surrogates; it records each echo."""
-    echoed: list[str] = []
-
-    async def call_tool(
-        ctx: ServerRequestContext, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
-        if ctx.request_state is None:
-            return InputRequiredResult(
-                input_requests={"ok": ask("ok", "Approve?")}, request_state=LONE
-            )
-        echoed.append(ctx.request_state)
-        return text("echoed")
-
-    return Server("Raw", on_call_tool=call_tool, request_state_security=UNSEALED), echoed
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("transport", choices=["http"])
+    parser.add_argument("transport", choices=["http", "stdio"])
     parser.add_argument("--keys", default="")
     parser.add_argument("--name", default="Approvals")
     parser.add_argument("--redis", default="")
@@ -187,6 +168,9 @@ def main() -> None:
     elif keys:
         security = RequestStateSecurity(keys=keys)
     server, _ = make_server(args.name, security=security)
+    if args.transport == "stdio":
+        server.run_stdio()
+        return
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +26,9 @@ from mrtr import (
     PausedCallIncompleteError,
     PausedCallMismatchError,
     RoundEvent,
+    TransportError,
 )
+from mrtr.transports import StdioServerParameters, create_memory_transport_pair
 from mrtr.types import (
     CallToolResult,
     ElicitRequestParams,
@@ -30,11 +38,16 @@ from mrtr.types import (
     ReadResourceResult,
     Root,
 )
+from tests.paused.processes import ROOT, env
+from tests.paused.raw_peer import LONE, answer
 from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 
-DECLARE = {"elicitation": {}, "roots": {}}  # a pausing client still says what it can answer
+DECLARE: dict[str, Any] = {
+    "elicitation": {},
+    "roots": {},
+}  # a pausing client still says what it can answer
 BOUND = 30
 
 
@@ -180,6 +193,71 @@ async def test_legacy_connections_cannot_pause() -> None:
                 await client.call_tool("approve", {"n": 6}, pause=True)
 
 
+@contextmanager
+def raw_server(transport: str) -> Iterator[Any]:
+    """The lone-surrogate peer in a subprocess, over stdio or HTTP."""
+    if transport == "http":
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.paused.raw_peer", "http"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env(),
+        )
+        try:
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            assert line.startswith("READY "), line
+            yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+            if process.stdout is not None:
+                process.stdout.close()
+        return
+    yield StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tests.paused.raw_peer", "stdio"],
+        env={"PYTHONPATH": env()["PYTHONPATH"]},
+        cwd=str(ROOT),
+    )
+
+
 def test_pause_ttl_must_be_positive() -> None:
     with pytest.raises(ValueError, match="pause_ttl"):
         Client("http://127.0.0.1:1/mcp", pause_ttl=0)
+
+
+async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_memory() -> None:
+    client_end, server_end = create_memory_transport_pair()
+
+    async def peer() -> None:
+        with contextlib.suppress(TransportError):  # the client hung up: the peer is done
+            while True:
+                message = await server_end.receive()
+                reply = answer(message) if isinstance(message, dict) else None
+                if reply is not None:
+                    await server_end.send(reply)
+
+    with anyio.fail_after(BOUND):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer)
+            async with Client(client_end, capabilities={"elicitation": {}}) as client:
+                paused = await client.call_tool("raw", pause=True)
+                assert isinstance(paused, PausedCall) and paused.request_state == LONE
+                again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
+                result = await client.resume(again)
+            tg.cancel_scope.cancel()
+    assert json.loads(text_of(result)) == LONE
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_lone_surrogate_state_crosses_real_transports(transport: str) -> None:
+    with anyio.fail_after(BOUND), raw_server(transport) as target:
+        async with Client(target, capabilities={"elicitation": {}}) as client:
+            paused = await client.call_tool("raw", pause=True)
+            assert isinstance(paused, PausedCall) and paused.request_state == LONE
+        async with Client(target, capabilities={"elicitation": {}}) as other:
+            again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
+            result = await other.resume(again)
+    assert json.loads(text_of(result)) == LONE

@@ -15,29 +15,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.official import http_peer
 from tests.paused.processes import ROOT, env, http_server
 
 pytestmark = pytest.mark.interop
 
-OFFICIAL = ROOT / "tests" / "interop" / "servers" / "official_mrtr_server.py"
 VALUES = {"name": "Ada", "colour": "teal", "size": "XL", "region": "eu-west-1", "ok": "yes"}
 
 
 @pytest.fixture(scope="module")
 def official_base() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, str(OFFICIAL), "http", "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("READY "), line
-        yield line.split()[1]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stdout is not None:
-            process.stdout.close()
+    """Every official server over HTTP in one uvicorn subprocess, for the module."""
+    with http_peer() as base:
+        yield base
 
 
 def step(*args: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from typing import Any
 
 import anyio
 import pytest
@@ -16,7 +17,7 @@ from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 
-DECLARE = {"elicitation": {}}
+DECLARE: dict[str, Any] = {"elicitation": {}}
 OK = {"action": "accept", "content": {"ok": "yes"}}
 BOUND = 90
 

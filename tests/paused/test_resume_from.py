@@ -28,7 +28,7 @@ from tests.paused.values import make
 
 pytestmark = pytest.mark.anyio
 
-DECLARE = {"elicitation": {}, "roots": {}}
+DECLARE: dict[str, Any] = {"elicitation": {}, "roots": {}}
 BOUND = 60
 
 
@@ -111,7 +111,8 @@ async def test_an_asyncio_redis_client_under_trio_says_what_to_do(
             await store.put(call)
         return
     await store.put(call)
-    assert (await store.get("c1")).call == call
+    stored = await store.get("c1")
+    assert stored is not None and stored.call == call
     await client.aclose()
 
 

@@ -24,6 +24,7 @@ from mrtr import (
     PausedCallNotFoundError,
     Repaused,
     StaleRoundError,
+    UnknownInputKeyError,
 )
 from mrtr._driver_flow import FlowState
 from mrtr.errors import InvalidInputResponseError
@@ -70,7 +71,7 @@ async def test_answers_first_writer_wins_all_or_nothing(store: Any) -> None:
     with pytest.raises(StaleRoundError) as stale:
         await store.answer("c1", {"roots": ROOTS}, round=1)
     assert (stale.value.expected, stale.value.current) == (1, 2)
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownInputKeyError):
         await store.answer("c1", {"other": ROOTS}, round=2)
     with pytest.raises(InvalidInputResponseError):
         await store.answer("c1", {"roots": ACCEPT}, round=2)
@@ -201,3 +202,38 @@ async def test_list_calls_pages_by_id_and_filters_by_status(store: Any) -> None:
     answered = await store.list_calls(status="answered")
     assert [s.id for s in answered] == ["id3"]
     assert await store.purge() == 0  # nothing is past its purge time
+
+
+async def test_sqlite_purge_deletes_records_past_their_time(tmp_path: Any) -> None:
+    from mrtr import SqlitePausedCallStore
+
+    store = SqlitePausedCallStore(tmp_path / "p.db", keep=10.0)
+    await store.put(make(id="c1"))
+    await store.put(make(id="c2"))
+    await store.cancel("c1")  # purgeable ten seconds from now
+    assert await store.purge(now=time.time() + 5) == 0
+    assert await store.purge(now=time.time() + 20) == 1
+    assert await store.get("c1") is None and await store.get("c2") is not None
+    await store.aclose()
+
+
+async def test_redis_records_expire_on_their_own_and_purge_trims_the_index(
+    redis_url: str,
+) -> None:
+    import uuid
+
+    import redis
+
+    from mrtr import RedisPausedCallStore
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=10)
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    store = RedisPausedCallStore(client, prefix=prefix, keep=0.0)
+    await store.put(make(id="c1"))
+    await store.put(make(id="c2"))
+    assert 0 < client.pttl(f"{prefix}:pc:{{c2}}") <= 3_600_000  # expires with the call
+    await store.cancel("c1")  # kept for zero seconds: Redis drops the key itself
+    assert await store.get("c1") is None
+    assert await store.purge() == 1
+    assert [s.id for s in await store.list_calls()] == ["c2"]
+    client.close()

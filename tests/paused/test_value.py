@@ -8,7 +8,7 @@ import pytest
 
 import mrtr
 from mrtr import PAUSE, AlreadyAnsweredError, PausedCall, PausedCallFormatError
-from mrtr.errors import InvalidInputResponseError
+from mrtr.errors import InvalidInputResponseError, UnknownInputKeyError
 from mrtr.types import ElicitResult, ListRootsResult
 from tests.paused.values import ACCEPT, LONE, make
 
@@ -46,8 +46,9 @@ def test_answer_is_pure_and_checked() -> None:
     call = make()
     answered = call.answer("approval", ACCEPT)
     assert call.answers == {} and set(answered.answers) == {"approval"}
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(UnknownInputKeyError, match="did not ask 'nope'") as unknown:
         call.answer("nope", ACCEPT)
+    assert unknown.value.asked == ("approval", "roots") and isinstance(unknown.value, KeyError)
     with pytest.raises(AlreadyAnsweredError) as info:
         answered.answer("approval", ACCEPT)
     assert info.value.keys == ("approval",)
@@ -89,6 +90,15 @@ def test_reader_refuses_non_json() -> None:
     assert isinstance(info.value, mrtr.PausedCallError) and isinstance(info.value, mrtr.MRTRError)
 
 
+def test_reader_bounds_size_and_depth() -> None:
+    text = make().to_json()
+    with pytest.raises(PausedCallFormatError, match="max_size"):
+        PausedCall.from_json(text, max_size=len(text) - 1)
+    assert PausedCall.from_json(text, max_size=len(text)).id == "abc"
+    with pytest.raises(PausedCallFormatError):
+        PausedCall.from_json("[" * 100_000 + "]" * 100_000)
+
+
 def test_no_credentials_inside() -> None:
     data = make().to_dict()
     assert set(data) == {
@@ -102,3 +112,11 @@ def test_pause_is_a_singleton() -> None:
 
     assert repr(PAUSE) == "mrtr.PAUSE"
     assert pickle.loads(pickle.dumps(PAUSE)) is PAUSE
+
+
+def test_redacted_drops_the_secrets_and_keeps_the_questions() -> None:
+    call = make().answer("approval", ACCEPT)
+    quiet = call.redacted()
+    assert quiet.request_state is None and quiet.answers == {} and quiet.arguments is None
+    assert quiet.requests == call.requests and quiet.id == call.id
+    assert LONE not in quiet.to_json() and call.request_state == LONE

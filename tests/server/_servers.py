@@ -151,12 +151,12 @@ async def call_tool(
         return _text("roots: " + ",".join(root.uri for root in answer.roots))
     if name == "sign_in":
         if "login" not in responses:
-            ask = ElicitRequest(
+            login = ElicitRequest(
                 params=ElicitRequestURLParams(
                     message="Sign in", url="https://example.com/login", elicitation_id="e1"
                 )
             )
-            return InputRequiredResult(input_requests={"login": ask})
+            return InputRequiredResult(input_requests={"login": login})
         return _text("signed in")
     if name == "wait":
         step = int(ctx.request_state or "0")

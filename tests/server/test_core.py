@@ -321,7 +321,8 @@ async def test_invalid_results() -> None:
 async def test_progress_and_log_notifications() -> None:
     conn = make_server().connection()
     emitted = Recorder()
-    message = call("chatty", progressToken="tok", **{"io.modelcontextprotocol/logLevel": "info"})
+    log_info: dict[str, Any] = {"io.modelcontextprotocol/logLevel": "info"}
+    message = call("chatty", progressToken="tok", **log_info)
     result = (await ask(conn, message, emit=emitted))["result"]
     assert result["content"][0]["text"] == "done"
     methods = [m["method"] for m in emitted.sent]
@@ -446,9 +447,10 @@ async def test_tamper_matrix(caplog: pytest.LogCaptureFixture) -> None:
     # state sent to a handler that never mints one (plain text, and a real token)
     await _assert_frozen(conn, call("summarize", state="anything"), caplog, "prefix")
     await _assert_frozen(conn, call("legacy_safe", state=token), caplog, "another request")
+    not_a_string: Any = 12
     await _assert_frozen(
-        conn, call("provision", {"name": "orders"}, state=12), caplog, "not a string"
-    )  # type: ignore[arg-type]
+        conn, call("provision", {"name": "orders"}, state=not_a_string), caplog, "not a string"
+    )
     # other audience, same key
     other_service = make_server(
         "Billing", security=RequestStateSecurity(keys=[KEY], clock=clock)
@@ -480,8 +482,8 @@ async def test_principal_binding_through_the_server(caplog: pytest.LogCaptureFix
 
 async def test_custom_principal_binder() -> None:
     policy = RequestStateSecurity(
-        keys=[KEY], bind_principal=lambda ctx: f"tenant-{ctx.client_info.name}"
-    )  # type: ignore[union-attr]
+        keys=[KEY], bind_principal=lambda ctx: f"tenant-{ctx.client_info and ctx.client_info.name}"
+    )
     conn = make_server(security=policy).connection()
     token = await _mint(conn)
     assert "result" in await ask(

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mrtr import Client, MCPError
-from mrtr.types import ElicitResult
+from mrtr.types import ElicitResult, TextContent, TextResourceContents
 
 pytestmark = pytest.mark.anyio
 
@@ -25,6 +25,11 @@ def load(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def text(content: object) -> str:
+    assert isinstance(content, (TextContent, TextResourceContents)), content
+    return content.text
 
 
 async def answer(ctx: Any, params: Any) -> ElicitResult:
@@ -45,13 +50,13 @@ async def test_provision_in_process_and_over_stdio() -> None:
     with anyio.fail_after(60):
         async with Client(module.server, elicitation_callback=answer) as client:
             result = await client.call_tool("provision", {"name": "orders"})
-            assert result.content[0].text == "Provisioned 'orders' in eu-west-1."
+            assert text(result.content[0]) == "Provisioned 'orders' in eu-west-1."
         params = StdioServerParameters(
             command=sys.executable, args=[str(EXAMPLES / "server_provision.py")]
         )
         async with Client(params, elicitation_callback=answer) as client:
             result = await client.call_tool("provision", {"name": "orders"})
-            assert result.content[0].text == "Provisioned 'orders' in eu-west-1."
+            assert text(result.content[0]) == "Provisioned 'orders' in eu-west-1."
         async with Client(module.server, mode="legacy", elicitation_callback=answer) as client:
             result = await client.call_tool("provision", {"name": "orders"})
             assert result.is_error
@@ -62,9 +67,9 @@ async def test_prompt_and_template() -> None:
     with anyio.fail_after(60):
         async with Client(module.server, elicitation_callback=answer) as client:
             prompt = await client.get_prompt("briefing")
-            assert prompt.messages[0].content.text == "Write a briefing for the board."
+            assert text(prompt.messages[0].content) == "Write a briefing for the board."
             contents = await client.read_resource("notes://mrtr")
-            assert contents.contents[0].text == "notes about notes://mrtr"
+            assert text(contents.contents[0]) == "notes about notes://mrtr"
 
 
 async def test_shared_keys_between_two_instances(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +124,7 @@ async def test_custom_codec() -> None:
     with anyio.fail_after(60):
         async with Client(module.server, elicitation_callback=answer) as client:
             result = await client.call_tool("deploy", {})
-            assert result.content[0].text == "deploy:prod: deployed"
+            assert text(result.content[0]) == "deploy:prod: deployed"
             with pytest.raises(MCPError) as info:
                 await client.session.call_tool(
                     "deploy",

@@ -73,12 +73,15 @@ async def test_modern_json_flow() -> None:
         assert "mcp-session-id" not in done.headers
 
 
+LOG_INFO: dict[str, Any] = {"io.modelcontextprotocol/logLevel": "info"}
+
+
 async def test_sse_only_when_accepted_and_notified() -> None:
     chatty = request(
         "tools/call",
         {"name": "chatty"},
         progressToken="p",
-        **{"io.modelcontextprotocol/logLevel": "info"},
+        **LOG_INFO,
     )
     async with client_for(make_server()) as client:
         streamed = await post(client, chatty)

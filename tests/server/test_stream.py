@@ -22,11 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 REGION = {"region": {"action": "accept", "content": {"region": "eu-west-1"}}}
 
 
+LOG_DEBUG: dict[str, Any] = {"io.modelcontextprotocol/logLevel": "debug"}
+
+
 async def roundtrip(
     transport: Transport, message: dict[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     await transport.send(message)
-    notes = []
+    notes: list[dict[str, Any]] = []
     while True:
         received = await transport.receive()
         assert isinstance(received, dict)
@@ -69,7 +72,7 @@ async def test_in_process_transport() -> None:
                     {"name": "chatty"},
                     id=7,
                     progressToken=1,
-                    **{"io.modelcontextprotocol/logLevel": "debug"},
+                    **LOG_DEBUG,
                 ),
             )
             assert response["result"]["content"][0]["text"] == "done"
@@ -87,11 +90,12 @@ async def test_in_process_transport_lifecycle() -> None:
     transport = make_server().client_transport()
     with pytest.raises(TransportError, match="not open"):
         await transport.send(request("tools/list"))
-    await transport.open()
+    await transport.__aenter__()
     with pytest.raises(TransportError, match="already open"):
-        await transport.open()
+        await transport.__aenter__()
     await transport.aclose()
     await transport.aclose()
+    await transport.__aexit__(None, None, None)
 
 
 async def test_requests_run_concurrently_and_can_be_cancelled() -> None:

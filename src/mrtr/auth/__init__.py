@@ -34,6 +34,7 @@ from mrtr.auth._grants import (
     StaticClient,
 )
 from mrtr.auth._jose import SigningKey
+from mrtr.auth._keyring import KeyringStore
 from mrtr.auth._oauth import OAuth
 from mrtr.auth._records import ClientRegistration, Discovery, TokenSet
 from mrtr.auth._stores import FileStore, MemoryStore, TokenStore
@@ -52,6 +53,7 @@ __all__ = [
     "Grant",
     "IdentityAssertion",
     "JWTBearer",
+    "KeyringStore",
     "LoopbackAuthorizer",
     "MemoryStore",
     "OAuth",

@@ -85,16 +85,19 @@ class LoopbackAuthorizer:
     """Receives the redirect on a listener at ``http://127.0.0.1:<port><path>``.
 
     The port is chosen by the system (``port=0``) and then kept, so a registered redirect
-    URI stays valid for later logins in this process. Requests for another path or
-    without the expected ``state`` (a browser's preconnect, a stray tab) are ignored.
+    URI stays valid for later logins in this process; a later process asks for the port of
+    the stored registration first (`prefer`), so it need not register again. Requests for
+    another path or without the expected ``state`` (a browser's preconnect, a stray tab)
+    are ignored.
 
     Args:
         host: the address to listen on (and to write in the redirect URI).
         port: a fixed port, or 0 for any free one.
         path: the callback path.
-        open_browser: open the URL in the default browser (the URL is always printed).
+        open_browser: open the URL in the default browser.
         timeout: how long to wait for the user, in seconds.
         out: where the URL is printed (default stderr).
+        show_url: print the URL (for the user to open by hand if no browser opens).
     """
 
     def __init__(
@@ -106,26 +109,50 @@ class LoopbackAuthorizer:
         open_browser: bool = True,
         timeout: float = 300.0,
         out: TextIO | None = None,
+        show_url: bool = True,
     ) -> None:
         self.host = host
+        self.show_url = show_url
         self.port = port
+        self._fixed_port = port != 0
         self.path = path
         self.open_browser = open_browser
         self.timeout = timeout
         self._out = out
         self._listener: SocketListener | None = None
 
+    def prefer(self, redirect_uri: str) -> None:
+        """Try this redirect URI's port first (one registered earlier), if it is ours."""
+        parts = urlsplit(redirect_uri)
+        if self._fixed_port or self._listener is not None or parts.port is None:
+            return
+        if parts.scheme == "http" and parts.hostname == self.host and parts.path == self.path:
+            self.port = parts.port
+
     async def redirect_uri(self) -> str:
         """Bind the listener (if not bound) and return its redirect URI."""
         if self._listener is None:
-            listener = await anyio.create_tcp_listener(
-                local_host=self.host, local_port=self.port, reuse_port=False
-            )
+            try:
+                listener = await anyio.create_tcp_listener(
+                    local_host=self.host, local_port=self.port, reuse_port=False
+                )
+            except OSError:
+                if self._fixed_port or self.port == 0:
+                    raise
+                listener = await anyio.create_tcp_listener(  # the old port is taken: any
+                    local_host=self.host, local_port=0, reuse_port=False
+                )
             bound = listener.listeners[0]
             assert isinstance(bound, SocketListener)
             self.port = bound.extra(SocketAttribute.local_port)
             self._listener = bound
         return f"http://{self.host}:{self.port}{self.path}"
+
+    async def aclose(self) -> None:
+        """Release the listener if one is bound (`authorize` releases it by itself)."""
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.aclose()
 
     async def authorize(self, request: AuthorizationRequest) -> dict[str, str]:
         """Show the URL, then wait for the redirect with the right ``state``.
@@ -136,11 +163,12 @@ class LoopbackAuthorizer:
         await self.redirect_uri()
         listener = self._listener
         assert listener is not None
-        print(
-            f"Open this URL to authorize:\n{request.url}\n",
-            file=self._out or sys.stderr,
-            flush=True,
-        )
+        if self.show_url:
+            print(
+                f"Open this URL to authorize:\n{request.url}\n",
+                file=self._out or sys.stderr,
+                flush=True,
+            )
         if self.open_browser:
             await anyio.to_thread.run_sync(_open_browser, request.url)
         try:
@@ -248,22 +276,45 @@ class FollowRedirectAuthorizer:
 
     For tests and for authorization servers that approve at once (no login page). Each
     redirect is followed by hand, through the OAuth layer's httpx client, until one
-    points at ``redirect_uri``.
+    points at ``redirect_uri``. With ``loopback=True`` the redirect is delivered for real
+    to a `LoopbackAuthorizer` listener instead (the whole browser path, minus the user).
 
     Args:
         redirect_uri: the redirect URI to register and send (nothing listens on it).
         max_hops: how many redirects to follow before giving up.
+        loopback: deliver the redirect to a loopback listener (``redirect_uri`` unused).
     """
 
     def __init__(
-        self, redirect_uri: str = "http://127.0.0.1:8976/callback", *, max_hops: int = 10
+        self,
+        redirect_uri: str = "http://127.0.0.1:8976/callback",
+        *,
+        max_hops: int = 10,
+        loopback: bool = False,
     ) -> None:
         self._redirect_uri = redirect_uri
         self.max_hops = max_hops
+        self._loopback = (
+            LoopbackAuthorizer(open_browser=False, show_url=False, timeout=60.0)
+            if loopback
+            else None
+        )
 
     async def redirect_uri(self) -> str:
-        """The fixed redirect URI."""
+        """The redirect URI (the listener's, with ``loopback=True``)."""
+        if self._loopback is not None:
+            return await self._loopback.redirect_uri()
         return self._redirect_uri
+
+    def prefer(self, redirect_uri: str) -> None:
+        """With ``loopback=True``: try a registered redirect URI's port first."""
+        if self._loopback is not None:
+            self._loopback.prefer(redirect_uri)
+
+    async def aclose(self) -> None:
+        """Release the loopback listener, if bound."""
+        if self._loopback is not None:
+            await self._loopback.aclose()
 
     async def authorize(self, request: AuthorizationRequest) -> dict[str, str]:
         """Follow redirects from the authorization URL to the redirect URI.
@@ -271,6 +322,8 @@ class FollowRedirectAuthorizer:
         Raises:
             AuthError: the server showed a page (needs a user) or redirected too often.
         """
+        if self._loopback is not None:
+            return await self._via_loopback(self._loopback, request)
         target = request.redirect_uri.split("?", 1)[0]
         url = request.url
         for _ in range(self.max_hops):
@@ -292,3 +345,41 @@ class FollowRedirectAuthorizer:
             if url.split("?", 1)[0] == target:
                 return parse_redirect(url)
         raise AuthError(f"more than {self.max_hops} redirects from the authorization server")
+
+    async def _via_loopback(
+        self, loopback: LoopbackAuthorizer, request: AuthorizationRequest
+    ) -> dict[str, str]:
+        """Follow the redirects to the listener; the two meet at the callback."""
+        result: dict[str, str] = {}
+        failure: list[BaseException] = []
+
+        listened = anyio.Event()
+
+        async def listen() -> None:
+            try:
+                result.update(await loopback.authorize(request))
+            except Exception as exc:  # kept, raised below as itself (no exception group)
+                failure.append(exc)
+            finally:
+                listened.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen)
+            try:
+                await request.http.get(
+                    request.url, follow_redirects=True, timeout=request.timeout, auth=None
+                )
+            except httpx.HTTPError as exc:
+                failure.append(exc)
+            with anyio.move_on_after(request.timeout):
+                await listened.wait()  # the listener answered before the GET could end
+            tg.cancel_scope.cancel()
+        if result:
+            return result
+        error = failure[0] if failure else None
+        if isinstance(error, AuthError):
+            raise error
+        raise AuthError(
+            "the authorization redirects did not reach the loopback listener"
+            + (f": {type(error).__name__}" if error else "")
+        ) from error

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from mrtr.auth._authorizers import AuthorizationRequest
+from mrtr.auth._authorizers import AuthorizationRequest, Authorizer
 from mrtr.auth._discovery import check_pkce, check_response_issuer, select_scopes
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._grants import (
@@ -172,7 +172,31 @@ async def _authorization_code(
             "(await oauth.login() with an authorizer, or `mrtr login`)",
             server_url=ctx.server_url,
         )
+    prefer = getattr(authorizer, "prefer", None)
+    if prefer is not None:  # reuse a registered redirect URI rather than register again
+        stored = await ctx.store.load("client", _client_key(discovery.issuer, grant.profile))
+        known = ClientRegistration.from_json(stored) if stored else None
+        if known is not None and known.redirect_uris:
+            prefer(known.redirect_uris[0])
     redirect_uri = await authorizer.redirect_uri()
+    try:
+        return await _authorize_and_exchange(
+            ctx, grant, authorizer, discovery, scopes, redirect_uri
+        )
+    finally:
+        close = getattr(authorizer, "aclose", None)
+        if close is not None:  # a listener bound for a login that failed early
+            await close()
+
+
+async def _authorize_and_exchange(
+    ctx: FlowContext,
+    grant: AuthorizationCode,
+    authorizer: Authorizer,
+    discovery: Discovery,
+    scopes: tuple[str, ...],
+    redirect_uri: str,
+) -> TokenSet:
     for attempt in range(2):
         client = await _client_for_login(ctx, grant, discovery, redirect_uri)
         verifier = secrets.token_urlsafe(48)
@@ -188,6 +212,8 @@ async def _authorization_code(
         }
         if scopes:
             query["scope"] = " ".join(scopes)
+        if "offline_access" in scopes:
+            query["prompt"] = "consent"  # OpenID servers issue refresh tokens only then
         endpoint = discovery.endpoint("authorization_endpoint")
         if endpoint is None:
             raise AuthError("the authorization server has no authorization_endpoint")

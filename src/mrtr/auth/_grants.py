@@ -10,7 +10,7 @@ import base64
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import quote_plus
+from urllib.parse import quote_plus, urlsplit
 
 from mrtr.auth._challenge import scopes_of
 from mrtr.auth._http import Reply
@@ -63,6 +63,15 @@ class ClientProfile:
     grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     dynamic_registration: bool = True
     extra_metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        url = self.client_metadata_url
+        if url is not None:
+            parts = urlsplit(url)
+            if parts.scheme != "https" or parts.path in ("", "/") or parts.fragment:
+                raise ValueError(
+                    "client_metadata_url must be an https URL with a path (it is the client id)"
+                )
 
     def fingerprint(self) -> str:
         """What a stored registration is keyed by, besides the issuer."""

@@ -17,7 +17,7 @@ from mrtr.errors import AuthError
 __all__ = ["MAX_BODY", "OAuthHTTP", "Reply"]
 
 MAX_BODY = 1_048_576
-"""The cap on one metadata or token response body, in bytes."""
+"""The default cap on one metadata or token response body, in bytes."""
 
 
 class Reply:
@@ -44,9 +44,10 @@ class Reply:
 class OAuthHTTP:
     """Sends the OAuth requests with a fixed per-request timeout."""
 
-    def __init__(self, client: httpx.AsyncClient, timeout: float) -> None:
+    def __init__(self, client: httpx.AsyncClient, timeout: float, max_body: int = MAX_BODY) -> None:
         self.client = client
         self.timeout = timeout
+        self.max_body = max_body
 
     async def request(
         self,
@@ -72,7 +73,7 @@ class OAuthHTTP:
                 request, auth=None, follow_redirects=follow_redirects, stream=True
             )
             try:
-                body = await _read_capped(response)
+                body = await _read_capped(response, self.max_body)
             finally:
                 await response.aclose()
         except httpx.TimeoutException as exc:
@@ -88,13 +89,16 @@ class OAuthHTTP:
         return await self.request("GET", url, headers=headers)
 
 
-async def _read_capped(response: httpx.Response) -> bytes:
+async def _read_capped(response: httpx.Response, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
-        if size > MAX_BODY:
-            raise AuthError(f"a response from {_safe(str(response.url))} was over {MAX_BODY} bytes")
+        if size > limit:
+            raise AuthError(
+                f"a response from {_safe(str(response.url))} was over {limit} bytes "
+                "(raise OAuth(max_response_size=...) if this server is trusted)"
+            )
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -23,7 +23,7 @@ from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
-from mrtr.auth._http import OAuthHTTP
+from mrtr.auth._http import MAX_BODY, OAuthHTTP
 from mrtr.auth._records import Discovery, TokenSet
 from mrtr.auth._stores import MemoryStore, TokenStore
 from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
@@ -39,7 +39,6 @@ class _Flight:
     def __init__(self) -> None:
         self.done = anyio.Event()
         self.error: Exception | None = None
-        self.finished = False
 
 
 class OAuth(httpx.Auth):
@@ -66,8 +65,11 @@ class OAuth(httpx.Auth):
             list PKCE ``S256`` (the spec's rule; turn off only for a broken server).
         dpop: bind tokens to a key with DPoP (RFC 9449): ``"auto"`` when the
             authorization server supports ES256 proofs, ``True``, or ``False``.
+        max_response_size: the cap on one OAuth response body, in bytes.
         clock: seconds since the epoch (for tests).
     """
+
+    requires_request_body = True  # a request retried after a 401 is sent again in full
 
     def __init__(
         self,
@@ -82,12 +84,16 @@ class OAuth(httpx.Auth):
         http_client: httpx.AsyncClient | None = None,
         require_pkce_metadata: bool = True,
         dpop: bool | Literal["auto"] = "auto",
+        max_response_size: int = MAX_BODY,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
-        if max_step_up < 0:
-            raise ValueError("max_step_up must be non-negative")
+        if max_step_up < 0 or refresh_leeway < 0:
+            raise ValueError("max_step_up and refresh_leeway must be non-negative")
+        if max_response_size <= 0:
+            raise ValueError("max_response_size must be positive")
+        self.max_response_size = max_response_size
         self.server_url = server_url
         self.grant: Grant = grant if grant is not None else AuthorizationCode()
         self.store: TokenStore = store if store is not None else MemoryStore()
@@ -145,6 +151,14 @@ class OAuth(httpx.Auth):
         await self._single_flight(partial(self._acquire, None, self._generation, force))
         if self._token is None:
             raise AuthError("no token was obtained", server_url=self.server_url)
+        return self._token
+
+    async def stored_token(self) -> TokenSet | None:
+        """The tokens held for this server (from the store), without any network request.
+
+        For status displays: the expiry, scopes and issuer; never print the tokens.
+        """
+        await self._load()
         return self._token
 
     async def logout(self) -> None:
@@ -257,20 +271,18 @@ class OAuth(httpx.Auth):
     async def _single_flight(self, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work`` unless an acquisition is running; then wait for that one instead.
 
-        A leader that fails passes its error to the waiters; a cancelled leader lets the
-        next waiter lead. The flight ends before any MCP request is sent.
+        After a leader succeeds, each waiter runs its own ``work``, which returns at once
+        when the token changed since its request was sent (the usual case). A leader that
+        fails passes its error to the waiters; a cancelled leader lets the next waiter
+        lead. The flight ends before any MCP request is sent.
         """
-        while self._flight is not None:
-            flight = self._flight
+        while (flight := self._flight) is not None:
             await flight.done.wait()
             if flight.error is not None:
                 raise flight.error
-            if flight.finished:
-                return
         flight = self._flight = _Flight()
         try:
             await work()
-            flight.finished = True
         except Exception as exc:
             flight.error = exc
             raise
@@ -291,8 +303,15 @@ class OAuth(httpx.Auth):
             if latest is not None and not latest.due(self._now(), self.refresh_leeway):
                 self._set_token(latest)  # another process refreshed it already
                 return
+            current = latest or token
+            context = self._context(http)
             try:
-                fresh = await refresh(self._context(http), self.grant, discovery, latest or token)
+                fresh = await refresh(context, self.grant, discovery, current)
+                if fresh is None and not isinstance(self.grant, AuthorizationCode):
+                    # a machine grant needs no user: a new token now saves a 401
+                    fresh = await obtain(
+                        context, self.grant, discovery, challenged=(), previous=current.scope
+                    )
             except TokenEndpointError as exc:
                 logger.info("refreshing the token for %s failed: %s", self.server_url, exc.error)
                 await self._drop_tokens(key, exc)
@@ -333,8 +352,17 @@ class OAuth(httpx.Auth):
                 return
         if previous is not None and not force and previous.refresh_token:
             async with self.store.lock(key):
+                stored = await self.store.load("tokens", key)
+                latest = TokenSet.from_json(stored) if stored else None
+                if (
+                    latest is not None
+                    and latest.access_token != previous.access_token
+                    and not latest.due(self._now(), 0)
+                ):
+                    self._set_token(latest)  # another process got a new one meanwhile
+                    return
                 try:
-                    fresh = await refresh(context, self.grant, discovery, previous)
+                    fresh = await refresh(context, self.grant, discovery, latest or previous)
                 except TokenEndpointError as exc:
                     await self._drop_tokens(key, exc)
                     fresh = None
@@ -409,22 +437,25 @@ class OAuth(httpx.Auth):
         return self._dpop
 
     def _http(self) -> _HTTPScope:
-        return _HTTPScope(self._user_client or self._bound_client, self.timeout)
+        return _HTTPScope(
+            self._user_client or self._bound_client, self.timeout, self.max_response_size
+        )
 
 
 class _HTTPScope:
     """An `OAuthHTTP` over the given client, or over a private one closed afterwards."""
 
-    def __init__(self, client: httpx.AsyncClient | None, timeout: float) -> None:
+    def __init__(self, client: httpx.AsyncClient | None, timeout: float, max_body: int) -> None:
         self._client = client if client is not None and not client.is_closed else None
         self._timeout = timeout
+        self._max_body = max_body
         self._own: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> OAuthHTTP:
         client = self._client
         if client is None:
             client = self._own = httpx.AsyncClient()
-        return OAuthHTTP(client, self._timeout)
+        return OAuthHTTP(client, self._timeout, self._max_body)
 
     async def __aexit__(self, *exc: Any) -> None:
         if self._own is not None:

@@ -105,7 +105,7 @@ class FileStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = 60.0) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self.lock_timeout = lock_timeout
         self._locks = _KeyLocks()
 
@@ -144,7 +144,7 @@ class FileStore:
         import fcntl
 
         delay = 0.01
-        with anyio.fail_after(self.lock_timeout):
+        with anyio.move_on_after(self.lock_timeout):
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -152,6 +152,10 @@ class FileStore:
                 except BlockingIOError:
                     await anyio.sleep(delay)  # another process holds it: poll, stay cancellable
                     delay = min(delay * 2, 0.25)
+        raise AuthError(
+            f"the token store {self.path} stayed locked by another process for "
+            f"{self.lock_timeout:g} s (raise lock_timeout if refreshes are that slow)"
+        )
 
     # -- blocking helpers (worker thread) --------------------------------------------
 

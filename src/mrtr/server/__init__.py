@@ -15,34 +15,49 @@ fleet = Server("fleet", request_state_security=RequestStateSecurity(keys=[key]))
 
 from __future__ import annotations
 
-from mrtr.errors import InvalidRequestState
-from mrtr.server._codec import AESGCMCodec, RequestStateCodec
-from mrtr.server._context import Principal, ServerRequestContext
-from mrtr.server._replay_redis import RedisReplayStore
-from mrtr.server._resource import ProtectedResource
-from mrtr.server._security import (
-    MemoryReplayStore,
-    ReplayStore,
-    RequestBinding,
-    RequestStateSecurity,
-    authenticated_principal,
-)
-from mrtr.server._server import UNSEALED, Server, TokenVerifier
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "UNSEALED",
-    "AESGCMCodec",
-    "InvalidRequestState",
-    "MemoryReplayStore",
-    "Principal",
-    "ProtectedResource",
-    "RedisReplayStore",
-    "ReplayStore",
-    "RequestBinding",
-    "RequestStateCodec",
-    "RequestStateSecurity",
-    "Server",
-    "ServerRequestContext",
-    "TokenVerifier",
-    "authenticated_principal",
-]
+from mrtr._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from mrtr.errors import InvalidRequestState as InvalidRequestState
+    from mrtr.server._codec import (
+        AESGCMCodec as AESGCMCodec,
+        RequestStateCodec as RequestStateCodec,
+    )
+    from mrtr.server._context import (
+        Principal as Principal,
+        ServerRequestContext as ServerRequestContext,
+    )
+    from mrtr.server._resource import ProtectedResource as ProtectedResource
+    from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
+    from mrtr.server._security import (
+        MemoryReplayStore as MemoryReplayStore,
+        ReplayStore as ReplayStore,
+        RequestBinding as RequestBinding,
+        RequestStateSecurity as RequestStateSecurity,
+        authenticated_principal as authenticated_principal,
+    )
+    from mrtr.server._server import (
+        UNSEALED as UNSEALED,
+        Server as Server,
+        TokenVerifier as TokenVerifier,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "mrtr.errors": ("InvalidRequestState",),
+    "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
+    "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._replay_redis": ("RedisReplayStore",),
+    "mrtr.server._resource": ("ProtectedResource",),
+    "mrtr.server._security": (
+        "MemoryReplayStore",
+        "ReplayStore",
+        "RequestBinding",
+        "RequestStateSecurity",
+        "authenticated_principal",
+    ),
+    "mrtr.server._server": ("UNSEALED", "Server", "TokenVerifier"),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,14 +10,23 @@ every transport.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
-from mrtr.server._context import LOG_LEVELS, Principal, ServerRequestContext
+from mrtr.server._context import Principal, ServerRequestContext
+from mrtr.server._envelope import (
+    Envelope,
+    Era,
+    EraGate,
+    check_message,
+    invalid_params,
+    is_modern,
+    request_id_of,
+)
 from mrtr.server._jsonrpc import (
     INVALID_RESULT_MESSAGE,
     HandlerError,
@@ -26,22 +35,13 @@ from mrtr.server._jsonrpc import (
     result_response,
 )
 from mrtr.server._security import RequestBinding, RequestStateSecurity
+from mrtr.server._spec import ServerSpec
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
-    LEGACY_PROTOCOL_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
-    MODERN_PROTOCOL_VERSIONS,
-    SUPPORTED_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
@@ -50,8 +50,6 @@ from mrtr.types import (
     ElicitRequestURLParams,
     GetPromptRequestParams,
     GetPromptResult,
-    Implementation,
-    InitializeRequestParams,
     InputRequests,
     InputRequiredResult,
     InputResponses,
@@ -66,60 +64,37 @@ from mrtr.types import (
     Result,
 )
 
-if TYPE_CHECKING:
-    from mrtr.server._server import Server
-
 __all__ = ["Emit", "ServerConnection"]
 
 _logger = logging.getLogger("mrtr.server")
 _state_logger = logging.getLogger("mrtr.server.request_state")
 
 Emit = Callable[[JSONObject], Awaitable[None]]
-Era = Literal["legacy", "modern"]
 
 
 @dataclass(frozen=True, slots=True)
 class _Route:
+    """How a method's params are read and its result is checked (its handler: the spec)."""
+
     params_model: type[BaseModel]
-    handler: str
     result_type: type[Result]
     params_required: bool
 
 
 _ROUTES: dict[str, _Route] = {
-    "tools/list": _Route(PaginatedRequestParams, "on_list_tools", ListToolsResult, False),
-    "tools/call": _Route(CallToolRequestParams, "on_call_tool", CallToolResult, True),
-    "prompts/list": _Route(PaginatedRequestParams, "on_list_prompts", ListPromptsResult, False),
-    "prompts/get": _Route(GetPromptRequestParams, "on_get_prompt", GetPromptResult, True),
-    "resources/list": _Route(
-        PaginatedRequestParams, "on_list_resources", ListResourcesResult, False
-    ),
-    "resources/templates/list": _Route(
-        PaginatedRequestParams,
-        "on_list_resource_templates",
-        ListResourceTemplatesResult,
-        False,
-    ),
-    "resources/read": _Route(
-        ReadResourceRequestParams, "on_read_resource", ReadResourceResult, True
-    ),
+    "tools/list": _Route(PaginatedRequestParams, ListToolsResult, False),
+    "tools/call": _Route(CallToolRequestParams, CallToolResult, True),
+    "prompts/list": _Route(PaginatedRequestParams, ListPromptsResult, False),
+    "prompts/get": _Route(GetPromptRequestParams, GetPromptResult, True),
+    "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
+    "resources/templates/list": _Route(PaginatedRequestParams, ListResourceTemplatesResult, False),
+    "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
 }
 
 
 _CACHEABLE_METHODS = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class _Envelope:
-    """The era facts of one request."""
-
-    era: Era
-    protocol_version: str
-    capabilities: ClientCapabilities | None
-    client_info: Implementation | None
-    log_level: str | None
 
 
 @dataclass(slots=True)
@@ -134,7 +109,7 @@ class _ContextBase:
 
     def context(
         self,
-        envelope: _Envelope,
+        envelope: Envelope,
         *,
         input_responses: InputResponses | None = None,
         request_state: str | None = None,
@@ -157,16 +132,6 @@ class _ContextBase:
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
     _state_logger.warning("requestState rejected on %s: %s", method, reason)
     return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE)
-
-
-def _invalid_params(method: str, exc: ValidationError) -> HandlerError:
-    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-    where = ".".join(str(part) for part in first.get("loc", ())) or "params"
-    return HandlerError(
-        INVALID_PARAMS,
-        f"Invalid params for {method}: {where}: {first.get('msg')}",
-        {"errors": exc.error_count()},
-    )
 
 
 def _required_capabilities(
@@ -197,36 +162,27 @@ def _required_capabilities(
     return missing
 
 
-def _ensure_object(value: Any, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise HandlerError(INVALID_REQUEST, f"{what} must be a JSON object")
-    return value
-
-
 class ServerConnection:
     """One connection's protocol state; `handle` answers one message.
 
-    A stream connection (stdio, in-memory) settles its era with its first request: a
-    request carrying the modern ``_meta`` envelope makes it modern, ``initialize`` makes
-    it legacy, and the other era is then refused. Each modern HTTP POST gets a fresh
-    connection; a legacy HTTP session keeps one.
+    The connection's era is kept by its `EraGate` (`_envelope`); each method's handler
+    comes from the `ServerSpec` the server built. Each modern HTTP POST gets a fresh
+    connection; a legacy HTTP session and a stream connection keep one.
     """
 
-    def __init__(self, server: Server) -> None:
-        self._server = server
-        self.era: Era | None = None
-        self._legacy_version: str | None = None
-        self._legacy_capabilities: ClientCapabilities | None = None
-        self._legacy_client_info: Implementation | None = None
-        self._legacy_log_level: str = "debug"
-        self._last_envelope: tuple[tuple[Any, ...], _Envelope] | None = None
+    def __init__(self, spec: ServerSpec) -> None:
+        self._spec = spec
+        self._gate = EraGate()
+
+    @property
+    def era(self) -> Era | None:
+        """The era this connection settled on, if any."""
+        return self._gate.era
 
     @property
     def protocol_version(self) -> str | None:
         """The legacy version negotiated by ``initialize``, if any."""
-        return self._legacy_version
+        return self._gate.legacy_version
 
     async def handle(
         self,
@@ -241,103 +197,26 @@ class ServerConnection:
             The JSON-RPC response for a request; ``None`` for a notification or a
             response (the server sends no requests, so responses are ignored).
         """
-        raw_id = message.get("id")
-        request_id = (
-            raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
-        )
+        request_id = request_id_of(message)
         method = message.get("method")
         try:
-            if message.get("jsonrpc") != "2.0":
-                raise HandlerError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-            if not isinstance(method, str):
-                if "result" in message or "error" in message:
-                    return None  # a response: this server sends no requests
-                raise HandlerError(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
-            params = _ensure_object(message.get("params"), "Invalid Request: params")
-            if "id" not in message:
-                self._notification(method, params)
+            incoming = check_message(message)
+            if incoming is None:
                 return None
-            if request_id is None:
-                raise HandlerError(
-                    INVALID_REQUEST, "Invalid Request: id must be a string or integer"
-                )
-            result = await self._request(request_id, method, params, emit, principal)
+            if incoming.request_id is None:
+                # notifications/initialized and notifications/cancelled need no answer
+                # here (the stream shell handles cancellation); anything else is ignored.
+                _logger.debug("notification %s", incoming.method)
+                return None
+            result = await self._request(
+                incoming.request_id, incoming.method, incoming.params, emit, principal
+            )
         except HandlerError as exc:
             return error_response(request_id, exc)
         except Exception:  # a bug in a hook (replay store, binder): never a traceback out
             _logger.exception("unexpected error while answering %s", method)
             return error_response(request_id, HandlerError(INTERNAL_ERROR, "Internal error"))
         return result_response(request_id, result)
-
-    def _notification(self, method: str, params: dict[str, Any]) -> None:
-        # notifications/initialized and notifications/cancelled need no answer here (the
-        # stream shell handles cancellation); anything else is ignored.
-        _logger.debug("notification %s", method)
-
-    def _envelope(self, method: str, params: dict[str, Any]) -> _Envelope:
-        meta = params.get("_meta")
-        if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
-            return self._modern_envelope(meta)
-        if self._legacy_version is None:
-            raise HandlerError(
-                INVALID_REQUEST,
-                f"Invalid Request: {method} carries no protocol version; send initialize "
-                f"first, or put {META_PROTOCOL_VERSION} in params._meta",
-            )
-        return _Envelope(
-            "legacy",
-            self._legacy_version,
-            self._legacy_capabilities,
-            self._legacy_client_info,
-            self._legacy_log_level,
-        )
-
-    def _modern_envelope(self, meta: dict[str, Any]) -> _Envelope:
-        # A client sends the same envelope on every request of a connection: comparing
-        # the raw JSON with the last one that passed is much cheaper than validating it
-        # again (the models are frozen, so sharing them between requests is safe).
-        key = (
-            meta.get(META_PROTOCOL_VERSION),
-            meta.get(META_LOG_LEVEL),
-            meta.get(META_CLIENT_CAPABILITIES),
-            meta.get(META_CLIENT_INFO),
-        )
-        last = self._last_envelope
-        if last is not None and last[0] == key and self.era == "modern":
-            return last[1]
-        envelope = self._validate_envelope(meta)
-        self._last_envelope = (key, envelope)
-        return envelope
-
-    def _validate_envelope(self, meta: dict[str, Any]) -> _Envelope:
-        version = meta.get(META_PROTOCOL_VERSION)
-        if self.era == "legacy":
-            raise HandlerError(
-                INVALID_REQUEST,
-                "Invalid Request: this connection negotiated a legacy version with initialize; "
-                "requests on it must not carry the modern _meta envelope",
-            )
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            raise HandlerError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version: {version!r}",
-                {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": str(version)},
-            )
-        if META_CLIENT_CAPABILITIES not in meta:
-            raise HandlerError(
-                INVALID_PARAMS, f"Invalid params: _meta lacks {META_CLIENT_CAPABILITIES}"
-            )
-        try:
-            capabilities = ClientCapabilities.model_validate(meta[META_CLIENT_CAPABILITIES])
-            raw_info = meta.get(META_CLIENT_INFO)
-            info = None if raw_info is None else Implementation.model_validate(raw_info)
-        except ValidationError as exc:
-            raise _invalid_params("_meta", exc) from None
-        level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in LOG_LEVELS:
-            raise HandlerError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        self.era = "modern"
-        return _Envelope("modern", str(version), capabilities, info, level)
 
     async def _request(
         self,
@@ -348,48 +227,18 @@ class ServerConnection:
         principal: Principal | None,
     ) -> JSONObject:
         if method == "initialize":
-            return self._initialize(params)
-        meta = params.get("_meta")
-        if method == "ping" and not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):
+            return self._spec.initialize_result(self._gate.initialize(params))
+        if method == "ping" and not is_modern(params):
             return {}  # legacy ping, allowed even before initialize
-        envelope = self._envelope(method, params)
+        envelope = self._gate.envelope(method, params)
         route = _ROUTES.get(method)
         if route is not None:
             return await self._call(route, request_id, method, params, envelope, emit, principal)
         if method == "server/discover" and envelope.era == "modern":
-            return self._server.discover_result()
+            return self._spec.discover_result()
         if method == "logging/setLevel" and envelope.era == "legacy":
-            return self._set_level(params)
+            return self._gate.set_level(params)
         raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
-
-    def _initialize(self, params: dict[str, Any]) -> JSONObject:
-        if self.era == "modern":
-            requested = params.get("protocolVersion")
-            raise HandlerError(
-                UNSUPPORTED_PROTOCOL_VERSION,
-                "this connection serves the modern protocol; initialize is not accepted",
-                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": str(requested)},
-            )
-        try:
-            init = InitializeRequestParams.model_validate(params)
-        except ValidationError as exc:
-            raise _invalid_params("initialize", exc) from None
-        requested = init.protocol_version
-        version = (
-            requested if requested in LEGACY_PROTOCOL_VERSIONS else LEGACY_PROTOCOL_VERSIONS[0]
-        )
-        self.era = "legacy"
-        self._legacy_version = version
-        self._legacy_capabilities = init.capabilities
-        self._legacy_client_info = init.client_info
-        return self._server.initialize_result(version)
-
-    def _set_level(self, params: dict[str, Any]) -> JSONObject:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            raise HandlerError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        self._legacy_log_level = str(level)
-        return {}
 
     async def _call(
         self,
@@ -397,11 +246,11 @@ class ServerConnection:
         request_id: str | int,
         method: str,
         params: dict[str, Any],
-        envelope: _Envelope,
+        envelope: Envelope,
         emit: Emit,
         principal: Principal | None,
     ) -> JSONObject:
-        handler = getattr(self._server, route.handler)
+        handler = self._spec.handlers.get(method)
         if handler is None:
             raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
         meta = params.get("_meta")
@@ -409,7 +258,7 @@ class ServerConnection:
         base = _ContextBase(
             method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
         )
-        policy = self._server.request_state_policy
+        policy = self._spec.request_state_policy
         # the binding is only needed to open or seal a token: an unsealed server skips it
         binding = None if policy is None else RequestBinding.of(method, params)
         sealed = params.get("requestState")
@@ -422,7 +271,7 @@ class ServerConnection:
         try:
             parsed = route.params_model.model_validate(params)
         except ValidationError as exc:
-            raise _invalid_params(method, exc) from None
+            raise invalid_params(method, exc) from None
         ctx = base.context(
             envelope,
             input_responses=getattr(parsed, "input_responses", None),
@@ -436,13 +285,13 @@ class ServerConnection:
     async def _open_state(
         self, ctx: ServerRequestContext, binding: RequestBinding, token: str
     ) -> str:
-        policy = self._server.request_state_policy
+        policy = self._spec.request_state_policy
         if policy is None:
             return token
         try:
             principal = policy.principal_for(ctx)
             return await policy.open_state(
-                token, binding=binding, principal=principal, audience=self._server.audience
+                token, binding=binding, principal=principal, audience=self._spec.audience
             )
         except InvalidRequestState as exc:
             raise _frozen_rejection(ctx.method, str(exc)) from None
@@ -455,7 +304,13 @@ class ServerConnection:
         except MCPError as exc:
             raise HandlerError(exc.code, exc.message, exc.data) from None
         except Exception:
-            _logger.exception("the %s handler raised (request %r)", ctx.method, ctx.request_id)
+            _logger.log(
+                self._spec.handler_error_log_level,
+                "the %s handler raised (request %r)",
+                ctx.method,
+                ctx.request_id,
+                exc_info=True,
+            )
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
 
     def _finish(
@@ -518,19 +373,14 @@ class ServerConnection:
         return wire
 
     def _seal(self, ctx: ServerRequestContext, binding: RequestBinding | None, state: str) -> str:
-        policy: RequestStateSecurity | None = self._server.request_state_policy
+        policy: RequestStateSecurity | None = self._spec.request_state_policy
         if policy is None or binding is None:
             return state
         try:
             principal = policy.principal_for(ctx)
             return policy.seal_state(
-                state, binding=binding, principal=principal, audience=self._server.audience
+                state, binding=binding, principal=principal, audience=self._spec.audience
             )
         except Exception:
             _logger.exception("could not seal the requestState of %s", ctx.method)
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
-
-
-def server_info_meta(info: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``_meta`` of a discover result: the server's implementation."""
-    return {META_SERVER_INFO: dict(info)}

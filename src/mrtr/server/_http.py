@@ -8,37 +8,56 @@ a mismatch is -32020 with HTTP 400. Closing the response stream cancels the requ
 
 Legacy clients (2025-11-25 and earlier) get sessions as that revision describes:
 ``initialize`` mints an ``Mcp-Session-Id``; later POSTs carry it; DELETE ends the session;
-an unknown session is 404. There are no server-initiated streams (GET is 405).
+an unknown session is 404. There are no server-initiated streams (GET is 405). Sessions
+belong to their principal, expire when idle and are capped (`_sessions`).
+
+Hostile requests are refused before any handler runs: a ``Host`` or ``Origin`` from
+elsewhere (421, 403: `_origin`), an ``Accept`` without JSON (406), a declared or actual
+body over the cap (413), a body sent too slowly (408), a busy legacy session (503).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
-import secrets
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping
+import time
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
 
 import anyio
 import anyio.abc
 
-from mrtr.server._jsonrpc import HTTP_STATUS, HandlerError, JSONObject, error_response
+from mrtr.server._jsonrpc import (
+    HTTP_STATUS,
+    SERVER_BUSY,
+    HandlerError,
+    JSONObject,
+    Refusal,
+    decode_incoming,
+    encode_outgoing,
+    error_response,
+)
+from mrtr.server._origin import OriginPolicy
+from mrtr.server._server import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
+from mrtr.server._sessions import Session, SessionStore
 from mrtr.types import (
     HEADER_MISMATCH,
     INPUT_REQUIRED_METHODS,
     INVALID_REQUEST,
     META_PROTOCOL_VERSION,
-    PARSE_ERROR,
 )
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
     from mrtr.server._context import Principal
     from mrtr.server._core import ServerConnection
-    from mrtr.server._server import Server, TokenVerifier
+    from mrtr.server._server import TokenVerifier
 
 __all__ = ["ASGIApp", "StreamableHTTPApp"]
 
@@ -48,9 +67,8 @@ Scope = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_SENTINEL_PREFIX, _SENTINEL_SUFFIX = "=?base64?", "?="
-_MAX_SESSIONS = 10_000
+_JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
+_RETRY_AFTER = (b"retry-after", b"1")
 
 
 class ASGIApp(Protocol):
@@ -82,9 +100,9 @@ def _error_reply(status: int, code: int, message: str, request_id: Any = None) -
 
 def _decode_header_value(value: str) -> str | None:
     """Undo the ``=?base64?...?=`` sentinel; ``None`` if the encoding is broken."""
-    if not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX)):
+    if not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX)):
         return value
-    encoded = value[len(_SENTINEL_PREFIX) : -len(_SENTINEL_SUFFIX)]
+    encoded = value[len(BASE64_HEADER_PREFIX) : -len(BASE64_HEADER_SUFFIX)]
     try:
         return base64.b64decode(encoded, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
@@ -106,6 +124,14 @@ class _Request:
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
 
+    def _accepted(self) -> set[str]:
+        accept = self.header("accept") or ""
+        return {part.split(";")[0].strip().lower() for part in accept.split(",")}
+
+    @property
+    def accepts_json(self) -> bool:
+        return not _JSON_ACCEPTS.isdisjoint(self._accepted())
+
     @property
     def accepts_sse(self) -> bool:
         return "text/event-stream" in (self.header("accept") or "")
@@ -116,17 +142,31 @@ class StreamableHTTPApp:
 
     def __init__(
         self,
-        server: Server,
+        connect: Callable[[], ServerConnection],
         *,
         path: str,
         token_verifier: TokenVerifier | None,
         max_message_size: int,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._server = server
+        if max_concurrent_requests < 1:
+            raise ValueError("max_concurrent_requests must be at least 1")
+        self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
         self._max_message_size = max_message_size
-        self._sessions: OrderedDict[str, ServerConnection] = OrderedDict()
+        self._origins = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+        self._sessions = SessionStore(
+            max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock
+        )
+        self._max_concurrent = max_concurrent_requests
+        self._body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: ASGIReceive, send: ASGISend) -> None:
         """Serve one ASGI connection (HTTP and lifespan; anything else is closed)."""
@@ -137,6 +177,7 @@ class StreamableHTTPApp:
             return
         request = _Request(scope)
         try:
+            self._check_host_and_origin(request, scope)
             await self._dispatch(request, receive, send)
         except _Reply as reply:
             await self._send_reply(send, reply)
@@ -154,23 +195,25 @@ class StreamableHTTPApp:
     async def _dispatch(self, request: _Request, receive: ASGIReceive, send: ASGISend) -> None:
         if (request.path.rstrip("/") or "/") != self._path:
             raise _error_reply(404, INVALID_REQUEST, f"Not Found: the MCP endpoint is {self._path}")
-        self._check_origin(request)
         principal = await self._authenticate(request)
         if request.method == "POST":
             await self._post(request, receive, send, principal)
         elif request.method == "DELETE":
-            self._delete(request)
+            self._delete(request, principal)
         else:
             raise _Reply(405, None, [(b"allow", b"POST, DELETE")])
 
-    def _check_origin(self, request: _Request) -> None:
+    def _check_host_and_origin(self, request: _Request, scope: Scope) -> None:
+        host = request.header("host")
+        server = scope.get("server")
+        local_address = server[0] if isinstance(server, (tuple, list)) and server else None
+        if not self._origins.host_allowed(host, local_address):
+            _logger.warning("refusing a request for Host %r (DNS rebinding?)", host)
+            raise _error_reply(421, INVALID_REQUEST, "Misdirected Request: Host not allowed")
         origin = request.header("origin")
-        if origin is None:
-            return
-        parts = urlsplit(origin)
-        if parts.hostname in _LOCAL_HOSTS or parts.netloc == request.header("host"):
-            return
-        raise _error_reply(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
+        if not self._origins.origin_allowed(origin, host):
+            _logger.warning("refusing a request from Origin %r", origin)
+            raise _error_reply(403, INVALID_REQUEST, "Forbidden: Origin not allowed")
 
     async def _authenticate(self, request: _Request) -> Principal | None:
         if self._token_verifier is None:
@@ -194,37 +237,47 @@ class StreamableHTTPApp:
             )
         return principal
 
-    def _delete(self, request: _Request) -> None:
+    def _delete(self, request: _Request, principal: Principal | None) -> None:
         session_id = request.header("mcp-session-id")
         if session_id is None:
             raise _Reply(405, None, [(b"allow", b"POST")])
-        if self._sessions.pop(session_id, None) is None:
+        if not self._sessions.close(session_id, principal):
             raise _error_reply(404, INVALID_REQUEST, "Session not found")
         raise _Reply(204)
 
-    async def _read_body(self, request: _Request, receive: ASGIReceive) -> JSONObject:
+    def _check_post_headers(self, request: _Request) -> None:
+        if not request.accepts_json:
+            raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept application/json")
         content_type = (request.header("content-type") or "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise _error_reply(
                 415, INVALID_REQUEST, "Unsupported Media Type: send application/json"
             )
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Reply(400)
-            body += message.get("body", b"")
-            if len(body) > self._max_message_size:
+        declared = request.header("content-length")
+        if declared is not None:
+            if not declared.strip().isdigit():
+                raise _error_reply(400, INVALID_REQUEST, "Bad Request: invalid Content-Length")
+            if int(declared) > self._max_message_size:
                 raise _error_reply(413, INVALID_REQUEST, "Payload Too Large")
-            if not message.get("more_body", False):
-                break
-        try:
-            value = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise _error_reply(400, PARSE_ERROR, "Parse error") from None
-        if not isinstance(value, dict):
-            raise _error_reply(400, INVALID_REQUEST, "Invalid Request: send one JSON-RPC object")
-        return value
+
+    async def _read_body(self, request: _Request, receive: ASGIReceive) -> JSONObject:
+        self._check_post_headers(request)
+        body = bytearray()
+        with anyio.move_on_after(self._body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise _Reply(400)
+                body += message.get("body", b"")
+                if len(body) > self._max_message_size:
+                    raise _error_reply(413, INVALID_REQUEST, "Payload Too Large")
+                if not message.get("more_body", False):
+                    break
+            value = decode_incoming(bytes(body))
+            if isinstance(value, Refusal):
+                raise _Reply(value.status, value.response())
+            return value
+        raise _error_reply(408, INVALID_REQUEST, "Request Timeout: the body came too slowly")
 
     async def _post(
         self,
@@ -236,23 +289,37 @@ class StreamableHTTPApp:
         message = await self._read_body(request, receive)
         session_id = request.header("mcp-session-id")
         is_request = "id" in message and "method" in message
+        session: Session | None = None
         if session_id is not None:
-            connection = self._sessions.get(session_id)
-            if connection is None:
+            session = self._sessions.get(session_id, principal)
+            if session is None:
                 raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
-            self._sessions.move_to_end(session_id)
+            connection = session.connection
             self._check_legacy_version(request, connection, message)
             legacy = True
         elif message.get("method") == "initialize":
-            connection, legacy = self._server.connection(), True
+            if len(self._sessions) >= self._sessions.max_sessions:
+                raise _busy("too many sessions", message.get("id"))
+            connection, legacy = self._connect(), True
         else:
-            connection, legacy = self._server.connection(), False
+            connection, legacy = self._connect(), False
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
         if not is_request:
             await connection.handle(message, emit=_drop, principal=principal)
             raise _Reply(202)
-        await self._answer(request, receive, send, connection, message, principal, legacy=legacy)
+        if session is not None and session.in_flight >= self._max_concurrent:
+            raise _busy("too many requests in flight on this session", message.get("id"))
+        if session is not None:
+            session.in_flight += 1
+        try:
+            await self._answer(
+                request, receive, send, connection, message, principal, legacy=legacy
+            )
+        finally:
+            if session is not None:
+                session.in_flight -= 1
+                self._sessions.touch(session)
 
     def _check_legacy_version(
         self, request: _Request, connection: ServerConnection, message: JSONObject
@@ -326,7 +393,9 @@ class StreamableHTTPApp:
             async with receive_stream:
                 first = await receive_stream.receive()
                 if "method" not in first:  # the response came before any notification
-                    await self._send_json(send, connection, message, first, legacy=legacy)
+                    await self._send_json(
+                        send, connection, message, first, principal, legacy=legacy
+                    )
                 else:
                     await _send_sse(send, first, receive_stream)
             tg.cancel_scope.cancel()
@@ -337,15 +406,15 @@ class StreamableHTTPApp:
         connection: ServerConnection,
         message: JSONObject,
         response: JSONObject,
+        principal: Principal | None,
         *,
         legacy: bool,
     ) -> None:
         headers: list[tuple[bytes, bytes]] = []
         if message.get("method") == "initialize" and "result" in response:
-            session_id = secrets.token_urlsafe(24)
-            self._sessions[session_id] = connection
-            while len(self._sessions) > _MAX_SESSIONS:
-                self._sessions.popitem(last=False)
+            session_id = self._sessions.open(connection, principal)
+            if session_id is None:  # others were opened while this one initialized
+                raise _busy("too many sessions", message.get("id"))
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
         error = response.get("error")
@@ -357,11 +426,19 @@ class StreamableHTTPApp:
         headers = list(reply.headers)
         body = b""
         if reply.body is not None:
-            body = json.dumps(reply.body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            body = encode_outgoing(reply.body) or b""
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _busy(what: str, request_id: Any) -> _Reply:
+    return _Reply(
+        503,
+        error_response(request_id, HandlerError(SERVER_BUSY, f"Server busy: {what}")),
+        [_RETRY_AFTER],
+    )
 
 
 async def _drop(message: JSONObject) -> None:
@@ -399,12 +476,14 @@ async def _send_sse(
             ],
         }
     )
-    await send({"type": "http.response.body", "body": _event(first), "more_body": True})
+    await _send_event(send, first)
     async for message in rest:
-        await send({"type": "http.response.body", "body": _event(message), "more_body": True})
+        await _send_event(send, message)
     await send({"type": "http.response.body", "body": b""})
 
 
-def _event(message: JSONObject) -> bytes:
-    data = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-    return f"event: message\ndata: {data}\n\n".encode()
+async def _send_event(send: ASGISend, message: JSONObject) -> None:
+    data = encode_outgoing(message)
+    if data is not None:
+        body = b"event: message\ndata: " + data + b"\n\n"
+        await send({"type": "http.response.body", "body": body, "more_body": True})

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, final
 
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
+# the serving defaults, here so the signatures below need no import of the shells
+DEFAULT_MAX_CONCURRENT_REQUESTS = 256
+DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
+DEFAULT_BODY_TIMEOUT = 30.0
+
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
     from mrtr.server._resource import ProtectedResource
+    from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolRequestParams,
@@ -98,6 +106,9 @@ class Server:
         on_read_resource: answers ``resources/read``.
         request_state_security: the sealing policy; ``None`` (the default) seals with an
             ephemeral key, `UNSEALED` turns sealing off.
+        handler_error_log_level: the level at which an exception a handler raises is
+            logged (logger ``mrtr.server``, with its traceback). The client only ever
+            gets ``Internal error``: the exception's message may hold secrets.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -120,8 +131,10 @@ class Server:
         on_list_resource_templates: ListHandler | None = None,
         on_read_resource: ReadResourceHandler | None = None,
         request_state_security: RequestStateSecurity | _Unsealed | None = None,
+        handler_error_log_level: int = logging.ERROR,
     ) -> None:
         self.name = name
+        self.handler_error_log_level = handler_error_log_level
         self.version = version
         self.instructions = instructions
         self.on_list_tools = on_list_tools
@@ -203,35 +216,99 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
+    def spec(self) -> ServerSpec:
+        """What the request core needs of this server, as one frozen value.
+
+        Built from the handlers set now: a handler assigned later is seen by the
+        connections made after it.
+        """
+        from mrtr.server._spec import ServerSpec
+
+        candidates: dict[str, Handler | None] = {
+            "tools/list": self.on_list_tools,
+            "tools/call": self.on_call_tool,
+            "prompts/list": self.on_list_prompts,
+            "prompts/get": self.on_get_prompt,
+            "resources/list": self.on_list_resources,
+            "resources/templates/list": self.on_list_resource_templates,
+            "resources/read": self.on_read_resource,
+        }
+        return ServerSpec(
+            handlers={method: h for method, h in candidates.items() if h is not None},
+            request_state_policy=self.request_state_policy,
+            audience=self.audience,
+            discover_result=self.discover_result,
+            initialize_result=self.initialize_result,
+            handler_error_log_level=self.handler_error_log_level,
+        )
+
     def connection(self) -> ServerConnection:
         """A fresh protocol state for one connection (for custom shells)."""
         from mrtr.server._core import ServerConnection
 
-        return ServerConnection(self)
+        return ServerConnection(self.spec())
 
     # --- serving ----------------------------------------------------------------------
 
-    def client_transport(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Transport:
+    def client_transport(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> Transport:
         """A transport to this server in the same process (what ``Client(server)`` uses).
 
         Opening it starts serving the other end of an in-memory pair (real JSON framing)
-        in a background task; closing it stops the server side.
+        in a background task; closing it stops the server side. Beyond
+        ``max_concurrent_requests`` requests in flight, the client's send waits.
         """
         from mrtr.server._stream import InProcessTransport
 
-        return InProcessTransport(self, max_message_size=max_message_size)
+        return InProcessTransport(
+            self.connection,
+            max_message_size=max_message_size,
+            max_concurrent_requests=max_concurrent_requests,
+        )
 
-    async def run_stdio_async(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        """Serve one client over stdin/stdout until stdin closes."""
+    async def run_stdio_async(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> None:
+        """Serve one client over stdin/stdout until stdin closes.
+
+        Args:
+            max_message_size: the cap on one incoming line, in bytes.
+            max_concurrent_requests: requests in flight at once; beyond it the server
+                stops reading stdin until one finishes (back-pressure).
+        """
         from mrtr.server._stream import serve_stdio
 
-        await serve_stdio(self, max_message_size=max_message_size)
+        await serve_stdio(
+            self.connection,
+            max_message_size=max_message_size,
+            max_concurrent_requests=max_concurrent_requests,
+        )
 
-    def run_stdio(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        """Serve one client over stdin/stdout until stdin closes (blocking)."""
+    def run_stdio(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> None:
+        """Serve one client over stdin/stdout until stdin closes (blocking).
+
+        See `run_stdio_async` for the arguments.
+        """
         import anyio
 
-        anyio.run(lambda: self.run_stdio_async(max_message_size=max_message_size))
+        anyio.run(
+            lambda: self.run_stdio_async(
+                max_message_size=max_message_size,
+                max_concurrent_requests=max_concurrent_requests,
+            )
+        )
 
     def streamable_http_app(
         self,
@@ -239,6 +316,12 @@ class Server:
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
         protected_resource: ProtectedResource | None = None,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
@@ -247,13 +330,30 @@ class Server:
         the handler sends notifications); legacy clients get sessions
         (``Mcp-Session-Id``). Serve it with uvicorn (``mrtr[server]``) or any ASGI server.
 
+        Before anything else, ``Host`` must name this machine (``localhost``,
+        ``127.0.0.1``, ``[::1]``, the address the request arrived at, or an entry of
+        ``allowed_hosts``; else 421) and ``Origin``, when sent, must be a local page, the
+        same origin, or an entry of ``allowed_origins`` (else 403): a web page on a
+        rebound domain cannot reach a local server.
+
         Args:
             path: the endpoint path.
             token_verifier: maps a bearer token to a `Principal` (or ``None`` to reject
                 it); with one, requests without a valid token get 401, whose challenge
                 names the server's protected-resource metadata (RFC 9728), served at
                 ``/.well-known/oauth-protected-resource<path>``.
-            max_message_size: the cap on one request body, in bytes.
+            max_message_size: the cap on one request body, in bytes (413 beyond).
+            allowed_hosts: more ``Host`` values to accept: ``"name"`` (any port),
+                ``"name:port"``, or ``"*"`` to turn the check off (behind a proxy that
+                checks it).
+            allowed_origins: more ``Origin`` values to accept (``"https://app.example"``),
+                or ``"*"`` for any.
+            max_sessions: legacy sessions held at once; ``initialize`` beyond it gets 503
+                (live sessions are never evicted to make room).
+            session_idle_timeout: seconds after its last request a legacy session ends.
+            max_concurrent_requests: requests in flight at once on one legacy session
+                (503 beyond it).
+            body_timeout: seconds a client may take to send a request body (408 beyond).
             protected_resource: what that metadata says (the authorization servers,
                 scopes, canonical URL); only used with a ``token_verifier``.
         """
@@ -261,7 +361,16 @@ class Server:
         from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
 
         app = StreamableHTTPApp(
-            self, path=path, token_verifier=token_verifier, max_message_size=max_message_size
+            self.connection,
+            path=path,
+            token_verifier=token_verifier,
+            max_message_size=max_message_size,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+            max_concurrent_requests=max_concurrent_requests,
+            body_timeout=body_timeout,
         )
         if token_verifier is None:
             return app
@@ -276,18 +385,47 @@ class Server:
         port: int = 8000,
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        limit_concurrency: int | None = 1000,
+        timeout_keep_alive: int = 5,
+        timeout_graceful_shutdown: int | None = 10,
         protected_resource: ProtectedResource | None = None,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
-        Binds to localhost by default, as the transport spec advises for local servers.
+        Binds to localhost by default, as the transport spec advises for local servers;
+        ``host`` is accepted in ``Host`` headers (with ``allowed_hosts``). The uvicorn
+        settings bound what slow or numerous clients can hold: ``limit_concurrency``
+        (connections and requests at once; 503 beyond, the bound on stateless requests),
+        ``timeout_keep_alive`` (seconds an idle connection stays open) and
+        ``timeout_graceful_shutdown`` (seconds requests may finish at shutdown). uvicorn
+        has no timeout for a client that sends its headers slowly: expose the server
+        through a reverse proxy that has one. Bodies sent slowly hit the app's
+        ``body_timeout``. For other settings, serve `streamable_http_app` yourself.
 
         Raises:
             ImportError: uvicorn is not installed (``pip install 'mrtr[server]'``).
         """
         import uvicorn
 
+        hosts = list(allowed_hosts)
+        if host not in ("", "0.0.0.0", "::"):  # a wildcard bind has no name of its own
+            hosts.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
         app = self.streamable_http_app(
-            path=path, token_verifier=token_verifier, protected_resource=protected_resource
+            path=path,
+            token_verifier=token_verifier,
+            allowed_hosts=hosts,
+            allowed_origins=allowed_origins,
+            protected_resource=protected_resource,
         )
-        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            limit_concurrency=limit_concurrency,
+            timeout_keep_alive=timeout_keep_alive,
+            timeout_graceful_shutdown=timeout_graceful_shutdown,
+        )

@@ -6,6 +6,11 @@ of worker tasks (so a slow handler does not block the connection), and
 ``notifications/cancelled`` cancels the worker serving that request (no response is
 sent for it then). Over stdio a reader loop feeds it; in process the client's `send`
 hands it each message directly, still parsed from JSON text.
+
+At most ``max_concurrent_requests`` requests are in flight per connection: beyond that,
+taking the next message waits until one finishes (back-pressure: the stdio reader stops
+reading, the in-process client's `send` waits). A ``notifications/cancelled`` sent behind
+the waiting request is read only once there is room again.
 """
 
 from __future__ import annotations
@@ -14,32 +19,51 @@ import json
 import logging
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from mrtr._anyio import event_factory
 from mrtr.errors import TransportError
-from mrtr.server._jsonrpc import HandlerError, JSONObject, error_response
+from mrtr.server._jsonrpc import (
+    HandlerError,
+    JSONObject,
+    Refusal,
+    decode_incoming,
+    encode_outgoing,
+    response_id,
+)
+from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
-from mrtr.transports._framing import decode_message, encode_message, encode_text, utf8_size
+from mrtr.transports._framing import encode_text, utf8_size
 from mrtr.transports._memory import MemoryTransport
-from mrtr.types import INVALID_REQUEST, PARSE_ERROR
+from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
-    from mrtr.server._server import Server
+    from mrtr.server._core import ServerConnection
+
+Connect = Callable[[], "ServerConnection"]
+"""Makes the protocol state of one new connection (`Server.connection`)."""
 
 __all__ = ["InProcessTransport", "serve_messages", "serve_stdio"]
 
 _logger = logging.getLogger("mrtr.server")
 
-Receive = Callable[[], Awaitable["JSONObject | RequestFailed | HandlerError"]]
+Receive = Callable[[], Awaitable["JSONObject | RequestFailed | Refusal"]]
 Send = Callable[[JSONObject], Awaitable[None]]
 
 
-async def serve_messages(server: Server, receive: Receive, send: Send) -> None:
+async def serve_messages(
+    connect: Connect,
+    receive: Receive,
+    send: Send,
+    *,
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+) -> None:
     """Serve one connection until ``receive`` raises `TransportError` (end of input).
 
     Requests still running when the input ends are allowed to finish; the caller
@@ -48,7 +72,7 @@ async def serve_messages(server: Server, receive: Receive, send: Send) -> None:
     per call; the stdio shell serializes its writes itself).
     """
     async with anyio.create_task_group() as tg:
-        stream = _StreamServer(server, send, tg)
+        stream = _StreamServer(connect(), send, tg, max_concurrent_requests=max_concurrent_requests)
         try:
             while True:
                 try:
@@ -81,28 +105,45 @@ class _StreamServer:
     exits (another takes its place on demand).
     """
 
-    def __init__(self, server: Server, send: Send, task_group: anyio.abc.TaskGroup) -> None:
-        self._connection = server.connection()
+    def __init__(
+        self,
+        connection: ServerConnection,
+        send: Send,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        max_concurrent_requests: int,
+    ) -> None:
+        if max_concurrent_requests < 1:
+            raise ValueError("max_concurrent_requests must be at least 1")
+        self._connection = connection
         self.send = send
         self._task_group = task_group
+        self._max_concurrent = max_concurrent_requests
+        self._pending = 0  # requests queued or running
+        self._waiting: deque[anyio.Event] = deque()  # senders waiting for room, oldest first
         self._inflight: dict[Any, anyio.CancelScope] = {}
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
-        # `anyio.Event()` looks up the running backend each time; look it up once
-        self._new_event: Callable[[], anyio.Event] = type(anyio.Event())
+        self._new_event: Callable[[], anyio.Event] = event_factory()
 
-    async def dispatch(self, message: JSONObject | RequestFailed | HandlerError) -> None:
-        """Take one incoming message: queue a request, answer anything else inline."""
+    async def dispatch(self, message: JSONObject | RequestFailed | Refusal) -> None:
+        """Take one incoming message: queue a request, answer anything else inline.
+
+        Waits while the connection has ``max_concurrent_requests`` requests in flight.
+        """
         if isinstance(message, RequestFailed):
             return
-        if isinstance(message, HandlerError):
-            await self.send(error_response(None, message))
+        if isinstance(message, Refusal):
+            await self._send_quietly(message.response())
             return
         method = message.get("method")
         if method == "notifications/cancelled":
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
+            while self._pending >= self._max_concurrent:
+                await self._wait_for_room()
+            self._pending += 1
             self._queue.append(message)
             if self._idle:
                 self._idle.pop().set()
@@ -119,17 +160,21 @@ class _StreamServer:
             event.set()
 
     def _cancel(self, params: Any) -> None:
-        scope = self._inflight.get(params.get("requestId")) if isinstance(params, dict) else None
+        key = response_id(params.get("requestId")) if isinstance(params, dict) else None
+        scope = None if key is None else self._inflight.get(key)
         if scope is not None:
             scope.cancel()
 
     async def _answer(self, message: JSONObject) -> None:
         response = await self._connection.handle(message, emit=self.send)
         if response is not None:
-            try:
-                await self.send(response)
-            except TransportError:
-                _logger.debug("could not send the response to %r", message.get("id"))
+            await self._send_quietly(response)
+
+    async def _send_quietly(self, response: JSONObject) -> None:
+        try:
+            await self.send(response)
+        except TransportError:
+            _logger.debug("could not send the response to %r", response.get("id"))
 
     async def _work(self) -> None:
         """Answer queued requests until there is none and waiting is not worth it."""
@@ -145,13 +190,29 @@ class _StreamServer:
                     await event.wait()
 
     async def _run_request(self, message: JSONObject, scope: anyio.CancelScope) -> None:
-        key = message.get("id")
-        self._inflight[key] = scope
+        key = response_id(message.get("id"))  # an unusable id cannot be cancelled
+        if key is not None:
+            self._inflight[key] = scope
         try:
             await self._answer(message)
         finally:
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
+            self._pending -= 1
+            if self._waiting:  # wake one waiter per finished request, not all of them
+                self._waiting.popleft().set()
+
+    async def _wait_for_room(self) -> None:
+        event = self._new_event()
+        self._waiting.append(event)
+        try:
+            await event.wait()
+        except BaseException:  # cancelled: leave the queue, pass on a wake-up already had
+            if event in self._waiting:
+                self._waiting.remove(event)
+            elif self._waiting:
+                self._waiting.popleft().set()
+            raise
 
 
 class InProcessTransport(Transport):
@@ -160,38 +221,54 @@ class InProcessTransport(Transport):
     Every message is framed as JSON both ways, with the size cap checked on arrival.
     What the client sends is handed to the server directly (no reader task in between:
     a request is queued for a worker, anything else is answered in the caller's task);
-    what the server sends goes through an in-memory channel the client reads.
-    `open` starts a task group for the server's workers; `aclose` closes the channel
-    and stops that task group. Open and close it from the same task (``async with``
-    does).
+    what the server sends goes through an in-memory channel the client reads. The
+    server's workers run in the transport's lifespan task group (``async with``).
     """
 
-    def __init__(self, server: Server, *, max_message_size: int) -> None:
-        self._server = server
+    def __init__(
+        self, connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+    ) -> None:
+        self._connect = connect
         self._max_message_size = max_message_size
+        self._max_concurrent_requests = max_concurrent_requests
         self._client_end: MemoryTransport | None = None
         self._server_end: MemoryTransport | None = None
         self._stream: _StreamServer | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
+        self._opened = False
         self._closed_reason: str | None = None
 
-    async def open(self) -> None:
-        """Start serving.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Connect to the server; its request workers run in the lifespan's task group.
 
         Raises:
-            TransportError: the transport is already open.
+            TransportError: the transport was opened before.
         """
-        if self._task_group is not None:
-            raise TransportError("the in-process transport is already open")
+        if self._opened:
+            raise TransportError("the in-process transport is already open (it opens only once)")
+        self._opened = True
         client_end, server_end = create_memory_transport_pair(
             max_message_size=self._max_message_size
         )
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
         self._client_end, self._server_end = client_end, server_end
-        self._task_group = task_group
-        self._stream = _StreamServer(self._server, server_end.send, task_group)
-        self._closed_reason = None
+
+        async def send(message: JSONObject) -> None:
+            data = encode_outgoing(message)
+            if data is not None:
+                await server_end.send_raw(data)
+
+        async with anyio.create_task_group() as task_group:
+            self._stream = _StreamServer(
+                self._connect(),
+                send,
+                task_group,
+                max_concurrent_requests=self._max_concurrent_requests,
+            )
+            try:
+                yield
+            finally:
+                await self.aclose()
+                task_group.cancel_scope.cancel()
 
     def _end(self) -> MemoryTransport:
         if self._client_end is None:
@@ -248,10 +325,6 @@ class InProcessTransport(Transport):
         await self._end_of_input("the in-process transport is closed")
         if self._client_end is not None:
             await self._client_end.aclose()
-        task_group, self._task_group = self._task_group, None
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
 
 
 class _StdioReader:
@@ -270,19 +343,21 @@ class _StdioReader:
             self._stream.readline, self._max + 1, abandon_on_cancel=True
         )
 
-    async def receive(self) -> JSONObject | HandlerError:
+    async def receive(self) -> JSONObject | Refusal:
         while True:
             line = await self._readline()
             if not line:
                 raise TransportError("stdin closed")
             if len(line) > self._max and not line.endswith(b"\n"):
                 await self._discard_rest()
-                return HandlerError(INVALID_REQUEST, f"message over the {self._max}-byte cap")
+                return Refusal(
+                    HandlerError(INVALID_REQUEST, f"message over the {self._max}-byte cap")
+                )
             if not line.strip():
                 continue
-            message = decode_message(line, logger=_logger)
-            if message is None:
-                return HandlerError(PARSE_ERROR, "Parse error")
+            message = decode_incoming(line)
+            if isinstance(message, Refusal):
+                _logger.warning("refusing a message from the client: %s", message.error.message)
             return message
 
     async def _discard_rest(self) -> None:
@@ -292,7 +367,9 @@ class _StdioReader:
                 return
 
 
-async def serve_stdio(server: Server, *, max_message_size: int) -> None:
+async def serve_stdio(
+    connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
     reader = _StdioReader(sys.stdin.buffer, max_message_size=max_message_size)
     stdout = sys.stdout.buffer
@@ -304,11 +381,16 @@ async def serve_stdio(server: Server, *, max_message_size: int) -> None:
     lock = anyio.Lock()
 
     async def send(message: JSONObject) -> None:
-        data = encode_message(message) + b"\n"
+        encoded = encode_outgoing(message)
+        if encoded is None:
+            return
+        data = encoded + b"\n"
         try:
             async with lock:  # one writer thread at a time: lines never interleave
                 await anyio.to_thread.run_sync(write, data)
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 
-    await serve_messages(server, reader.receive, send)
+    await serve_messages(
+        connect, reader.receive, send, max_concurrent_requests=max_concurrent_requests
+    )

@@ -1,18 +1,30 @@
 """The transport contract: move JSON-RPC messages, know nothing about methods or rounds.
 
-A transport is an async context manager. Inside it, `send` writes one JSON-RPC message
-(a parsed JSON object) and `receive` returns the next thing from the peer: a message, or
-a `RequestFailed` when the transport lost one request without losing the connection
-(a modern HTTP POST that failed). When the connection itself ends, `receive` raises
-`TransportError` (with the reason: exit code, HTTP failure, oversized message, ...).
+A transport is an async context manager. Its lifespan is one `_lifespan` generator,
+entered by `__aenter__` through an `AsyncExitStack` and left by `__aexit__`; `aclose`
+closes the connection from inside the block without leaving it. Whatever the transport
+runs in the background (an HTTP request per message, a stderr pump, an in-process
+server's workers) runs in the one task group that generator owns, so nothing outlives
+the ``async with`` and every failure has an owner.
+
+Inside it, `send` writes one JSON-RPC message (a parsed JSON object) and `receive`
+returns the next thing from the peer: a message, or a `RequestFailed` when the transport
+lost one request without losing the connection (a modern HTTP POST that failed). When
+the connection itself ends, `receive` raises `TransportError` (with the reason: exit
+code, HTTP failure, oversized message, ...).
 
 Transports may look at the messages they carry to derive per-request framing (HTTP
-headers from `_meta`, a session id from the `initialize` response), never to change them.
+headers from `_meta`, a session id from the `initialize` response), never to change them,
+with one exception the Streamable HTTP spec requires: a modern HTTP transport drops from
+a ``tools/list`` result the tools whose ``x-mcp-header`` annotations are invalid. A
+transport never originates JSON-RPC requests of its own.
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -37,10 +49,23 @@ class RequestFailed:
 
 
 class Transport(abc.ABC):
-    """Moves JSON-RPC messages to and from one peer."""
+    """Moves JSON-RPC messages to and from one peer.
+
+    Subclasses implement `_lifespan` (connect, run, clean up), `send`, `receive` and
+    `aclose`.
+    """
+
+    _lifespan_stack: AsyncExitStack | None = None
 
     async def __aenter__(self) -> Self:
-        await self.open()
+        """Connect: enter the transport's lifespan.
+
+        Raises:
+            TransportError: the transport was opened before, or could not connect.
+        """
+        stack = AsyncExitStack()
+        await stack.enter_async_context(self._lifespan())
+        self._lifespan_stack = stack
         return self
 
     async def __aexit__(
@@ -49,11 +74,24 @@ class Transport(abc.ABC):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        try:
+            await self.aclose()
+        finally:
+            stack, self._lifespan_stack = self._lifespan_stack, None
+            if stack is not None:
+                # The body's exception (if any) is not passed in: it propagates from the
+                # caller's `async with` as itself, never wrapped in an ExceptionGroup.
+                await stack.aclose()
 
-    @abc.abstractmethod
-    async def open(self) -> None:
-        """Connect (start the process, open the pair, ...)."""
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Connect, own the transport's task group while open, clean up at the end.
+
+        An ``@asynccontextmanager`` generator; it raises `TransportError` when the
+        transport cannot connect or was opened before (a transport opens once). The
+        default suits a transport with nothing to connect and nothing to run.
+        """
+        yield
 
     @abc.abstractmethod
     async def send(self, message: JSONObject) -> None:
@@ -73,4 +111,8 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     async def aclose(self) -> None:
-        """Close the connection and release everything; safe to call twice."""
+        """Close the connection now (a waiting `receive` fails); safe to call twice.
+
+        It may be called from any task inside the ``async with`` block; the lifespan's
+        task group itself is left when the block ends.
+        """

@@ -11,11 +11,22 @@ import logging
 
 from mrtr.transports._base import JSONObject
 
-__all__ = ["decode_message", "encode_message", "encode_text", "utf8_size"]
+__all__ = [
+    "decode_message",
+    "encode_echoing",
+    "encode_message",
+    "encode_text",
+    "response_id_of_unparseable",
+    "utf8_size",
+]
 
 _PREVIEW = 200
+_UTF8_CHUNK = 1 << 16  # measure long non-ASCII text in slices, not one full copy
 # One encoder for every message: `json.dumps` with options builds a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -27,6 +38,24 @@ def encode_message(message: JSONObject) -> bytes:
             surrogate (not encodable as UTF-8).
     """
     return encode_text(message).encode("utf-8")
+
+
+def encode_echoing(message: JSONObject) -> bytes:
+    """`encode_message` for what a client sends: a lone surrogate goes out escaped.
+
+    JSON can carry a lone surrogate as an escape, and a server's ``requestState`` must
+    come back byte for byte; such a message cannot be UTF-8, so it is written with every
+    non-ASCII character escaped instead (the usual message takes the fast path).
+
+    Raises:
+        TypeError: the message is not a dict, or holds a value JSON cannot represent.
+        ValueError: the message holds NaN or an infinity (not valid JSON).
+    """
+    text = encode_text(message)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ASCII_ENCODER.encode(message).encode("ascii")
 
 
 def encode_text(message: JSONObject) -> str:
@@ -42,12 +71,18 @@ def encode_text(message: JSONObject) -> str:
 
 
 def utf8_size(text: str) -> int:
-    """The size in bytes of ``text`` as UTF-8, without encoding it when it is ASCII.
+    """The exact UTF-8 size of ``text`` in bytes, without one large allocation.
 
-    Raises:
-        UnicodeEncodeError: the text holds a lone surrogate.
+    The one size function of the project (transports, server and the input loop's limits
+    all count with it). A lone surrogate, which JSON can carry, counts as three bytes, as
+    ``surrogatepass`` encodes it, so measuring never raises.
     """
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    if text.isascii():  # O(1) in CPython: the string knows it is ASCII
+        return len(text)
+    return sum(
+        len(text[i : i + _UTF8_CHUNK].encode("utf-8", "surrogatepass"))
+        for i in range(0, len(text), _UTF8_CHUNK)
+    )
 
 
 def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
@@ -58,7 +93,7 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
     """
     try:
         value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         logger.warning(
             "dropping an unparseable message from the peer (%s): %r", exc, data[:_PREVIEW]
         )
@@ -71,3 +106,29 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
         )
         return None
     return value
+
+
+def response_id_of_unparseable(data: bytes) -> int | str | None:
+    """The id of a response `decode_message` refused for an over-long integer only.
+
+    Python refuses integers of more than 4,300 digits. A response holding one is
+    otherwise readable, and its id says which request it fails; parsed again with such
+    integers read as ``0``, its id is found. ``None`` for anything else.
+    """
+    try:
+        value = json.loads(data.decode("utf-8"), parse_int=_int_or_zero)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or "method" in value:
+        return None
+    request_id = value.get("id")
+    if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
+        return request_id
+    return None
+
+
+def _int_or_zero(digits: str) -> int:
+    try:
+        return int(digits)
+    except ValueError:
+        return 0

@@ -2,32 +2,38 @@
 
 Pure functions, no I/O: encoding a value for a header (the Base64 sentinel for values
 that are not plain header-safe ASCII), validating the ``x-mcp-header`` annotations of a
-tool's ``inputSchema``, and extracting the ``Mcp-Param-*`` headers of a ``tools/call``.
+tool's ``inputSchema``, extracting the ``Mcp-Param-*`` headers of a ``tools/call``, and
+`ToolHeaderRegistry`, which learns each tool's headers from ``tools/list`` results.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
+
 __all__ = [
     "MCP_PARAM_PREFIX",
     "InvalidToolDefinition",
     "ParamHeader",
+    "ToolHeaderRegistry",
     "encode_header_value",
+    "modern_headers",
     "param_headers",
     "tool_param_headers",
 ]
+
+_logger = logging.getLogger("mrtr.transports.http")
 
 MCP_PARAM_PREFIX = "Mcp-Param-"
 _ANNOTATION = "x-mcp-header"
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _SAFE_VALUE = re.compile(r"^[\x20-\x7e]*$")
-_SENTINEL_PREFIX = "=?base64?"
-_SENTINEL_SUFFIX = "?="
 _PRIMITIVE_TYPES = frozenset({"string", "integer", "boolean"})
 _MAX_SAFE_INTEGER = 2**53 - 1
 # Keywords whose values are instance data, not subschemas: never look for annotations there.
@@ -60,12 +66,12 @@ def encode_header_value(value: str) -> str:
     plain = (
         _SAFE_VALUE.match(value) is not None
         and value == value.strip(" ")
-        and not (value.startswith(_SENTINEL_PREFIX) and value.endswith(_SENTINEL_SUFFIX))
+        and not (value.startswith(BASE64_HEADER_PREFIX) and value.endswith(BASE64_HEADER_SUFFIX))
     )
     if plain:
         return value
     encoded = base64.b64encode(value.encode("utf-8")).decode("ascii")
-    return f"{_SENTINEL_PREFIX}{encoded}{_SENTINEL_SUFFIX}"
+    return f"{BASE64_HEADER_PREFIX}{encoded}{BASE64_HEADER_SUFFIX}"
 
 
 def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
@@ -79,8 +85,7 @@ def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     schema = tool.get("inputSchema")
     if not isinstance(schema, Mapping):
         return ()
-    found: list[ParamHeader] = []
-    _collect(schema, path=(), reachable=True, found=found)
+    found = _collect(schema)
     seen: set[str] = set()
     for item in found:
         key = item.name.lower()
@@ -90,31 +95,35 @@ def tool_param_headers(tool: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     return tuple(found)
 
 
-def _collect(
-    schema: Mapping[str, Any],
-    *,
-    path: tuple[str, ...],
-    reachable: bool,
-    found: list[ParamHeader],
-) -> None:
-    for key, value in schema.items():
-        if key == _ANNOTATION:
-            found.append(_check_annotation(schema, value, path=path, reachable=reachable))
-        elif key == "properties" and isinstance(value, Mapping):
-            for prop, sub in value.items():
-                if isinstance(sub, Mapping):
-                    _collect(sub, path=(*path, str(prop)), reachable=reachable, found=found)
-        elif key not in _DATA_KEYWORDS:
-            _collect_any(value, found=found)
+def _collect(root: Mapping[str, Any]) -> list[ParamHeader]:
+    """Every annotation in the schema, in document order.
 
-
-def _collect_any(value: Any, *, found: list[ParamHeader]) -> None:
-    """Walk a value that is not a statically reachable property (items, anyOf, $defs...)."""
-    if isinstance(value, Mapping):
-        _collect(value, path=(), reachable=False, found=found)
-    elif isinstance(value, Sequence) and not isinstance(value, str):
-        for item in value:
-            _collect_any(item, found=found)
+    A loop with its own stack, not recursion: a server's schema may nest deeper than
+    Python's recursion limit and is still a valid tool.
+    """
+    found: list[ParamHeader] = []
+    # (a schema or list of schemas, its property path, reachable through 'properties' alone)
+    stack: list[tuple[Any, tuple[str, ...], bool]] = [(root, (), True)]
+    while stack:
+        value, path, reachable = stack.pop()
+        children: list[tuple[Any, tuple[str, ...], bool]] = []
+        if isinstance(value, Mapping):
+            for key, sub in value.items():
+                if key == _ANNOTATION:
+                    found.append(_check_annotation(value, sub, path=path, reachable=reachable))
+                elif key == "properties" and isinstance(sub, Mapping):
+                    children += [
+                        (schema, (*path, str(prop)), reachable)
+                        for prop, schema in sub.items()
+                        if isinstance(schema, Mapping)
+                    ]
+                elif key not in _DATA_KEYWORDS:
+                    # items, anyOf, $defs...: not statically reachable properties
+                    children.append((sub, (), False))
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            children += [(item, (), False) for item in value]
+        stack.extend(reversed(children))
+    return found
 
 
 def _check_annotation(
@@ -181,3 +190,60 @@ def _header_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     return None
+
+
+class ToolHeaderRegistry:
+    """The ``Mcp-Param-*`` headers of each listed tool, learned from ``tools/list`` results.
+
+    Sans-IO: `learn` reads a result (and returns it without the tools whose annotations
+    are invalid, which the spec requires a client to drop), `headers_for` builds the
+    headers of one ``tools/call``.
+    """
+
+    def __init__(self) -> None:
+        self._tools: dict[str, tuple[ParamHeader, ...]] = {}
+
+    def learn(self, result: Mapping[str, Any]) -> dict[str, Any]:
+        """Record the headers of the listed tools; return the result minus invalid tools."""
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return dict(result)
+        kept: list[Any] = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                kept.append(tool)
+                continue
+            try:
+                self._tools[name] = tool_param_headers(tool)
+            except InvalidToolDefinition as exc:
+                self._tools.pop(name, None)
+                _logger.warning("dropping tool %r from tools/list: %s", name, exc)
+                continue
+            kept.append(tool)
+        return {**result, "tools": kept}
+
+    def headers_for(self, name: str, arguments: Any) -> dict[str, str]:
+        """The ``Mcp-Param-*`` headers of a call of tool `name` with `arguments`."""
+        specs = self._tools.get(name)
+        return param_headers(specs, arguments) if specs else {}
+
+
+_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def modern_headers(
+    message: Mapping[str, Any], version: str, tools: ToolHeaderRegistry
+) -> dict[str, str]:
+    """The request metadata headers of one modern request: version, method, name, params."""
+    method: str = message["method"]
+    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return headers
+    name = params.get(_NAMED_METHODS.get(method, ""))
+    if isinstance(name, str):
+        headers["Mcp-Name"] = encode_header_value(name)
+        if method == "tools/call":
+            headers.update(tools.headers_for(name, params.get("arguments")))
+    return headers

@@ -1,16 +1,17 @@
-"""A bounded, sans-IO Server-Sent Events decoder for the HTTP transport.
+"""A bounded Server-Sent Events decoder for the HTTP transport.
 
-httpx-sse parses SSE from unbounded text lines; a hostile server could then make the
-client buffer an endless line. This decoder is fed raw bytes as they arrive and keeps at
-most ``max_event_size`` bytes of one event (its data lines plus the unfinished line), so
-an oversized event fails as soon as it crosses the cap, with `MessageTooLargeError`.
-Events are returned as httpx-sse's public `ServerSentEvent` values.
+httpx-sse's `SSEDecoder` applies the WHATWG field rules (``data`` lines joined with
+newlines, ``id`` without NUL persisting across events, ``retry``, comments, unknown
+fields ignored) to one text line at a time, but its line splitter buffers text without
+limit, so a hostile server could make the client hold an endless line. This module keeps
+the line splitting: it is fed raw bytes, splits lines on CRLF, LF or CR, and keeps at most
+``max_event_size`` bytes of one event (its field lines plus the unfinished line) before a
+line ever reaches httpx-sse. An oversized event fails as soon as it crosses the cap, with
+`MessageTooLargeError`.
 
-Parsing follows the WHATWG event-stream rules: lines end with CRLF, LF or CR; a line
-starting with ``:`` is a comment; ``data`` lines are joined with newlines; ``id`` (without
-NUL) sets the last event id, which persists across events; ``retry`` takes ASCII digits
-only; a blank line dispatches the event; an unfinished event at the end of the stream is
-discarded.
+Only events that carry data are returned (WHATWG: an event whose data buffer is empty is
+not dispatched); the others still update `last_event_id` and `retry_ms`. An unfinished
+event at the end of the stream is discarded.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import re
 
 from httpx_sse import ServerSentEvent
+from httpx_sse._decoders import SSEDecoder
 
 from mrtr.errors import MessageTooLargeError
 
@@ -30,20 +32,18 @@ class BoundedSSEDecoder:
     """Turn chunks of an SSE byte stream into events, never holding more than the cap.
 
     Attributes:
-        last_event_id: the most recent ``id`` field seen (``None`` before any), for
-            ``Last-Event-ID`` on reconnection.
+        last_event_id: the id of the last event dispatched (``None`` before any, or
+            after an empty ``id``), for ``Last-Event-ID`` on reconnection.
         retry_ms: the most recent ``retry`` field, in milliseconds (``None`` before any).
     """
 
     def __init__(self, *, max_event_size: int) -> None:
         self._max = max_event_size
+        self._fields = SSEDecoder()
         self._buffer = bytearray()
         self._scan_from = 0
         self._skip_lf = False
-        self._data: list[str] = []
-        self._data_size = 0
-        self._has_data = False
-        self._event_type = ""
+        self._event_size = 0  # bytes of the current event's field lines
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
 
@@ -64,50 +64,28 @@ class BoundedSSEDecoder:
             start = self._scan_from = match.end()
             if match.group() == b"\r" and match.end() == len(self._buffer):
                 self._skip_lf = True  # a CRLF may be split across two chunks
-            event = self._process_line(line.decode("utf-8", errors="replace"))
+            event = self._line(line)
             if event is not None:
                 events.append(event)
         del self._buffer[:start]
         self._scan_from = len(self._buffer)
-        held = self._data_size + len(self._buffer)
-        if held > self._max:
-            raise MessageTooLargeError(held, self._max, knob="max_sse_event_size")
+        self._check(self._event_size + len(self._buffer))
         return events
 
-    def _process_line(self, line: str) -> ServerSentEvent | None:
+    def _line(self, line: bytes) -> ServerSentEvent | None:
         if not line:
-            return self._dispatch()
-        if line.startswith(":"):
+            self._event_size = 0
+        elif not line.startswith(b":"):  # comments are dropped, so they are not held
+            self._event_size += len(line) + 1
+            self._check(self._event_size)
+        event = self._fields.decode(line.decode("utf-8", errors="replace"))
+        if event is None:
             return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-            self._data_size += len(value) + 1
-            self._has_data = True
-            if self._data_size > self._max:
-                raise MessageTooLargeError(self._data_size, self._max, knob="max_sse_event_size")
-        elif name == "event":
-            self._event_type = value
-        elif name == "id":
-            if "\0" not in value:
-                self.last_event_id = value
-        elif name == "retry" and value.isascii() and value.isdigit():
-            self.retry_ms = int(value)
-        return None
+        self.last_event_id = event.id or None
+        if event.retry is not None and event.retry >= 0:
+            self.retry_ms = event.retry
+        return event if event.data else None
 
-    def _dispatch(self) -> ServerSentEvent | None:
-        if not self._has_data:
-            self._event_type = ""
-            return None
-        event = ServerSentEvent(
-            event=self._event_type or "message",
-            data="\n".join(self._data),
-            id=self.last_event_id,
-            retry=self.retry_ms,
-        )
-        self._data = []
-        self._data_size = 0
-        self._has_data = False
-        self._event_type = ""
-        return event
+    def _check(self, held: int) -> None:
+        if held > self._max:
+            raise MessageTooLargeError(held, self._max, knob="max_sse_event_size")

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import anyio
+import anyio.lowlevel
 
+from mrtr._anyio import event_factory
 from mrtr.errors import MessageTooLargeError, TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import decode_message, encode_echoing
 
 __all__ = ["DEFAULT_MAX_BUFFERED_MESSAGES", "MemoryTransport", "create_memory_transport_pair"]
 
@@ -111,6 +114,7 @@ class _Channel:
             _SelfClosed: the sending end is closed.
             _PeerClosed: the receiving end is closed.
         """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         while True:
             if self._sender_closed:
                 raise _SelfClosed
@@ -131,6 +135,7 @@ class _Channel:
             _SelfClosed: the receiving end is closed.
             _PeerClosed: the sending end is closed and every frame was taken.
         """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         while True:
             if self._receiver_closed:
                 raise _SelfClosed
@@ -168,16 +173,15 @@ class _Channel:
             event.set()
 
     def _event(self) -> anyio.Event:
-        # `anyio.Event()` looks up the running backend each time; look it up once.
         if self._new_event is None:
-            self._new_event = type(anyio.Event())
+            self._new_event = event_factory()
         return self._new_event()
 
 
 class MemoryTransport(Transport):
     """One end of an in-memory connection; build a pair with `create_memory_transport_pair`.
 
-    The constructor is internal: it takes the two anyio streams the pair factory wires up.
+    The constructor is internal: it takes the two channels the pair factory wires up.
     """
 
     def __init__(self, outgoing: _Channel, incoming: _Channel, *, max_message_size: int) -> None:
@@ -185,6 +189,7 @@ class MemoryTransport(Transport):
         self._incoming = incoming
         self._max_message_size = max_message_size
         self._closed_reason: str | None = None
+        self._entered = False
 
     @property
     def max_message_size(self) -> int:
@@ -196,13 +201,17 @@ class MemoryTransport(Transport):
         """Whether this end is closed (by `aclose` or after an oversized message)."""
         return self._closed_reason is not None
 
-    async def open(self) -> None:
-        """Check the end is usable: the pair is connected from the start.
-
-        Raises:
-            TransportError: this end was already closed.
-        """
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        # The pair is connected from the start: the lifespan only checks and closes.
         self._check_open()
+        if self._entered:
+            raise TransportError("the in-memory transport is already open")
+        self._entered = True
+        try:
+            yield
+        finally:
+            self._close("the in-memory transport is closed")
 
     async def send(self, message: JSONObject) -> None:
         """Serialize one message to JSON and hand it to the peer.
@@ -215,7 +224,7 @@ class MemoryTransport(Transport):
             ValueError: the message holds NaN or an infinity.
         """
         self._check_open()
-        await self._send_frame(encode_message(message))
+        await self._send_frame(encode_echoing(message))
 
     async def send_raw(self, data: bytes | str) -> None:
         """Hand the peer one frame of raw text, bypassing serialization.

@@ -1,10 +1,9 @@
-"""The stdio transport's pipe ends, and the one background task it runs.
+"""The stdio transport's pipe ends.
 
 Why not anyio's process streams: on asyncio they sit on the subprocess transport, which
 hands every chunk of stdout over one trip through the event loop late, and the stdin
 stream ends every write with another trip even when the pipe took the data at once.
-Per round of a multi-round call those trips were a measurable share of the client's
-CPU. So, on POSIX, the transport owns the parent's ends of the pipes:
+So, on POSIX, the transport owns the parent's ends of the pipes:
 
 - stdin: a non-blocking file descriptor written with `os.write`, waiting with
   `anyio.wait_writable` only while the pipe is full (`FdWriter`, any backend);
@@ -23,8 +22,7 @@ import asyncio
 import contextlib
 import os
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 import anyio
 import anyio.abc
@@ -35,11 +33,9 @@ __all__ = [
     "FdWriter",
     "PipeWriter",
     "StreamWriter",
-    "start_detached",
+    "asyncio_stdout_pipe",
+    "close_fds",
 ]
-
-
-_TaskFunction = Callable[[], Coroutine[Any, Any, None]]
 
 
 class PipeWriter(Protocol):
@@ -191,11 +187,12 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
         return cls(protocol)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        """Return the next chunk of at most `max_bytes` bytes (no checkpoint if one is there).
+        """Return the next chunk of at most `max_bytes` bytes (no full checkpoint if one is there).
 
         Raises:
             anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
         """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         protocol = self._protocol
         while not protocol.chunks:
             if protocol.eof:
@@ -234,29 +231,26 @@ def _close_fd(fd: int | None) -> None:
         os.close(fd)
 
 
-def start_detached(function: _TaskFunction) -> Callable[[], object]:
-    """Run ``function()`` in a task that no task group owns; return what cancels it.
+async def asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
+    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
 
-    anyio only starts tasks inside task groups, which must be exited by the task that
-    entered them; the transport's stderr pump must outlive `open` instead, so it is
-    started the way each backend allows: an asyncio task, or a trio system task. The
-    function must not raise (the pump logs its own failures).
+    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
+    cannot read pipes: the server's stdout is then anyio's pipe.
     """
     try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio: anyio's other backend is trio
-        return _start_trio_system_task(function)
-    return loop.create_task(function()).cancel  # the bound method keeps the task alive
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return None, -1
+    read_fd, write_fd = os.pipe()
+    try:
+        reader = await AsyncioPipeReader.connect(read_fd)
+    except (NotImplementedError, OSError, ValueError):
+        close_fds(write_fd)
+        return None, -1
+    return reader, write_fd
 
 
-def _start_trio_system_task(function: _TaskFunction) -> Callable[[], object]:
-    import trio
-
-    scope = trio.CancelScope()
-
-    async def run() -> None:
-        with scope:
-            await function()
-
-    trio.lowlevel.spawn_system_task(run)
-    return scope.cancel
+def close_fds(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)

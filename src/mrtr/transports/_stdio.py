@@ -5,43 +5,55 @@ stdout (ours to read); the server's stderr is free text passed on line by line t
 client's stderr or to a sink. Reading is bounded: a line longer than `max_message_size`
 fails the connection as soon as the cap is passed, without buffering the rest of it.
 
-Stdout is read by `receive` itself (which also gives the server back-pressure). Stderr
-is pumped by one background task started in `open` and ended by `aclose`; it belongs to
-no task group (an asyncio task, or a trio system task), so nothing here ties `open` and
-`aclose` to one task, and a `receive` costs no task of its own. On POSIX the pipes are
-this transport's own (see `_pipes`: fewer trips through the event loop per message).
-Both keep the cost per message low: a task group per `receive` was most of a client's
-CPU per round.
+Stdout is read by `receive` itself (which also gives the server back-pressure, and
+costs no task per message). Stderr is pumped, and the server's exit watched, by two
+tasks in the transport's lifespan task group, from entry to exit. On POSIX the pipes
+are this transport's own (see `_pipes`: fewer trips through the event loop per message).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import enum
 import logging
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, TypeAlias
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+import anyio.to_thread
 
-from mrtr.errors import MessageTooLargeError, ProcessExitedError, TransportError
+from mrtr.errors import (
+    MessageTooLargeError,
+    ProcessExitedError,
+    ProtocolError,
+    TransportError,
+    fresh_copy,
+)
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_message
+from mrtr.transports._framing import (
+    decode_message,
+    encode_echoing,
+    response_id_of_unparseable,
+)
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
     PipeWriter,
     StreamWriter,
-    start_detached,
+    asyncio_stdout_pipe,
+    close_fds,
 )
+from mrtr.transports._stdio_params import StdioServerParameters, default_environment
+from mrtr.transports._stdio_stderr import DEFAULT_MAX_STDERR_BACKLOG, StderrLines, StderrSink
 
 __all__ = [
+    "DEFAULT_MAX_STDERR_BACKLOG",
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "StderrSink",
     "StdioServerParameters",
@@ -57,90 +69,9 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 _CHUNK = 65536
 # `anyio.wait_writable` takes pipes on POSIX only (sockets on Windows).
 _OWN_PIPES = sys.platform != "win32"
-# A stderr line longer than this is passed on in pieces, so stderr memory stays bounded.
-_MAX_STDERR_LINE = 65536
-
-# Variables a server inherits from the client's environment when it does not say
-# otherwise. Not the whole environment: an MCP server is often third-party code, and the
-# client's environment holds API keys and tokens it has no business seeing. These are
-# the ones programs need to find executables, their home and temp directories, the user
-# and the terminal (the same set the official SDK passes), plus the locale variables so
-# non-Python servers agree with us on UTF-8. Pass `env` to add anything else.
-_INHERITED_POSIX = (
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-)
-_INHERITED_WINDOWS = (
-    "APPDATA",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "LOCALAPPDATA",
-    "PATH",
-    "PATHEXT",
-    "PROCESSOR_ARCHITECTURE",
-    "SYSTEMDRIVE",
-    "SYSTEMROOT",
-    "TEMP",
-    "TMP",
-    "USERNAME",
-    "USERPROFILE",
-)
-
-
-def default_environment() -> dict[str, str]:
-    """The environment a stdio server gets before `StdioServerParameters.env` is merged in.
-
-    A safe subset of the client's own environment (see the comment on the variable
-    lists): the search path, home, user, shell, terminal, temp directory and locale.
-    Values that start with ``()`` (exported shell functions) are left out.
-    """
-    names = _INHERITED_WINDOWS if sys.platform == "win32" else _INHERITED_POSIX
-    environment: dict[str, str] = {}
-    for name in names:
-        value = os.environ.get(name)
-        if value is not None and not value.startswith("()"):
-            environment[name] = value
-    return environment
-
-
-@dataclass(frozen=True)
-class StdioServerParameters:
-    """How to start a stdio MCP server.
-
-    Attributes:
-        command: the executable (looked up on the ``PATH`` the server gets).
-        args: its arguments.
-        env: variables merged over `default_environment()`; ``None`` adds nothing.
-        cwd: the working directory; ``None`` is the client's.
-
-    Raises:
-        TypeError: `args` is a single string (it would be split into characters).
-    """
-
-    command: str
-    args: Sequence[str] = field(default_factory=list)
-    env: Mapping[str, str] | None = None
-    cwd: str | os.PathLike[str] | None = None
-
-    def __post_init__(self) -> None:
-        if isinstance(self.args, str):
-            raise TypeError("args must be a list of arguments, not one string")
-
-    def environment(self) -> dict[str, str]:
-        """The full environment the server process gets."""
-        return {**default_environment(), **(self.env or {})}
-
-
-StderrSink: TypeAlias = "Callable[[str], object] | IO[str]"
-"""Where the server's stderr goes: a callable taking one line, or a text file."""
+# The server runs in a process group of its own, stopped as a whole (POSIX only).
+_PROCESS_GROUPS = sys.platform != "win32"
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
 
 
 class _State(enum.Enum):
@@ -165,24 +96,32 @@ class StdioTransport(Transport):
         stderr: StderrSink | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        max_stderr_backlog: int = DEFAULT_MAX_STDERR_BACKLOG,
     ) -> None:
-        """Prepare the transport; nothing starts until `open` (or ``async with``).
+        """Prepare the transport; nothing starts before ``async with``.
 
         Args:
             params: what to run.
             stderr: where the server's stderr lines go: a callable taking each line
                 (without its line ending) or a text file; ``None`` is the client's
-                ``sys.stderr`` (looked up at each write, so redirections apply).
+                ``sys.stderr`` (looked up at each write, so redirections apply). A
+                file is written from a thread of the transport's own, so a sink that
+                blocks (a full pipe) never blocks the client; a callable is called on
+                the event loop and must not block.
             max_message_size: the cap in bytes on one line from the server.
             shutdown_timeout: seconds to wait at each shutdown step.
+            max_stderr_backlog: the most characters of server stderr waiting for a
+                slow file sink; lines past it are dropped (and counted in the sink).
 
         Raises:
             ValueError: a limit is not positive.
         """
-        if max_message_size < 1 or shutdown_timeout <= 0:
-            raise ValueError("max_message_size and shutdown_timeout must be positive")
+        if max_message_size < 1 or shutdown_timeout <= 0 or max_stderr_backlog < 1:
+            raise ValueError(
+                "max_message_size, shutdown_timeout and max_stderr_backlog must be positive"
+            )
         self.params = params
-        self._stderr_sink = stderr
+        self._stderr = StderrLines(stderr, max_backlog=max_stderr_backlog)
         self._max_message_size = max_message_size
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
@@ -194,9 +133,9 @@ class StdioTransport(Transport):
         self._buffer = bytearray()
         self._scanned = 0
         self._stdout_eof = False
-        self._stderr_buffer = bytearray()
         self._stderr_done: anyio.Event | None = None
-        self._stop_stderr_pump: Callable[[], object] | None = None
+        self._stdout_ended: anyio.Event | None = None
+        self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = anyio.Lock()
         self._receive_lock = anyio.Lock()
 
@@ -215,8 +154,9 @@ class StdioTransport(Transport):
         """The server's exit code once it has exited (negative: killed by that signal)."""
         return self._process.returncode if self._process is not None else None
 
-    async def open(self) -> None:
-        """Start the server process.
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """Start the server; pump stderr and watch the exit in the lifespan's task group.
 
         Raises:
             TransportError: the command could not be started (not found, not
@@ -233,8 +173,19 @@ class StdioTransport(Transport):
             ) from exc
         self._process = process
         self._stderr_done = anyio.Event()
-        self._stop_stderr_pump = start_detached(self._pump_stderr)
-        self._state = _State.OPEN
+        self._stdout_ended = anyio.Event()
+        async with anyio.create_task_group() as task_group:
+            assert process.stderr is not None
+            task_group.start_soon(self._stderr.pump, process.stderr, self._stderr_done)
+            task_group.start_soon(self._watch_exit)
+            self._state = _State.OPEN
+            try:
+                yield
+            finally:
+                await self.aclose()
+                # Normally over already (stderr ended with the process); a grandchild
+                # holding the pipe open must not keep the lifespan waiting.
+                task_group.cancel_scope.cancel()
 
     async def _start_process(self) -> anyio.abc.Process:
         """Start the server; on POSIX with its stdin (and on asyncio stdout) on our pipes.
@@ -244,7 +195,7 @@ class StdioTransport(Transport):
         """
         command = [self.params.command, *self.params.args]
         stdin_read, stdin_write = os.pipe() if _OWN_PIPES else (-1, -1)
-        reader, stdout_write = await _asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
+        reader, stdout_write = await asyncio_stdout_pipe() if _OWN_PIPES else (None, -1)
         try:
             process = await anyio.open_process(
                 command,
@@ -253,14 +204,17 @@ class StdioTransport(Transport):
                 stderr=subprocess.PIPE,
                 env=self.params.environment(),
                 cwd=self.params.cwd,
+                # its own process group, so that closing stops the children it started
+                # too (a server behind `sh -c`, a worker pool)
+                start_new_session=_PROCESS_GROUPS,
             )
         except BaseException:
-            _close_fds(stdin_write)
+            close_fds(stdin_write)
             if reader is not None:
                 await reader.aclose()
             raise
         finally:
-            _close_fds(stdin_read, stdout_write)  # the child holds its own copies now
+            close_fds(stdin_read, stdout_write)  # the child holds its own copies now
         if _OWN_PIPES:
             self._stdin = FdWriter(stdin_write)
         else:
@@ -282,7 +236,7 @@ class StdioTransport(Transport):
             TypeError: the message is not a dict or is not JSON-serializable.
             ValueError: the message holds NaN or an infinity.
         """
-        data = encode_message(message) + b"\n"
+        data = encode_echoing(message) + b"\n"
         process = self._require_open()
         assert self._stdin is not None
         await _acquire(self._send_lock)
@@ -301,8 +255,9 @@ class StdioTransport(Transport):
         """Return the next message the server wrote on stdout.
 
         Lines that are not a JSON object are logged (logger ``mrtr.transports.stdio``)
-        and skipped. When the server exits, the complete lines it wrote first are still
-        returned, then the exit is reported.
+        and skipped; a response unreadable only for an integer over 4,300 digits comes
+        back as `RequestFailed` for its request. When the server exits, the complete
+        lines it wrote first are still returned, then the exit is reported.
 
         Raises:
             MessageTooLargeError: a line is over `max_message_size`; the connection is
@@ -321,6 +276,13 @@ class StdioTransport(Transport):
                 message = decode_message(line, logger=_logger)
                 if message is not None:
                     return message
+                failed_id = response_id_of_unparseable(line)
+                if failed_id is not None:  # that request fails; the connection lives on
+                    error = ProtocolError(
+                        f"the response to request {failed_id!r} holds an integer too long "
+                        "to parse (over 4,300 digits)"
+                    )
+                    return RequestFailed(failed_id, error)
         finally:
             self._receive_lock.release()
 
@@ -348,7 +310,7 @@ class StdioTransport(Transport):
         if self._state is _State.CLOSED:
             raise TransportError(f"the connection to {self.params.command!r} is closed")
         if self._failure is not None:
-            raise self._failure
+            raise fresh_copy(self._failure)  # one failure, many callers: one object each
         assert self._process is not None
         return self._process
 
@@ -392,12 +354,28 @@ class StdioTransport(Transport):
         """
         assert self._stdout is not None
         try:
-            chunk = await self._stdout.receive(_CHUNK)
+            if self._server_gone:
+                chunk = await self._read_after_exit(self._stdout)
+            else:
+                chunk = await self._stdout.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._stdout_eof = True
+            if self._stdout_ended is not None:
+                self._stdout_ended.set()
             return False
         self._buffer += chunk
         return True
+
+    async def _read_after_exit(self, stdout: anyio.abc.ByteReceiveStream) -> bytes:
+        """Read what the exited server left in the pipe; stop when nothing more comes.
+
+        Raises:
+            anyio.EndOfStream: nothing came within `shutdown_timeout` (only a child of
+                the server can still write: the connection is over).
+        """
+        with anyio.move_on_after(self._shutdown_timeout):
+            return await stdout.receive(_CHUNK)
+        raise anyio.EndOfStream
 
     async def _at_eof(self) -> bytes:
         """Return a last unterminated line, or report why the stream ended."""
@@ -421,60 +399,32 @@ class StdioTransport(Transport):
             await self._stderr_done.wait()
         return process.returncode
 
-    # -- stderr --------------------------------------------------------------------
+    async def _watch_exit(self) -> None:
+        """End the connection when the server exits, even if its stdout stays open.
 
-    async def _pump_stderr(self) -> None:
-        """Pass the server's stderr on line by line until it ends (or this is cancelled).
-
-        Runs as the transport's one background task, from `open` to `aclose`.
+        A child the server forked may hold the stdout pipe open after the server is
+        gone, and `receive` would then wait for end of file forever. Once the server has
+        exited and `shutdown_timeout` passed without end of file, a `receive` blocked
+        reading is woken (stdout is closed on our side) and reports the exit; a later
+        `receive` still gets the complete lines left in the pipe, then the exit.
         """
-        assert self._process is not None and self._process.stderr is not None
-        assert self._stderr_done is not None
-        stderr = self._process.stderr
+        assert self._process is not None and self._stdout_ended is not None
         try:
-            while True:
-                try:
-                    chunk = await stderr.receive(_CHUNK)
-                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    break
-                self._stderr_buffer += chunk
-                self._emit_complete_stderr_lines()
-            if self._stderr_buffer:
-                self._emit_stderr(bytes(self._stderr_buffer))
-                self._stderr_buffer.clear()
-        except Exception:  # no task group would see it: say so and stop pumping
-            _logger.exception("reading the server's stderr failed")
-        finally:
-            self._stderr_done.set()
-
-    def _emit_complete_stderr_lines(self) -> None:
-        buffer = self._stderr_buffer
-        while True:
-            index = buffer.find(b"\n")
-            if index < 0:
-                if len(buffer) >= _MAX_STDERR_LINE:
-                    self._emit_stderr(bytes(buffer[:_MAX_STDERR_LINE]))
-                    del buffer[:_MAX_STDERR_LINE]
-                    continue
+            await self._process.wait()
+            with anyio.move_on_after(self._shutdown_timeout):
+                await self._stdout_ended.wait()
+            if self._stdout_eof or self._stdout is None:
                 return
-            self._emit_stderr(bytes(buffer[:index]))
-            del buffer[: index + 1]
-
-    def _emit_stderr(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", errors="replace").rstrip("\r")
-        sink = self._stderr_sink if self._stderr_sink is not None else sys.stderr
-        if sink is None:  # pragma: no cover - no console (pythonw): nowhere to write
-            return
-        try:
-            if callable(sink):
-                sink(line)
-            else:
-                sink.write(line + "\n")
-                sink.flush()
-        except Exception:
-            # The sink is the caller's code or file; if it breaks, the server's log is
-            # lost but the connection must not be: say so in the log and carry on.
-            _logger.exception("the stderr sink failed; dropping a line of server stderr")
+            self._server_gone = True
+            _logger.info(
+                "the MCP server %r exited but its stdout is still open (a child of it "
+                "holds it); ending the connection",
+                self.params.command,
+            )
+            if self._receive_lock.locked():  # a receive is waiting on the pipe: wake it
+                await self._stdout.aclose()
+        except Exception:  # a failure here must not end the connection: say so, stop
+            _logger.exception("watching the server process failed")
 
     # -- shutdown ------------------------------------------------------------------
 
@@ -486,19 +436,18 @@ class StdioTransport(Transport):
         if process.returncode is None:
             await self._wait_draining(process)
         if process.returncode is None:
-            _signal(process.terminate)
+            _signal_group(process, signal.SIGTERM, process.terminate)
             await self._wait_for_exit()
         if process.returncode is None:
-            _signal(process.kill)
+            _signal_group(process, _SIGKILL, process.kill)
             await self._wait_for_exit()
+        # whatever the server started and left behind goes with it
+        _signal_group(process, _SIGKILL, None)
         with anyio.move_on_after(self._shutdown_timeout):
             await process.aclose()
         if self._own_stdout is not None:
             await self._own_stdout.aclose()  # process.aclose closes only anyio's streams
-        if self._stop_stderr_pump is not None:
-            # Normally over already (stderr ended with the process, or aclose closed it);
-            # a grandchild holding the pipe open must not keep the task alive.
-            self._stop_stderr_pump()
+        await self._stderr.close(self._shutdown_timeout)
 
     async def _wait_draining(self, process: anyio.abc.Process) -> None:
         """Wait for the server to exit on its own, discarding stdout it still writes."""
@@ -524,41 +473,23 @@ class StdioTransport(Transport):
 async def _acquire(lock: anyio.Lock) -> None:
     """Take `lock`; uncontended (the usual case) without a trip through the event loop.
 
-    The operation the lock guards checks for cancellation itself, so skipping the
-    checkpoint of ``async with lock`` on the fast path loses nothing.
+    A cancelled caller still stops here (`checkpoint_if_cancelled`), without the
+    scheduling round trip of a full checkpoint.
     """
+    await anyio.lowlevel.checkpoint_if_cancelled()
     try:
         lock.acquire_nowait()
     except anyio.WouldBlock:
         await lock.acquire()
 
 
-async def _asyncio_stdout_pipe() -> tuple[AsyncioPipeReader | None, int]:
-    """On asyncio, a pipe for the server's stdout read by the loop: (reader, write end).
-
-    ``(None, -1)`` elsewhere (trio reads anyio's pipe directly already) or when the loop
-    cannot read pipes: the server's stdout is then anyio's pipe.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return None, -1
-    read_fd, write_fd = os.pipe()
-    try:
-        reader = await AsyncioPipeReader.connect(read_fd)
-    except (NotImplementedError, OSError, ValueError):
-        _close_fds(write_fd)
-        return None, -1
-    return reader, write_fd
-
-
-def _close_fds(*fds: int) -> None:
-    for fd in fds:
-        if fd >= 0:
-            os.close(fd)
-
-
-def _signal(send: Callable[[], None]) -> None:
+def _signal_group(
+    process: anyio.abc.Process, signum: int, fallback: Callable[[], None] | None
+) -> None:
+    """Signal the server's whole process group (POSIX), or just the server (``fallback``)."""
     # It may have exited between our check and the signal: what we wanted anyway.
-    with contextlib.suppress(ProcessLookupError):
-        send()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if _PROCESS_GROUPS:
+            os.killpg(process.pid, signum)  # the server leads its group: pgid == pid
+        elif fallback is not None:
+            fallback()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BASE64_HEADER_PREFIX",
+    "BASE64_HEADER_SUFFIX",
     "HEADER_MISMATCH",
     "INPUT_REQUIRED_METHODS",
     "INTERNAL_ERROR",
@@ -48,6 +50,11 @@ META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+
+BASE64_HEADER_PREFIX: Final = "=?base64?"
+BASE64_HEADER_SUFFIX: Final = "?="
+"""An ``Mcp-Param-*`` header value that is not plain ASCII travels as
+``=?base64?<base64 of its UTF-8>?=``; client and server both use these two constants."""
 
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 """The only methods whose result may be an `InputRequiredResult`."""

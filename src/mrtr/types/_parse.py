@@ -40,7 +40,7 @@ __all__ = [
     "ELICIT_REQUEST_PARAMS_ADAPTER",
     "INPUT_REQUEST_ADAPTER",
     "INPUT_RESPONSE_ADAPTER",
-    "INPUT_REQUEST_METHODS",
+    "INPUT_RESPONSE_MODELS",
     "RESULT_MODELS",
     "parse_result",
     "validate_input_response",
@@ -77,7 +77,7 @@ RESULT_MODELS: dict[str, type[Result]] = {
 }
 """The complete-result model of each method a client sends; others parse as `Result`."""
 
-INPUT_REQUEST_METHODS: dict[str, type[BaseModel]] = {
+INPUT_RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "elicitation/create": ElicitResult,
     "sampling/createMessage": CreateMessageResult,
     "roots/list": ListRootsResult,
@@ -119,10 +119,10 @@ def _check_input_requests(raw: dict[str, Any], method: str) -> None:
         return  # absent (state only) or malformed: validation reports the latter
     for key, request in requests.items():
         kind = request.get("method") if isinstance(request, dict) else None
-        if kind not in INPUT_REQUEST_METHODS:
+        if kind not in INPUT_RESPONSE_MODELS:
             raise ProtocolError(
                 f"the server answered {method} with input request {key!r} of unknown method "
-                f"{kind!r}; expected one of {', '.join(sorted(INPUT_REQUEST_METHODS))}",
+                f"{kind!r}; expected one of {', '.join(sorted(INPUT_RESPONSE_MODELS))}",
                 method=method,
             )
 
@@ -215,7 +215,7 @@ def validate_input_response(method: str, value: object, *, key: str | None = Non
         InvalidInputResponseError: the answer is of another kind or does not validate;
             nothing has been sent.
     """
-    expected = INPUT_REQUEST_METHODS.get(method)
+    expected = INPUT_RESPONSE_MODELS.get(method)
     where = f"input request {key!r}" if key is not None else "an input request"
     if expected is None:
         raise InvalidInputResponseError(

@@ -10,27 +10,15 @@ public API. Two servers live here because the SDK offers two shapes:
   (``Resolve``/``Elicit``), a prompt and a resource template that ask. Its
   ``request_state`` is sealed by the SDK, so it is opaque to the client.
 
-Usage::
-
-    python official_mrtr_server.py stdio [--server lowlevel|high]
-    python official_mrtr_server.py http [--port N]
-
-Over HTTP both servers run in one uvicorn process bound to 127.0.0.1 (port 0 picks a
-free one): ``lowlevel`` at ``/lowlevel/mcp`` and ``high`` at ``/high/mcp``. Once the
-socket listens, the script prints ``READY http://127.0.0.1:<port>`` on stdout.
+``peer.py`` serves both, over stdio or HTTP.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import socket
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Annotated, Any
 
-import anyio
-import uvicorn
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import (
     Context,
@@ -40,7 +28,6 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.prompts.base import UserMessage
-from mcp.server.stdio import stdio_server
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -61,8 +48,8 @@ from mcp.types import (
     Tool,
 )
 from pydantic import BaseModel
-from starlette.applications import Starlette
-from starlette.routing import Mount
+
+from tests.interop.servers._sdk_builders import ask, text
 
 # --------------------------------------------------------------------------------------
 # low-level server: every InputRequiredResult is built by hand
@@ -70,24 +57,6 @@ from starlette.routing import Mount
 
 WIZARD_FIELDS = ("name", "colour", "size")
 CONNECT_URL = "https://auth.example.com/connect?flow=abc123&scope=read%20write#consent"
-
-
-def ask(field: str, message: str) -> ElicitRequest:
-    """A form elicitation asking for one string ``field``."""
-    return ElicitRequest(
-        params=ElicitRequestFormParams(
-            message=message,
-            requested_schema={
-                "type": "object",
-                "properties": {field: {"type": "string"}},
-                "required": [field],
-            },
-        )
-    )
-
-
-def text(value: str, *, is_error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=value)], is_error=is_error)
 
 
 def answer(params: CallToolRequestParams, key: str) -> Any:
@@ -348,57 +317,3 @@ async def notes(topic: str, ctx: Context) -> str | InputRequiredResult:
         request = ask("detail", f"How detailed should the notes on {topic} be?")
         return InputRequiredResult(input_requests={"detail": request}, request_state=topic)
     return f"{reply.content['detail']} notes on {topic} (state {ctx.request_state})"
-
-
-# --------------------------------------------------------------------------------------
-# running
-# --------------------------------------------------------------------------------------
-
-
-async def serve_stdio(which: str) -> None:
-    if which == "high":
-        await high.run_stdio_async()
-        return
-    async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-
-
-def http_app() -> Starlette:
-    low_app = lowlevel.streamable_http_app(streamable_http_path="/mcp")
-    high_app = high.streamable_http_app(streamable_http_path="/mcp")
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with lowlevel.session_manager.run(), high.session_manager.run():
-            yield
-
-    return Starlette(
-        routes=[Mount("/lowlevel", app=low_app), Mount("/high", app=high_app)],
-        lifespan=lifespan,
-    )
-
-
-def serve_http(port: int) -> None:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    config = uvicorn.Config(http_app(), log_level="warning", lifespan="on")
-    print(f"READY http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    uvicorn.Server(config).run(sockets=[sock])
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("--server", choices=["lowlevel", "high"], default="lowlevel")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    if args.transport == "stdio":
-        anyio.run(serve_stdio, args.server)
-    else:
-        serve_http(args.port)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,24 +1,21 @@
 """An MCP server built with the official Python SDK (mcp==2.3.0), for interop tests.
 
-Run as ``python official_server.py``; it serves stdio in both protocol eras (the SDK's
-runner decides the era from the client's first request). Written against the SDK's
-public low-level ``Server`` API only.
+Served by ``peer.py`` as ``interop``, over stdio or HTTP, in both protocol eras (the SDK
+decides the era from the client's first request). Written against the SDK's public
+low-level ``Server`` API only.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
     CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
-    ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
     GetPromptRequestParams,
@@ -44,24 +41,9 @@ from mcp.types import (
     Tool,
 )
 
+from tests.interop.servers._sdk_builders import ask, text
+
 OBJECT = {"type": "object"}
-
-
-def ask(message: str, field: str) -> ElicitRequest:
-    return ElicitRequest(
-        params=ElicitRequestFormParams(
-            message=message,
-            requested_schema={
-                "type": "object",
-                "properties": {field: {"type": "string"}},
-                "required": [field],
-            },
-        )
-    )
-
-
-def text(value: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=value)])
 
 
 TOOLS = [
@@ -103,7 +85,7 @@ async def provision(params: CallToolRequestParams) -> CallToolResult | InputRequ
     answer = _answer(params, "region")
     if not isinstance(answer, ElicitResult) or answer.content is None:
         return InputRequiredResult(
-            input_requests={"region": ask("Which region?", "region")}, request_state="provision-v1"
+            input_requests={"region": ask("region", "Which region?")}, request_state="provision-v1"
         )
     name = (params.arguments or {}).get("name", "?")
     return text(f"Provisioned {name} in {answer.content['region']} (state {params.request_state})")
@@ -113,7 +95,7 @@ async def survey(params: CallToolRequestParams) -> CallToolResult | InputRequire
     state = params.request_state
     if state is None:
         return InputRequiredResult(
-            input_requests={"colour": ask("Favourite colour?", "colour")}, request_state="step-1"
+            input_requests={"colour": ask("colour", "Favourite colour?")}, request_state="step-1"
         )
     if state.startswith("step-1"):
         colour = _answer(params, "colour")
@@ -141,14 +123,16 @@ async def survey(params: CallToolRequestParams) -> CallToolResult | InputRequire
 async def confirm(params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
     answer = _answer(params, "ok")
     if not isinstance(answer, ElicitResult):
-        return InputRequiredResult(input_requests={"ok": ask("Sure?", "ok")})
+        return InputRequiredResult(input_requests={"ok": ask("ok", "Sure?")})
     return text(f"action={answer.action}")
 
 
 async def back_channel(ctx: ServerRequestContext, name: str) -> CallToolResult:
     session = ctx.session
     if name == "legacy_elicit":
-        result = await session.elicit("Which region?", ask("", "region").params.requested_schema)
+        form = ask("region", "").params
+        assert isinstance(form, ElicitRequestFormParams)
+        result = await session.elicit("Which region?", form.requested_schema)
         return text(f"{result.action}:{(result.content or {}).get('region')}")
     if name == "legacy_sample":
         sampled = await session.create_message(
@@ -200,7 +184,7 @@ async def get_prompt(
         return GetPromptResult(messages=[message])
     answer = _answer(params, "audience")
     if not isinstance(answer, ElicitResult) or answer.content is None:
-        return InputRequiredResult(input_requests={"audience": ask("Who is it for?", "audience")})
+        return InputRequiredResult(input_requests={"audience": ask("audience", "Who is it for?")})
     content = TextContent(type="text", text=f"Brief {answer.content['audience']}")
     return GetPromptResult(messages=[PromptMessage(role="user", content=content)])
 
@@ -228,7 +212,7 @@ async def read_resource(
     answer = _answer(params, "detail")
     if not isinstance(answer, ElicitResult) or answer.content is None:
         return InputRequiredResult(
-            input_requests={"detail": ask("Which detail?", "detail")}, request_state="r1"
+            input_requests={"detail": ask("detail", "Which detail?")}, request_state="r1"
         )
     return ReadResourceResult(
         contents=[TextResourceContents(uri=uri, text=f"detail={answer.content['detail']}")]
@@ -246,12 +230,3 @@ server: Server[Any] = Server(
     on_list_resource_templates=list_templates,
     on_read_resource=read_resource,
 )
-
-
-async def main() -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-if __name__ == "__main__":
-    anyio.run(main)

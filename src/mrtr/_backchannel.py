@@ -1,0 +1,165 @@
+"""`BackChannel`: what the server sends on its own, answered for the session.
+
+On a legacy connection the server asks for input with requests of its own
+(``elicitation/create``, ``sampling/createMessage``, ``roots/list``, plus ``ping``); the
+back-channel parses each, answers it through the session's `InputCallbacks` (the same
+ones the modern loop uses) and sends the answer. Notifications other than progress go
+to the logging callback (``notifications/message``) or the message handler.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+from mrtr._callbacks import InputCallbacks
+from mrtr._session_context import ClientRequestContext, LoggingCallback, MessageHandler
+from mrtr.errors import InvalidInputResponseError
+from mrtr.types._constants import (
+    INPUT_REQUIRED_METHODS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from mrtr._jsonrpc import JSONRPCConnection
+    from mrtr.session import ClientSession
+    from mrtr.transports import JSONObject, RequestId
+    from mrtr.types import InputRequest
+
+__all__ = ["BackChannel"]
+
+_logger = logging.getLogger("mrtr.session")
+
+
+def _input_request_model(method: str) -> type[BaseModel] | None:
+    """Return the request model for a back-channel `method` (imported on first use)."""
+    from mrtr.types import CreateMessageRequest, ElicitRequest, ListRootsRequest
+
+    models: dict[str, type[BaseModel]] = {
+        "elicitation/create": ElicitRequest,
+        "sampling/createMessage": CreateMessageRequest,
+        "roots/list": ListRootsRequest,
+    }
+    return models.get(method)
+
+
+class BackChannel:
+    """The session's answers to server requests and its notification routes.
+
+    Args:
+        session: the session the callbacks are told about.
+        callbacks: answer the input requests.
+        logging_callback: receives the params of every ``notifications/message``.
+        message_handler: receives every other notification as a dict.
+
+    `connection` is set by the session once its connection (which calls back here)
+    exists.
+    """
+
+    def __init__(
+        self,
+        session: ClientSession,
+        callbacks: InputCallbacks,
+        logging_callback: LoggingCallback | None,
+        message_handler: MessageHandler | None,
+    ) -> None:
+        self._session = session
+        self._callbacks = callbacks
+        self._logging_callback = logging_callback
+        self._message_handler = message_handler
+        self.connection: JSONRPCConnection | None = None
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Route one notification (progress is the connection's own)."""
+        if method == "notifications/message":
+            await self._on_log_message(params)
+        elif self._message_handler is not None:
+            await self._message_handler(
+                {"jsonrpc": "2.0", "method": method, "params": params}
+                if params is not None
+                else {"jsonrpc": "2.0", "method": method}
+            )
+
+    async def _on_log_message(self, params: Any) -> None:
+        if self._logging_callback is None:
+            return
+        from mrtr.types import LoggingMessageNotificationParams
+
+        try:
+            parsed = LoggingMessageNotificationParams.model_validate(params)
+        except ValueError:
+            _logger.warning("ignoring a malformed log message notification: %r", params)
+            return
+        await self._logging_callback(parsed)
+
+    def _require_connection(self) -> JSONRPCConnection:
+        assert self.connection is not None, "the session sets the connection on creation"
+        return self.connection
+
+    def _context(self, request_id: RequestId) -> ClientRequestContext:
+        """What is known about a server request on the legacy back-channel.
+
+        The wire does not say which call a server request belongs to; when exactly one
+        call that may ask for input is in flight, it is that one.
+        """
+        in_flight = self._require_connection().in_flight()
+        calls = [c for c in in_flight if c.method in INPUT_REQUIRED_METHODS]
+        method = name = arguments = None
+        if len(calls) == 1:
+            params = calls[0].params or {}
+            method = calls[0].method
+            name = params.get("name", params.get("uri"))
+            arguments = params.get("arguments")
+        return ClientRequestContext(
+            session=self._session,
+            method=method,
+            name=name,
+            arguments=arguments,
+            protocol_version=self._session.protocol_version,
+            request_id=request_id,
+        )
+
+    async def serve_request(self, request_id: RequestId, method: str, message: JSONObject) -> None:
+        """Answer one request from the server (in its own task of the connection)."""
+        from pydantic import ValidationError
+
+        connection = self._require_connection()
+        if method == "ping":
+            await connection.send_response(request_id, {})
+            return
+        model = _input_request_model(method)
+        if model is None:
+            await connection.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        try:
+            request = model.model_validate({"method": method, "params": message.get("params")})
+        except ValidationError as exc:
+            await connection.send_error(
+                request_id, INVALID_PARAMS, f"Invalid params for {method}: {exc}"
+            )
+            return
+        await self._answer_backchannel(request_id, cast("InputRequest", request))
+
+    async def _answer_backchannel(self, request_id: RequestId, request: InputRequest) -> None:
+        from mrtr.types import ErrorData
+
+        connection = self._require_connection()
+        context = self._context(request_id)
+        try:
+            answer = await self._callbacks.answer(request, context)
+        except InvalidInputResponseError as exc:
+            _logger.error("not sending a wrong answer to the server's %s: %s", request.method, exc)
+            await connection.send_error(request_id, INTERNAL_ERROR, str(exc))
+            return
+        except Exception:
+            _logger.exception("the %s callback raised", request.method)
+            await connection.send_error(request_id, INTERNAL_ERROR, "the client's callback failed")
+            return
+        if isinstance(answer, ErrorData):
+            await connection.send_error(request_id, answer.code, answer.message, answer.data)
+        else:
+            await connection.send_response(request_id, answer.to_wire())

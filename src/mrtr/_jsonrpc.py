@@ -1,0 +1,491 @@
+"""`JSONRPCConnection`: JSON-RPC over a transport, on plain dicts.
+
+It owns request ids, the requests waiting for their responses, the reader task, timeouts
+and cancellation, and knows nothing about MCP methods: the session that holds it passes
+hooks for what is MCP-specific (the params envelope of each request, the server's
+requests, notifications other than progress).
+
+One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
+the reader fills it and sets its event. When the transport ends, every slot is failed
+with (its own copy of) the transport's error, and later requests raise copies of it too.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.abc
+from typing_extensions import Self
+
+from mrtr._anyio import event_factory
+from mrtr._session_context import ProgressCallback
+from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
+from mrtr.errors import (
+    ClientStateError,
+    MCPError,
+    MRTRError,
+    ProtocolError,
+    RequestTimeoutError,
+    TransportError,
+    fresh_copy,
+)
+from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
+from mrtr.types._constants import METHOD_NOT_FOUND
+
+__all__ = [
+    "InFlight",
+    "JSONRPCConnection",
+    "NotificationHandler",
+    "ParamsEnvelope",
+    "RequestHandler",
+    "SessionState",
+    "error_from_wire",
+]
+
+_logger = logging.getLogger("mrtr.session")
+
+_CANCEL_SEND_TIMEOUT = 2.0
+"""How long a cancelled caller may spend telling the server it gave up (shielded)."""
+
+
+class SessionState(enum.Enum):
+    """Where a connection, session or client is in its life."""
+
+    UNOPENED = "unopened"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    """A request of ours still waiting for its response: what it asked."""
+
+    method: str
+    params: Mapping[str, Any] | None
+
+
+RequestHandler = Callable[[RequestId, str, JSONObject], Awaitable[None]]
+"""``async (request_id, method, message)``: answer one request from the peer."""
+
+NotificationHandler = Callable[[str, Any], Awaitable[None]]
+"""``async (method, params)``: one notification other than progress and cancellation."""
+
+ParamsEnvelope = Callable[["Mapping[str, Any] | None", "int | None"], "Mapping[str, Any] | None"]
+"""``(params, progress_token) -> params to send``: adds what every request carries."""
+
+
+class _Pending:
+    """One request waiting for its response."""
+
+    __slots__ = ("event", "method", "outcome", "params", "progress_callback")
+
+    def __init__(
+        self,
+        event: anyio.Event,
+        method: str,
+        params: Mapping[str, Any] | None,
+        progress_callback: ProgressCallback | None,
+    ) -> None:
+        self.event = event
+        self.method = method
+        self.params = params
+        self.progress_callback = progress_callback
+        self.outcome: JSONObject | MRTRError | None = None
+
+    def settle(self, outcome: JSONObject | MRTRError) -> None:
+        if self.outcome is None:
+            self.outcome = outcome
+            self.event.set()
+
+
+def error_from_wire(error: Any, *, method: str | None) -> MRTRError:
+    """Turn a JSON-RPC ``error`` member into `MCPError` (or `ProtocolError` if malformed)."""
+    if (
+        not isinstance(error, dict)
+        or not isinstance(error.get("code"), int)
+        or not isinstance(error.get("message"), str)
+    ):
+        return ProtocolError(
+            f"the server sent a malformed JSON-RPC error: {error!r}", method=method
+        )
+    from mrtr.types import ErrorData
+
+    data = ErrorData(code=error["code"], message=error["message"], data=error.get("data"))
+    return MCPError.from_error_data(data, method=method)
+
+
+def with_progress_token(
+    params: Mapping[str, Any] | None, progress_token: int | None
+) -> Mapping[str, Any] | None:
+    """`params` with ``_meta.progressToken`` set (the default `ParamsEnvelope`)."""
+    if progress_token is None:
+        return params
+    meta = dict(params.get("_meta") or {}) if params else {}
+    meta["progressToken"] = progress_token
+    return {**(params or {}), "_meta": meta}
+
+
+async def _ignore_notification(method: str, params: Any) -> None:
+    _logger.debug("ignoring the %s notification", method)
+
+
+class JSONRPCConnection:
+    """JSON-RPC over a `Transport`: ids, correlation, timeouts, cancellation.
+
+    Args:
+        transport: an open transport (the connection does not close it).
+        read_timeout_seconds: the default per-request timeout (``None``: none).
+        on_request: answers a request from the peer (default: -32601); each runs in
+            its own task of the connection's task group.
+        on_notification: receives every notification but progress and cancellation,
+            in order, on the reader task.
+        envelope: builds the params of each request (default: adds the progress token).
+
+    Raises:
+        ValueError: ``read_timeout_seconds`` is not positive.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        read_timeout_seconds: float | None = None,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        envelope: ParamsEnvelope = with_progress_token,
+    ) -> None:
+        if read_timeout_seconds is not None and not read_timeout_seconds > 0:
+            raise ValueError("read_timeout_seconds must be positive (or None for no timeout)")
+        self._transport = transport
+        self._read_timeout = read_timeout_seconds
+        self._on_request = on_request or self._answer_method_not_found
+        self._on_notification = on_notification or _ignore_notification
+        self._envelope = envelope
+        self._next_id = 1
+        self._pending: dict[RequestId, _Pending] = {}
+        self._stray = StrayResponses()
+        self._failure: MRTRError | None = None
+        self._state = SessionState.UNOPENED
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._exit_stack: AsyncExitStack | None = None
+        # `anyio.Event()` looks up the running backend each time; one request per leg
+        # makes that measurable, so the backend's class is looked up once, on open.
+        self._new_event: Callable[[], anyio.Event] = anyio.Event
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def state(self) -> SessionState:
+        """Whether the session is unopened, open or closed."""
+        return self._state
+
+    @property
+    def transport(self) -> Transport:
+        """The transport the connection talks over (the connection does not close it)."""
+        return self._transport
+
+    @property
+    def read_timeout_seconds(self) -> float | None:
+        """The default per-request timeout."""
+        return self._read_timeout
+
+    def in_flight(self) -> list[InFlight]:
+        """The requests of ours still waiting for their responses, oldest first."""
+        return [InFlight(pending.method, pending.params) for pending in self._pending.values()]
+
+    async def __aenter__(self) -> Self:
+        if self._state is not SessionState.UNOPENED:
+            raise ClientStateError(f"a session can be opened once; this one is {self._state.value}")
+        self._new_event = event_factory()
+        stack = AsyncExitStack()
+        self._task_group = await stack.enter_async_context(anyio.create_task_group())
+        self._exit_stack = stack
+        self._state = SessionState.OPEN
+        self._task_group.start_soon(self._read_loop)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the reader and fail whatever is still waiting; safe to call twice."""
+        if self._state is not SessionState.OPEN:
+            self._state = SessionState.CLOSED
+            return
+        self._state = SessionState.CLOSED
+        self._fail_all(ClientStateError("the session was closed while the request waited"))
+        assert self._task_group is not None and self._exit_stack is not None
+        self._task_group.cancel_scope.cancel()
+        # The body's exception (if any) is not passed in: it propagates from the caller's
+        # `async with` as itself, never wrapped in an ExceptionGroup by the task group.
+        await self._exit_stack.aclose()
+
+    def _check_usable(self) -> None:
+        if self._state is not SessionState.OPEN:
+            raise ClientStateError(
+                f"the session is {self._state.value}; use it inside `async with session:`"
+            )
+        if self._failure is not None:
+            raise fresh_copy(self._failure)
+
+    # -- sending ---------------------------------------------------------------------
+
+    async def send_request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - a per-request read timeout, by contract
+        progress_callback: ProgressCallback | None = None,
+    ) -> JSONObject:
+        """Send one request and wait for its result object.
+
+        Args:
+            method: the JSON-RPC method.
+            params: the params object (the envelope hook adds ``_meta`` as needed).
+            timeout: seconds to wait for the response; defaults to the session's
+                ``read_timeout_seconds`` (``None``: wait as long as it takes).
+            progress_callback: called with ``(progress, total, message)`` for each
+                ``notifications/progress`` the server sends about this request.
+
+        Returns:
+            The raw ``result`` object of the response.
+
+        Raises:
+            MCPError: the server answered with a JSON-RPC error.
+            RequestTimeoutError: no response within the timeout (the server is told the
+                request is cancelled).
+            ProtocolError: the response was malformed.
+            TransportError: the connection failed before the response arrived.
+            ClientStateError: the session is not open.
+        """
+        self._check_usable()
+        request_id = self._next_id
+        self._next_id = request_id + 1
+        sent_params = self._envelope(params, request_id if progress_callback is not None else None)
+        pending = _Pending(self._new_event(), method, params, progress_callback)
+        self._pending[request_id] = pending
+        message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if sent_params is not None:
+            message["params"] = sent_params
+        try:
+            await self._transport.send(message)
+            await self._wait(pending, request_id, timeout)
+        except anyio.get_cancelled_exc_class():
+            if pending.outcome is None:
+                await self._notify_cancelled(request_id, "the caller cancelled the request")
+            raise
+        finally:
+            del self._pending[request_id]
+            if pending.outcome is None:
+                self._stray.abandon(request_id)
+        outcome = pending.outcome
+        if isinstance(outcome, dict):
+            return outcome
+        assert outcome is not None
+        raise outcome
+
+    async def _wait(self, pending: _Pending, request_id: int, limit: float | None) -> None:
+        timeout = self._read_timeout if limit is None else limit
+        if timeout is None:
+            await pending.event.wait()
+            return
+        with anyio.move_on_after(timeout):
+            await pending.event.wait()
+        if pending.outcome is None:
+            await self._notify_cancelled(request_id, "the request timed out")
+            raise RequestTimeoutError(pending.method, request_id, timeout)
+
+    async def _notify_cancelled(self, request_id: RequestId, reason: str) -> None:
+        """Tell the server we gave up on a request; best effort, never raises."""
+        message = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason},
+        }
+        with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
+            try:
+                await self._transport.send(message)
+            except MRTRError as exc:
+                _logger.debug("could not send notifications/cancelled for %r: %s", request_id, exc)
+
+    async def send_notification(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send one notification.
+
+        Raises:
+            TransportError: the connection failed.
+            ClientStateError: the session is not open.
+        """
+        self._check_usable()
+        message: JSONObject = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._transport.send(message)
+
+    async def send_response(self, request_id: RequestId, result: JSONObject) -> None:
+        """Answer a request from the peer; a failure to send is logged, not raised."""
+        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def send_error(
+        self, request_id: RequestId, code: int, message: str, data: Any = None
+    ) -> None:
+        """Answer a request from the peer with an error; a failure to send is logged."""
+        error: JSONObject = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    async def _send_quietly(self, message: JSONObject) -> None:
+        try:
+            await self._transport.send(message)
+        except MRTRError as exc:
+            _logger.warning("could not answer the server's request %r: %s", message.get("id"), exc)
+
+    # -- receiving -------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                message = await self._transport.receive()
+                if isinstance(message, RequestFailed):
+                    pending = self._pending.get(message.request_id)
+                    if pending is not None:
+                        pending.settle(message.error)
+                    continue
+                await self._dispatch(message)
+        except TransportError as exc:
+            self._fail_all(exc)
+        except Exception as exc:  # a broken transport must not strand the callers
+            _logger.exception("the transport failed unexpectedly")
+            failure = TransportError(f"the transport failed: {exc!r}")
+            failure.__cause__ = exc
+            self._fail_all(failure)
+
+    def _fail_all(self, error: MRTRError) -> None:
+        if self._failure is None:
+            self._failure = error
+        for pending in self._pending.values():
+            pending.settle(fresh_copy(error))
+
+    async def _dispatch(self, message: JSONObject) -> None:
+        method = message.get("method")
+        if method is None:
+            self._on_response(message)
+        elif not isinstance(method, str):
+            _logger.warning("ignoring a message with a non-string method: %r", method)
+        elif "id" in message:
+            request_id = message["id"]
+            if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
+                _logger.warning("ignoring a server request with an invalid id: %r", request_id)
+                return
+            assert self._task_group is not None
+            self._task_group.start_soon(self._serve_safely, request_id, method, message)
+        else:
+            await self._notification(method, message.get("params"))
+
+    async def _serve_safely(self, request_id: RequestId, method: str, message: JSONObject) -> None:
+        # Each server request runs in its own task of the session's task group: a failure
+        # here must neither kill the reader nor surface as an ExceptionGroup at close.
+        try:
+            await self._on_request(request_id, method, message)
+        except Exception:
+            _logger.exception("answering the server's %s request failed", method)
+
+    def _on_response(self, message: JSONObject) -> None:
+        request_id = message.get("id")
+        pending = None
+        if is_request_id(request_id):  # by type too: `True == 1` in Python
+            pending = self._pending.get(request_id)
+        elif request_id is not None and (target := self._wrong_type_target(request_id)) is not None:
+            # ``true`` or ``1.0`` (or an object...) cannot be any request's id: a broken
+            # answer to the request it must be meant for, which must not wait forever
+            broken = self._pending[target]
+            broken.settle(
+                ProtocolError(
+                    f"the server answered {broken.method} (id {target}) with the id "
+                    f"{json_text(request_id)}, of the wrong type",
+                    method=broken.method,
+                )
+            )
+            return
+        if pending is None:
+            self._stray.report(request_id)
+            return
+        if "error" in message and "result" not in message:
+            pending.settle(error_from_wire(message["error"], method=pending.method))
+        elif isinstance(message.get("result"), dict) and "error" not in message:
+            pending.settle(message["result"])
+        else:
+            pending.settle(
+                ProtocolError(
+                    f"the response to {pending.method} (id {request_id}) has no result object",
+                    method=pending.method,
+                )
+            )
+
+    def _wrong_type_target(self, request_id: Any) -> RequestId | None:
+        """The request a response with an id of the wrong type must be meant for, if clear.
+
+        The request whose id it equals in Python (``true`` and ``1.0`` for ``1``), else the
+        only request waiting; with several waiting and no such match, nobody can tell.
+        """
+        twin = same_value_id(request_id)
+        if twin is not None and twin in self._pending:
+            return twin
+        if len(self._pending) == 1:
+            return next(iter(self._pending))
+        return None
+
+    async def _notification(self, method: str, params: Any) -> None:
+        try:
+            if method == "notifications/progress":
+                await self._on_progress(params)
+            elif method == "notifications/cancelled":
+                _logger.debug("the peer cancelled its request: %r", params)
+            else:
+                await self._on_notification(method, params)
+        except Exception:  # a user's callback must not kill the reader
+            _logger.exception("a notification handler raised on %s", method)
+
+    async def _on_progress(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            _logger.warning("ignoring a progress notification without params")
+            return
+        token = params.get("progressToken")
+        pending = self._pending.get(token) if is_request_id(token) else None
+        if pending is None or pending.progress_callback is None:
+            _logger.debug("ignoring progress for unknown token %r", token)
+            return
+        progress: Any = params.get("progress")
+        total = params.get("total")
+        message = params.get("message")
+        if not _is_number(progress) or not (total is None or _is_number(total)):
+            _logger.warning("ignoring a malformed progress notification: %r", params)
+            return
+        await pending.progress_callback(
+            float(progress),
+            None if total is None else float(total),
+            message if isinstance(message, str) else None,
+        )
+
+    async def _answer_method_not_found(
+        self, request_id: RequestId, method: str, message: JSONObject
+    ) -> None:
+        await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,252 @@
+"""Envelope parsing and checks of the server core: one message's shape, one request's era.
+
+`check_message` turns a raw JSON-RPC message into what the core dispatches on (or a
+`HandlerError` for the error response). `EraGate` holds what one connection settled
+about its era (a legacy ``initialize``, or the modern ``_meta`` envelope of its first
+request), checks every later request against it, and yields each request's `Envelope`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from pydantic import ValidationError
+
+from mrtr.server._context import LOG_LEVELS
+from mrtr.server._jsonrpc import HandlerError, JSONObject
+from mrtr.types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    LEGACY_PROTOCOL_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ClientCapabilities,
+    Implementation,
+    InitializeRequestParams,
+)
+
+__all__ = [
+    "Envelope",
+    "Era",
+    "EraGate",
+    "Incoming",
+    "check_message",
+    "invalid_params",
+    "is_modern",
+    "request_id_of",
+]
+
+Era = Literal["legacy", "modern"]
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The era facts of one request."""
+
+    era: Era
+    protocol_version: str
+    capabilities: ClientCapabilities | None
+    client_info: Implementation | None
+    log_level: str | None
+
+
+class Incoming(NamedTuple):
+    """One checked message: a request (with an id) or a notification (without).
+
+    A named tuple, not a frozen dataclass: one is built per message, and a tuple is the
+    cheapest immutable value to build.
+    """
+
+    method: str
+    params: dict[str, Any]
+    request_id: str | int | None
+
+
+def request_id_of(message: JSONObject) -> str | int | None:
+    """The message's id when it is a valid one (a string or an integer)."""
+    raw_id = message.get("id")
+    return raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else None
+
+
+def check_message(message: JSONObject) -> Incoming | None:
+    """Check one message's JSON-RPC shape.
+
+    Returns:
+        The request or notification, or ``None`` for a response (this server sends no
+        requests, so responses are ignored).
+
+    Raises:
+        HandlerError: an invalid request (-32600).
+    """
+    if message.get("jsonrpc") != "2.0":
+        raise HandlerError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    method = message.get("method")
+    if not isinstance(method, str):
+        if "result" in message or "error" in message:
+            return None
+        raise HandlerError(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+    params = _ensure_object(message.get("params"), "Invalid Request: params")
+    if "id" not in message:
+        return Incoming(method, params, None)
+    request_id = request_id_of(message)
+    if request_id is None:
+        raise HandlerError(INVALID_REQUEST, "Invalid Request: id must be a string or integer")
+    return Incoming(method, params, request_id)
+
+
+def invalid_params(method: str, exc: ValidationError) -> HandlerError:
+    """The -32602 error for params that did not validate (first error only, no input)."""
+    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(part) for part in first.get("loc", ())) or "params"
+    return HandlerError(
+        INVALID_PARAMS,
+        f"Invalid params for {method}: {where}: {first.get('msg')}",
+        {"errors": exc.error_count()},
+    )
+
+
+def _ensure_object(value: Any, what: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise HandlerError(INVALID_REQUEST, f"{what} must be a JSON object")
+    return value
+
+
+def is_modern(params: dict[str, Any]) -> bool:
+    """Whether a request carries the modern ``_meta`` envelope."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+
+
+class EraGate:
+    """What one connection settled about its era; checks each request against it.
+
+    A stream connection (stdio, in-memory) settles its era with its first request: a
+    request carrying the modern ``_meta`` envelope makes it modern, ``initialize`` makes
+    it legacy, and the other era is then refused.
+    """
+
+    def __init__(self) -> None:
+        self.era: Era | None = None
+        self.legacy_version: str | None = None
+        self._legacy_capabilities: ClientCapabilities | None = None
+        self._legacy_client_info: Implementation | None = None
+        self._legacy_log_level: str = "debug"
+        self._last_envelope: tuple[tuple[Any, ...], Envelope] | None = None
+
+    def envelope(self, method: str, params: dict[str, Any]) -> Envelope:
+        """The era facts of one request.
+
+        Raises:
+            HandlerError: the request's era is not this connection's, or its envelope
+                is invalid (unsupported version, bad capabilities or info, ...).
+        """
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+            return self._modern_envelope(meta)
+        if self.legacy_version is None:
+            raise HandlerError(
+                INVALID_REQUEST,
+                f"Invalid Request: {method} carries no protocol version; send initialize "
+                f"first, or put {META_PROTOCOL_VERSION} in params._meta",
+            )
+        return Envelope(
+            "legacy",
+            self.legacy_version,
+            self._legacy_capabilities,
+            self._legacy_client_info,
+            self._legacy_log_level,
+        )
+
+    def _modern_envelope(self, meta: dict[str, Any]) -> Envelope:
+        # A client sends the same envelope on every request of a connection: comparing
+        # the raw JSON with the last one that passed is much cheaper than validating it
+        # again (the models are frozen, so sharing them between requests is safe).
+        key = (
+            meta.get(META_PROTOCOL_VERSION),
+            meta.get(META_LOG_LEVEL),
+            meta.get(META_CLIENT_CAPABILITIES),
+            meta.get(META_CLIENT_INFO),
+        )
+        last = self._last_envelope
+        if last is not None and last[0] == key and self.era == "modern":
+            return last[1]
+        envelope = self._validate_envelope(meta)
+        self._last_envelope = (key, envelope)
+        return envelope
+
+    def _validate_envelope(self, meta: dict[str, Any]) -> Envelope:
+        version = meta.get(META_PROTOCOL_VERSION)
+        if self.era == "legacy":
+            raise HandlerError(
+                INVALID_REQUEST,
+                "Invalid Request: this connection negotiated a legacy version with initialize; "
+                "requests on it must not carry the modern _meta envelope",
+            )
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            raise HandlerError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version!r}",
+                {"supported": list(SUPPORTED_PROTOCOL_VERSIONS), "requested": str(version)},
+            )
+        if META_CLIENT_CAPABILITIES not in meta:
+            raise HandlerError(
+                INVALID_PARAMS, f"Invalid params: _meta lacks {META_CLIENT_CAPABILITIES}"
+            )
+        try:
+            capabilities = ClientCapabilities.model_validate(meta[META_CLIENT_CAPABILITIES])
+            raw_info = meta.get(META_CLIENT_INFO)
+            info = None if raw_info is None else Implementation.model_validate(raw_info)
+        except ValidationError as exc:
+            raise invalid_params("_meta", exc) from None
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in LOG_LEVELS:
+            raise HandlerError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        self.era = "modern"
+        return Envelope("modern", str(version), capabilities, info, level)
+
+    def initialize(self, params: dict[str, Any]) -> str:
+        """Settle the legacy era from an ``initialize`` request; return the version chosen.
+
+        Raises:
+            HandlerError: the connection is modern, or the params are invalid.
+        """
+        if self.era == "modern":
+            requested = params.get("protocolVersion")
+            raise HandlerError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                "this connection serves the modern protocol; initialize is not accepted",
+                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": str(requested)},
+            )
+        try:
+            init = InitializeRequestParams.model_validate(params)
+        except ValidationError as exc:
+            raise invalid_params("initialize", exc) from None
+        requested = init.protocol_version
+        version = (
+            requested if requested in LEGACY_PROTOCOL_VERSIONS else LEGACY_PROTOCOL_VERSIONS[0]
+        )
+        self.era = "legacy"
+        self.legacy_version = version
+        self._legacy_capabilities = init.capabilities
+        self._legacy_client_info = init.client_info
+        return version
+
+    def set_level(self, params: dict[str, Any]) -> JSONObject:
+        """Answer a legacy ``logging/setLevel``.
+
+        Raises:
+            HandlerError: an unknown level.
+        """
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise HandlerError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        self._legacy_log_level = str(level)
+        return {}

@@ -1,0 +1,109 @@
+"""Legacy HTTP sessions: who may use them, how long they live, how many there may be.
+
+A sans-IO store (the clock is passed in). A session belongs to the principal that opened
+it: any other principal is told it does not exist (404, as for an unknown id, so a guess
+learns nothing). A session ends after ``idle_timeout`` seconds without a request, on
+DELETE, or at shutdown. When ``max_sessions`` are open, a new one is refused rather
+than evicting a live one: an anonymous flood of ``initialize`` then costs its victims
+nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mrtr.server._context import Principal
+    from mrtr.server._core import ServerConnection
+
+__all__ = ["Session", "SessionStore"]
+
+
+@dataclass(slots=True)
+class Session:
+    """One legacy session: its protocol state, owner, last use and requests in flight."""
+
+    session_id: str
+    connection: ServerConnection
+    principal: Principal | None
+    last_used: float
+    in_flight: int = 0
+
+
+class SessionStore:
+    """The open legacy sessions of one HTTP app, least recently used first."""
+
+    def __init__(
+        self, *, max_sessions: int, idle_timeout: float, clock: Callable[[], float]
+    ) -> None:
+        if max_sessions < 0:
+            raise ValueError("max_sessions must not be negative")
+        if idle_timeout <= 0:
+            raise ValueError("session_idle_timeout must be positive")
+        self._max = max_sessions
+        self._idle_timeout = idle_timeout
+        self._clock = clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+
+    @property
+    def max_sessions(self) -> int:
+        """How many sessions may be open at once."""
+        return self._max
+
+    def __len__(self) -> int:
+        self._expire()
+        return len(self._sessions)
+
+    def open(self, connection: ServerConnection, principal: Principal | None) -> str | None:
+        """Register a new session and return its id; ``None`` when the store is full."""
+        self._expire()
+        if len(self._sessions) >= self._max:
+            return None
+        session_id = secrets.token_urlsafe(24)
+        self._sessions[session_id] = Session(session_id, connection, principal, self._clock())
+        return session_id
+
+    def get(self, session_id: str, principal: Principal | None) -> Session | None:
+        """The session, if it is open and belongs to ``principal`` (its use is recorded)."""
+        self._expire()
+        session = self._sessions.get(session_id)
+        if session is None or session.principal != principal:
+            return None
+        session.last_used = self._clock()
+        self._sessions.move_to_end(session_id)
+        return session
+
+    def touch(self, session: Session) -> None:
+        """Record a use of ``session`` that just ended (its idle time starts now)."""
+        session.last_used = self._clock()
+        if self._sessions.get(session.session_id) is session:
+            self._sessions.move_to_end(session.session_id)
+
+    def close(self, session_id: str, principal: Principal | None) -> bool:
+        """End the session if ``principal`` owns it; whether it did."""
+        if self.get(session_id, principal) is None:
+            return False
+        del self._sessions[session_id]
+        return True
+
+    def clear(self) -> None:
+        """End every session."""
+        self._sessions.clear()
+
+    def _expire(self) -> None:
+        # least recently used first: stop at the first one still fresh. A session with
+        # requests in flight is in use, however long they take.
+        deadline = self._clock() - self._idle_timeout
+        while self._sessions:
+            session_id, session = next(iter(self._sessions.items()))
+            if session.last_used > deadline:
+                return
+            if session.in_flight:
+                session.last_used = self._clock()
+                self._sessions.move_to_end(session_id)
+                continue
+            del self._sessions[session_id]

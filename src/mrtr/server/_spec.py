@@ -1,0 +1,41 @@
+"""`ServerSpec`: what the server core needs to know of a `Server`, as one frozen value.
+
+`Server` builds it (`Server.spec`); `ServerConnection` takes it. The core thus finds
+each method's handler in a table instead of looking attributes up on the class that
+imports it, and nothing below `_server.py` names `Server`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mrtr.server._context import ServerRequestContext
+from mrtr.server._security import RequestStateSecurity
+
+__all__ = ["Handler", "ServerSpec"]
+
+Handler = Callable[[ServerRequestContext, Any], Awaitable[Any]]
+"""``async (ctx, params) -> result``: one method's handler."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """A server as the core sees it.
+
+    Attributes:
+        handlers: the handler of each method that has one (``tools/call``, ...).
+        request_state_policy: seals and opens ``requestState`` (``None``: unsealed).
+        audience: the audience claim of sealed state.
+        discover_result: builds the answer to ``server/discover``.
+        initialize_result: builds the answer to a legacy ``initialize`` at a version.
+        handler_error_log_level: the level at which a handler's exception is logged.
+    """
+
+    handlers: Mapping[str, Handler]
+    request_state_policy: RequestStateSecurity | None
+    audience: str | None
+    discover_result: Callable[[], dict[str, Any]]
+    initialize_result: Callable[[str], dict[str, Any]]
+    handler_error_log_level: int

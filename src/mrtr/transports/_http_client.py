@@ -1,0 +1,286 @@
+"""The transport's own HTTP/1.1 client: a connection pool to one origin on anyio sockets.
+
+Used when the caller gives no ``http_client``, no ``auth`` and no proxy is configured
+(`_http_pool.HTTPExchange` decides). Per request it writes one buffer and parses the
+response with `_http1`; a request and response through httpx and httpcore cost several
+times more client CPU (request and header objects, the h11 state machine, the pool's
+bookkeeping), which over HTTP was most of a round trip.
+
+It keeps what the transport relied on httpx for: connect, write and read timeouts
+(httpx's exception classes, translated in one place by the transport), keep-alive with
+an idle expiry and a check that an idle connection was not closed by the server,
+cookies the endpoint sets (sent back to it), and a response object with the few
+attributes the transport reads (`OwnResponse`). A response not read to its end closes
+its connection: that is how a modern request is cancelled.
+"""
+
+from __future__ import annotations
+
+import select
+import socket
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+
+from mrtr._version import __version__
+from mrtr.transports._http1 import (
+    MAX_HEAD_SIZE,
+    BodyReader,
+    ResponseHead,
+    encode_request,
+    parse_head,
+)
+from mrtr.transports._http_cookies import CookieJar
+
+__all__ = ["KEEPALIVE_EXPIRY", "USER_AGENT", "OwnClient", "OwnResponse"]
+
+KEEPALIVE_EXPIRY = 5.0
+"""Seconds an idle connection is kept for reuse (httpcore's default)."""
+
+USER_AGENT = f"mrtr/{__version__}"
+"""Sent unless the caller's headers name their own ``User-Agent``."""
+
+_CONNECT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+class _Connection:
+    __slots__ = ("idle_since", "stream")
+
+    def __init__(self, stream: anyio.abc.ByteStream) -> None:
+        self.stream = stream
+        self.idle_since = 0.0
+
+    def usable(self, now: float) -> bool:
+        """Idle not too long, and not readable (a readable idle socket was closed)."""
+        if now - self.idle_since > KEEPALIVE_EXPIRY:
+            return False
+        try:
+            sock = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
+            return not _readable(sock)
+        except (OSError, ValueError, anyio.TypedAttributeLookupError):
+            return False
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True), suppress(*_CONNECT_ERRORS):
+            await self.stream.aclose()
+
+
+class _Body:
+    """A response body as it arrives: an async iterator over the connection's bytes."""
+
+    __slots__ = ("_connection", "_pending", "_read_timeout", "reader")
+
+    def __init__(
+        self, connection: _Connection, reader: BodyReader, first: bytes, read_timeout: float | None
+    ) -> None:
+        self._connection = connection
+        self.reader = reader
+        self._pending = reader.feed(first)
+        self._read_timeout = read_timeout
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole body arrived (read or not, the connection can be reused)."""
+        return self.reader.done
+
+    def __aiter__(self) -> _Body:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._pending:
+            if self.reader.done:
+                raise StopAsyncIteration
+            chunk = await _receive(self._connection, self._read_timeout)
+            if chunk:
+                self._pending = self.reader.feed(chunk)
+            else:
+                self.reader.end_of_stream()
+        return self._pending.pop(0)
+
+
+class OwnResponse:
+    """One response: status, headers, and the raw body as it arrives (`aiter_raw`)."""
+
+    def __init__(
+        self,
+        head: ResponseHead,
+        url: httpx.URL,
+        body: _Body,
+    ) -> None:
+        self.status_code = head.status
+        self.reason_phrase = head.reason
+        self.headers = httpx.Headers(head.headers)
+        self.url = url
+        self._body = body
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body's bytes as received (content codings are left to the caller)."""
+        return self._body
+
+
+class OwnClient:
+    """A keep-alive connection pool to the origin of `target`.
+
+    The number of connections is bounded by the caller (the exchange's request slots):
+    a request takes an idle connection or opens one.
+    """
+
+    def __init__(self, target: httpx.URL, *, timeout: httpx.Timeout, tls: Any = None) -> None:
+        self.timeout = timeout
+        self._host = target.host
+        self._port = target.port or (443 if target.scheme == "https" else 80)
+        self._netloc = target.netloc
+        self._tls = tls if target.scheme == "https" else None
+        self._idle: list[_Connection] = []
+        self._cookies = CookieJar(secure=target.scheme == "https")
+        self.is_closed = False
+
+    async def aclose(self) -> None:
+        self.is_closed = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            await connection.close()
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: httpx.URL | str,
+        *,
+        content: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        timeout: httpx.Timeout | None = None,  # noqa: ASYNC109 (httpx's keyword, per request)
+        follow_redirects: bool = False,
+    ) -> AsyncIterator[OwnResponse]:
+        """Send one request; yield its response, whose body is read while in the block.
+
+        Raises:
+            httpx.TransportError: connecting, writing or reading failed or timed out.
+        """
+        del follow_redirects  # redirects are the exchange's business
+        target = url if isinstance(url, httpx.URL) else httpx.URL(url)
+        limits = timeout or self.timeout
+        pairs = list((headers or {}).items())
+        if not any(name.lower() == "user-agent" for name, _ in pairs):
+            pairs.append(("User-Agent", USER_AGENT))
+        cookie = self._cookies.header()
+        if cookie:
+            pairs.append(("Cookie", cookie))
+        data = encode_request(method, target.raw_path, self._netloc, pairs, content)
+        connection, head, rest = await self._exchange(data, limits)
+        self._cookies.learn(head.headers)
+        body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
+        try:
+            yield OwnResponse(head, target, body)
+        finally:
+            if body.complete and body.reader.reusable and not self.is_closed:
+                connection.idle_since = time.monotonic()
+                self._idle.append(connection)
+            else:
+                await connection.close()
+
+    async def _exchange(
+        self, data: bytes, limits: httpx.Timeout
+    ) -> tuple[_Connection, ResponseHead, bytes]:
+        """Write the request; read the response head (1xx skipped) and what followed it.
+
+        A reused connection that the server closed before answering (the keep-alive
+        race) is replaced by a new one, once.
+        """
+        for attempt in range(2):
+            connection, reused = await self._acquire(limits)
+            try:
+                await _send(connection, data, limits.write)
+                buffer = b""
+                while True:
+                    split = buffer.find(b"\r\n\r\n")
+                    if split >= 0:
+                        head = parse_head(buffer[:split])
+                        buffer = buffer[split + 4 :]
+                        if 100 <= head.status < 200:
+                            continue
+                        return connection, head, buffer
+                    if len(buffer) > MAX_HEAD_SIZE:
+                        raise httpx.RemoteProtocolError("the response head is too large")
+                    chunk = await _receive(connection, limits.read)
+                    if not chunk:
+                        if reused and not buffer and attempt == 0:
+                            break  # closed while idle: try a new connection
+                        raise httpx.RemoteProtocolError(
+                            "Server disconnected without sending a response."
+                        )
+                    buffer += chunk
+            except BaseException:
+                await connection.close()
+                raise
+            await connection.close()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _acquire(self, limits: httpx.Timeout) -> tuple[_Connection, bool]:
+        now = time.monotonic()
+        # the oldest idle connections first: expired ones are closed, not left open
+        while self._idle and now - self._idle[0].idle_since > KEEPALIVE_EXPIRY:
+            await self._idle.pop(0).close()
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.usable(now):
+                return connection, True
+            await connection.close()
+        try:
+            with anyio.fail_after(limits.connect):
+                stream: anyio.abc.ByteStream
+                if self._tls is not None:
+                    stream = await anyio.connect_tcp(
+                        self._host, self._port, ssl_context=self._tls, tls_standard_compatible=False
+                    )
+                else:
+                    stream = await anyio.connect_tcp(self._host, self._port)
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(
+                f"connecting to {self._host}:{self._port} timed out"
+            ) from exc
+        except _CONNECT_ERRORS as exc:
+            raise httpx.ConnectError(str(exc) or repr(exc)) from exc
+        return _Connection(stream), False
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether `sock` has bytes (or its end) waiting; ``poll`` has no descriptor limit."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([sock], [], [], 0)  # pragma: no cover - Windows
+    return bool(readable)
+
+
+async def _send(connection: _Connection, data: bytes, seconds: float | None) -> None:
+    try:
+        with anyio.fail_after(seconds):
+            await connection.stream.send(data)
+    except TimeoutError as exc:
+        raise httpx.WriteTimeout("writing the request timed out") from exc
+    except _CONNECT_ERRORS as exc:
+        raise httpx.WriteError(str(exc) or repr(exc)) from exc
+
+
+async def _receive(connection: _Connection, seconds: float | None) -> bytes:
+    """The next bytes from the server; ``b""`` once it closed the connection."""
+    try:
+        with anyio.fail_after(seconds):
+            return await connection.stream.receive()
+    except TimeoutError as exc:
+        raise httpx.ReadTimeout("reading the response timed out") from exc
+    except anyio.EndOfStream:
+        return b""
+    except _CONNECT_ERRORS as exc:
+        raise httpx.ReadError(str(exc) or repr(exc)) from exc

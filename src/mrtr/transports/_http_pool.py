@@ -1,0 +1,241 @@
+"""The HTTP transport's httpx client: our own pools, the caller's client, request options.
+
+`HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
+that queue requests in front of its pools, and the per-request options (auth, timeout).
+
+With no ``auth`` and no proxy configured, the transport's own client is
+`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
+default context); otherwise (an ``httpx.Auth``, proxies from the environment) it is
+httpx, as below, and a client the caller gives is always used as given.
+
+httpcore 1.0's pool rescans all its connections (and every queued request against each
+of them) whenever a request starts or ends, and closes every idle connection while it
+holds more than ``max_keepalive_connections`` (it counts all connections, not the idle
+ones). So the transport's own client spreads requests over several small pools, each
+with keep-alive as large as the pool, and queues the requests beyond their total in
+front of them (a FIFO semaphore, `connection_slots`) instead of in httpcore.
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.request
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+
+from mrtr.errors import RedirectError
+from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
+
+__all__ = ["DEFAULT_HTTP_TIMEOUT", "HTTPClientSource", "HTTPExchange", "ShardedTransport"]
+
+logger = logging.getLogger("mrtr.transports.http")
+
+DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
+"""Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
+
+POOLS = 25
+POOL_SIZE = 4
+MAX_CONNECTIONS = POOLS * POOL_SIZE
+POOL_LIMITS = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+HTTPClientSource = httpx.AsyncClient | Callable[[], httpx.AsyncClient]
+
+
+class HTTPExchange:
+    """The httpx client one transport uses, with its request slots and request options.
+
+    Args:
+        source: the caller's client (kept open: it is theirs), a factory of one (closed
+            by `aclose`), or ``None`` for a client of our own (see the module docstring).
+        auth: an ``httpx.Auth`` applied to every request.
+        timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
+            caller's client its own timeout.
+        target: the endpoint; without auth or proxies the own client is `OwnClient`.
+    """
+
+    client: httpx.AsyncClient | OwnClient
+
+    def __init__(
+        self,
+        source: HTTPClientSource | None,
+        *,
+        auth: httpx.Auth | None,
+        timeout: httpx.Timeout | float | None,
+        target: httpx.URL | None = None,
+    ) -> None:
+        self._auth = auth
+        self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
+        self._timeout = timeout
+        self._slots: anyio.Semaphore | None = None
+        own_timeout = timeout if self._timeout_explicit else DEFAULT_HTTP_TIMEOUT
+        if isinstance(source, httpx.AsyncClient):
+            self.client, self._owned = source, False
+        elif source is not None:
+            self.client, self._owned = source(), True
+        elif urllib.request.getproxies():
+            # a transport of our own would turn off httpx's proxies from the environment
+            self.client = httpx.AsyncClient(timeout=own_timeout)
+            self._owned = True
+        elif auth is None and target is not None:
+            self._slots = anyio.Semaphore(MAX_CONNECTIONS)
+            tls = httpx.create_ssl_context() if target.scheme == "https" else None
+            self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
+            self._owned = True
+        else:
+            self._slots = anyio.Semaphore(MAX_CONNECTIONS)
+            pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
+            self.client = httpx.AsyncClient(timeout=own_timeout, transport=pools)
+            self._owned = True
+
+    async def aclose(self) -> None:
+        """Close the client if it is ours (shielded: it must not be left open)."""
+        if self._owned:
+            with anyio.CancelScope(shield=True):
+                await self.client.aclose()
+
+    @asynccontextmanager
+    async def stream(
+        self, method: str, url: httpx.URL | str, **kwargs: Any
+    ) -> AsyncIterator[HTTPResponse]:
+        """``httpx.AsyncClient.stream``, holding one of the connection slots.
+
+        A request waits for a free slot without a time limit (its own cancellation and
+        the session's timeouts still apply); inside httpx, the pool timeout then only
+        covers a connection that is slow to be handed over.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
+        """
+        slots = self._slots
+        if slots is None:
+            async with self._follow_redirects(method, url, kwargs) as response:
+                yield response
+            return
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            slots.acquire_nowait()  # the usual case: a free slot, no trip through the loop
+        except anyio.WouldBlock:
+            await slots.acquire()
+        try:
+            async with self._follow_redirects(method, url, kwargs) as response:
+                yield response
+        finally:
+            slots.release()
+
+    @asynccontextmanager
+    async def _follow_redirects(
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AsyncIterator[HTTPResponse]:
+        """Open the request, following redirects within the endpoint's origin only.
+
+        httpx would follow a redirect anywhere, re-sending the body (a tool's arguments)
+        and, for a port change on the same host, the caller's credential headers. Here a
+        redirect is followed, method and body unchanged, only to the same scheme, host
+        and port, at most `MAX_REDIRECTS` times.
+
+        Raises:
+            RedirectError: a redirect to another origin, or too many redirects.
+        """
+        start = url
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self.client.stream(
+                method, url, follow_redirects=False, **kwargs
+            ) as response:
+                location = response.headers.get("location")
+                if response.status_code not in _REDIRECT_STATUSES or location is None:
+                    yield response
+                    return
+                url = same_origin_target(response.url, location)
+                logger.info("following an HTTP %s redirect to %s", response.status_code, url)
+        raise RedirectError(
+            f"the server at {start} redirected more than {MAX_REDIRECTS} times",
+            location=str(url),
+            origin=origin(httpx.URL(url)),
+        )
+
+    async def delete(self, url: httpx.URL | str, headers: dict[str, str]) -> int:
+        """DELETE `url` (no redirects followed) and return the status code."""
+        async with self.stream("DELETE", url, headers=headers, **self.options()) as response:
+            async for _ in response.aiter_raw():
+                pass
+            return response.status_code
+
+    def options(self, **timeout_overrides: float | None) -> dict[str, Any]:
+        """The ``auth`` and ``timeout`` keywords of one request (``read=`` overrides)."""
+        options: dict[str, Any] = {}
+        if self._auth is not None:
+            options["auth"] = self._auth
+        if self._timeout_explicit or timeout_overrides:
+            base = httpx.Timeout(self._timeout if self._timeout_explicit else self.client.timeout)
+            if "read" in timeout_overrides:
+                base = httpx.Timeout(
+                    connect=base.connect,
+                    read=timeout_overrides["read"],
+                    write=base.write,
+                    pool=base.pool,
+                )
+            options["timeout"] = base
+        return options
+
+    def read_timeout(self) -> float | None:
+        """Seconds allowed between two reads of a response."""
+        if self._timeout_explicit:
+            return httpx.Timeout(self._timeout).read
+        return self.client.timeout.read
+
+
+class ShardedTransport(httpx.AsyncBaseTransport):
+    """Several small httpx connection pools behind one transport; least busy first.
+
+    Each pool stays small, so httpcore's per-request bookkeeping, linear (or worse) in
+    the size of a pool, stays cheap however many requests are in flight.
+    """
+
+    def __init__(self, *, pools: int, limits: httpx.Limits) -> None:
+        tls = httpx.create_ssl_context()  # one for all: building one costs tens of ms
+        self._pools = [httpx.AsyncHTTPTransport(verify=tls, limits=limits) for _ in range(pools)]
+        self._busy = [0] * pools
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = self._busy.index(min(self._busy))
+        self._busy[index] += 1
+        try:
+            response = await self._pools[index].handle_async_request(request)
+        except BaseException:
+            self._busy[index] -= 1
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _ReleasingStream(response.stream, self._busy, index)
+        return response
+
+    async def aclose(self) -> None:
+        for pool in self._pools:
+            await pool.aclose()
+
+
+class _ReleasingStream(httpx.AsyncByteStream):
+    """A response body that marks its pool one request less busy when it is closed."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, busy: list[int], index: int) -> None:
+        self._stream = stream
+        self._busy = busy
+        self._index = index
+        self._released = False
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        # the body's own iterator, so httpx closes it exactly as it did without us
+        return self._stream.__aiter__()
+
+    async def aclose(self) -> None:
+        if not self._released:
+            self._released = True
+            self._busy[self._index] -= 1
+        await self._stream.aclose()

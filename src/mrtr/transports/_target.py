@@ -1,0 +1,96 @@
+"""What a client can connect to, resolved to a transport: `transport_for`.
+
+A URL is streamable HTTP (imported on first use, with httpx), `StdioServerParameters`
+start a subprocess, a `Transport` is used as it is, and an in-process server offers a
+transport of its own (`SupportsClientTransport`): the client side never imports the
+server package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+
+from mrtr.transports._base import Transport
+from mrtr.transports._stdio import StdioTransport
+from mrtr.transports._stdio_params import StdioServerParameters
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "ClientTarget",
+    "HTTPClientArg",
+    "SupportsClientTransport",
+    "check_target",
+    "transport_for",
+]
+
+
+@runtime_checkable
+class SupportsClientTransport(Protocol):
+    """An in-process server: it hands a client a transport connected to itself."""
+
+    def client_transport(self) -> Transport:
+        """A new, unopened transport to this server."""
+        ...
+
+
+ClientTarget: TypeAlias = "str | StdioServerParameters | Transport | SupportsClientTransport"
+"""What `Client` connects to: a URL, a stdio command, a transport or an in-process server."""
+
+HTTPClientArg: TypeAlias = "httpx.AsyncClient | Callable[[], httpx.AsyncClient]"
+"""An ``httpx.AsyncClient`` to use (it stays the caller's), or a factory of one."""
+
+
+def check_target(target: object) -> None:
+    """Raise unless `target` is something `transport_for` can connect to.
+
+    Raises:
+        TypeError: a target of another kind.
+    """
+    if not isinstance(target, (str, StdioServerParameters, Transport)) and not callable(
+        getattr(target, "client_transport", None)
+    ):
+        raise TypeError(
+            "Client target must be a URL, StdioServerParameters, a Transport or an object "
+            f"with client_transport(); got {type(target).__name__}"
+        )
+
+
+def transport_for(
+    target: ClientTarget,
+    *,
+    max_message_size: int,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    http_client: HTTPClientArg | None = None,
+) -> Transport:
+    """The (unopened) transport that connects to `target`.
+
+    Args:
+        target: a URL, `StdioServerParameters`, a `Transport`, or an in-process server.
+        max_message_size: the cap on one incoming message, in bytes (new transports).
+        headers: extra HTTP headers (URL targets only).
+        auth: an ``httpx.Auth`` (URL targets only).
+        http_client: an ``httpx.AsyncClient`` or a factory of one (URL targets only).
+
+    Raises:
+        TypeError: a target of another kind.
+    """
+    check_target(target)
+    if isinstance(target, Transport):
+        return target
+    if isinstance(target, StdioServerParameters):
+        return StdioTransport(target, max_message_size=max_message_size)
+    if isinstance(target, str):
+        from mrtr.transports.http import StreamableHTTPTransport
+
+        return StreamableHTTPTransport(
+            target,
+            headers=headers,
+            auth=auth,
+            http_client=http_client,
+            max_message_size=max_message_size,
+        )
+    return target.client_transport()
