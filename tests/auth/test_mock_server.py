@@ -379,3 +379,9 @@ async def test_a_new_loopback_login_reuses_the_registered_redirect(
             await auth.login(force=True)
     stats = mock_as.stats()
     assert stats["authorizations"] == 2 and stats["registrations"] == 1
+
+
+async def test_final_401_on_the_transports_own_client_is_an_auth_error(mock_as: MockAS) -> None:
+    with anyio.fail_after(LIMIT), pytest.raises(AuthorizationRequiredError):
+        async with Client(mock_as.mcp):  # no auth, no http_client: the own HTTP client
+            pass
