@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"mrtr._paused_store", "mrtr._store_sqlite", "mrtr._store_redis"},
     {"mrtr._calls", "mrtr._tracing", "mrtr._negotiate", "mrtr._paused_client"},
     {"mrtr.client"},
-    {"mrtr.__main__", "mrtr._demo"},
+    {"mrtr.__main__", "mrtr._demo", "mrtr.cli"},  # the command line, on the public API
 ]
 # Annotations only (under TYPE_CHECKING): the context a callback gets names its session.
 TYPE_ONLY_EXCEPTIONS = {
