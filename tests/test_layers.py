@@ -13,6 +13,7 @@ SRC = Path(mrtr.__file__).parent
 LAYERS: list[set[str]] = [
     {
         "mrtr.errors",
+        "mrtr._otel",
         "mrtr.types",
         "mrtr._session_context",
         "mrtr._anyio",
@@ -20,16 +21,22 @@ LAYERS: list[set[str]] = [
         "mrtr._version",
         "mrtr._stray",
     },
-    {"mrtr.transports"},
+    {"mrtr.transports", "mrtr.auth"},  # auth: an httpx.Auth the HTTP transport is given
     {"mrtr._jsonrpc"},
     {"mrtr._events", "mrtr._listen", "mrtr._cache"},
     {"mrtr._legs", "mrtr._envelope", "mrtr._backchannel", "mrtr._callbacks", "mrtr._session_era"},
     {"mrtr.session"},
     {"mrtr._driver", "mrtr._driver_flow", "mrtr._paused"},
     {"mrtr._paused_store", "mrtr._store_sqlite", "mrtr._store_redis"},
-    {"mrtr._calls", "mrtr._negotiate", "mrtr._paused_client", "mrtr._client_events"},
+    {
+        "mrtr._calls",
+        "mrtr._tracing",
+        "mrtr._negotiate",
+        "mrtr._paused_client",
+        "mrtr._client_events",
+    },
     {"mrtr.client"},
-    {"mrtr.__main__", "mrtr._demo"},
+    {"mrtr.__main__", "mrtr._demo", "mrtr.cli"},  # the command line, on the public API
 ]
 # Annotations only (under TYPE_CHECKING): the context a callback gets names its session.
 TYPE_ONLY_EXCEPTIONS = {
@@ -88,9 +95,10 @@ def test_no_module_is_over_the_size_budget() -> None:
     # response cache); the error tree is one module by rule.
     budget = {
         "mrtr.session": 620,
-        "mrtr.client": 770,
+        "mrtr.client": 800,
         "mrtr.transports.http": 540,
-        "mrtr.errors": 580,
+        "mrtr.errors": 760,
+        "mrtr._jsonrpc": 510,  # tracing, and the caller's request ids of subscriptions/listen
     }
     over = []
     for path in sorted(SRC.rglob("*.py")):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mrtr._callbacks import InputCallbacks
 from mrtr._events import CHANGE_METHODS, change_event, typed_notification
 from mrtr._listen import ListenRoutes
+from mrtr._otel import traced_backchannel
 from mrtr._session_context import (
     ChangeCallback,
     ClientRequestContext,
@@ -178,7 +179,10 @@ class BackChannel:
         connection = self._require_connection()
         context = self._context(request_id)
         try:
-            answer = await self._callbacks.answer(request, context)
+            answering = traced_backchannel(
+                self._session.transport, self._callbacks.answer, request_id
+            )
+            answer = await answering(request, context)
         except InvalidInputResponseError as exc:
             _logger.error("not sending a wrong answer to the server's %s: %s", request.method, exc)
             await connection.send_error(request_id, INTERNAL_ERROR, str(exc))

@@ -19,6 +19,7 @@ from mrtr._legs import InputMethod, InputResponsesArg
 from mrtr._paused import PAUSE, RoundPaused
 from mrtr._paused_client import Pausing, can_answer, paused_from_round
 from mrtr._session_context import ClientRequestContext, ProgressCallback
+from mrtr._tracing import driver_hooks, pause_current
 from mrtr.errors import DeadlineExceededError, ProtocolError
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ async def _drive(
     callbacks = session.input_callbacks
     version = session.protocol_version
     round_number = 1 if resumed is None else resumed.round + 1
+    answer, sleep = driver_hooks(session, callbacks.call, anyio.sleep)
 
     async def dispatch(key: str, request: InputRequest) -> Any:
         if pausing is not None and not can_answer(callbacks, request):
@@ -125,7 +127,7 @@ async def _drive(
             key=key,
             protocol_version=version,
         )
-        return await callbacks.call(request, context)
+        return await answer(request, context)
 
     async def retry(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
         nonlocal round_number
@@ -143,10 +145,11 @@ async def _drive(
             call=CallIdentity(method=method, name=name, arguments=arguments),
             state=resumed,
             pausable=pausing is not None,
+            sleep=sleep,
         )
     except RoundPaused as signal:
         assert pausing is not None  # the driver pauses only when it may
-        return paused_from_round(
+        paused = paused_from_round(
             signal,
             pausing,
             session=session,
@@ -155,6 +158,8 @@ async def _drive(
             arguments=arguments,
             max_rounds=max_rounds,
         )
+        pause_current(session, paused.id, [r.method for r in paused.requests.values()])
+        return paused
 
 
 async def walk_pages(

@@ -9,6 +9,7 @@ server seals its ``requestState``; the client echoes it without reading it.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -28,7 +29,7 @@ _CONFIRM_SCHEMA = {
 
 def build_demo_server() -> Any:
     """The example server: one tool, ``provision``, that asks before it acts."""
-    from mrtr.server import Server, ServerRequestContext
+    from mrtr.server import RequestStateSecurity, Server, ServerRequestContext
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
@@ -84,7 +85,15 @@ def build_demo_server() -> Any:
             return CallToolResult(content=[TextContent(text=text)])
         return CallToolResult(content=[TextContent(text="Start over.")], is_error=True)
 
-    return Server("mrtr-demo", version="1.0.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    key = os.environ.get("MRTR_DEMO_STATE_KEY")  # set by `mrtr call demo`: pause/resume demos
+    security = RequestStateSecurity(keys=[bytes.fromhex(key)]) if key else None
+    return Server(
+        "mrtr-demo",
+        version="1.0.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        request_state_security=security,
+    )
 
 
 def _print_round(event: RoundEvent) -> None:

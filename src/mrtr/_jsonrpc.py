@@ -18,6 +18,7 @@ import math
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -26,6 +27,7 @@ import anyio.abc
 from typing_extensions import Self
 
 from mrtr._anyio import event_factory
+from mrtr._otel import CURRENT_CALL
 from mrtr._session_context import ProgressCallback
 from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr.errors import (
@@ -283,6 +285,12 @@ class JSONRPCConnection:
             ClientStateError: the session is not open.
         """
         self._check_usable()
+        tracer = CURRENT_CALL.get()  # set only while a traced call runs; it sends through us
+        if tracer is not None and tracer.transport is self._transport and request_id is None:
+            send = partial(
+                self.send_request, method, timeout=timeout, progress_callback=progress_callback
+            )
+            return await tracer.request(method, self._next_id, params, send)
         if request_id is None:
             request_id = self._next_id
             self._next_id = request_id + 1

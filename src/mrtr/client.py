@@ -19,11 +19,11 @@ Listing: the ``list_*`` methods return one page (pass ``cursor`` for the next); 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import KW_ONLY, dataclass, field, fields
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -33,6 +33,7 @@ from mrtr._client_events import ClientEvents
 from mrtr._driver import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, InputLimits, RoundEvent
 from mrtr._legs import InputMethod, InputResponsesArg, call_params
 from mrtr._negotiate import DEFAULT_PROBE_TIMEOUT, connect
+from mrtr._otel import Telemetry
 from mrtr._paused import DEFAULT_PAUSE_TTL, PausedCall
 from mrtr._paused_client import Pausing, check_era
 from mrtr._session_context import (
@@ -45,6 +46,7 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
+from mrtr._tracing import call_trace, traced
 from mrtr.errors import ClientStateError
 from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE, Transport
@@ -85,6 +87,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PAGES", "Client", "ClientRequestContext", "ClientState"]
 
 _logger = logging.getLogger("mrtr.client")
+
+T = TypeVar("T")
 
 _InputResponses = InputResponsesArg
 
@@ -141,10 +145,15 @@ class Client(ClientEvents):
         cache_partition: the authorization context of this client's private cache
             entries (default: its own, so they are never shared).
         pause_ttl: seconds a paused call may wait for its answers (``pause=True``).
+        tracer_provider: trace every call and request with this OpenTelemetry provider
+            (without one, once the application has set a global provider).
+        meter_provider: record the call metrics with this provider (default: global).
+        tracing: ``False`` turns OpenTelemetry tracing and metrics off.
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
-        TypeError: a target of a kind the client cannot connect to.
+        TypeError: a target of a kind the client cannot connect to, or a tracer or meter
+            provider that is not one.
     """
 
     target: ClientTarget
@@ -174,6 +183,9 @@ class Client(ClientEvents):
     response_cache: bool | ResponseCache = field(default=False, repr=False)
     cache_partition: str | None = field(default=None, repr=False)
     pause_ttl: float = DEFAULT_PAUSE_TTL
+    tracer_provider: Any = field(default=None, repr=False)
+    meter_provider: Any = field(default=None, repr=False)
+    tracing: bool = True
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "legacy") and self.mode not in MODERN_PROTOCOL_VERSIONS:
@@ -192,6 +204,7 @@ class Client(ClientEvents):
         check_target(self.target)
         self._init_cache(self.response_cache, self.cache_partition, target_identity(self.target))
         self._state = ClientState.UNOPENED
+        self._telemetry = Telemetry(self.tracing, self.tracer_provider, self.meter_provider)
         self._entered = False
         self._session: ClientSession | None = None
         self._stack: AsyncExitStack | None = None
@@ -339,27 +352,46 @@ class Client(ClientEvents):
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self._cached("tools/list", cursor, cache_mode, self.session.list_tools)
+        return await self._cached(
+            "tools/list", cursor, cache_mode, self._traced(self.session.list_tools)
+        )
 
     async def list_prompts(
         self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
     ) -> ListPromptsResult:
         """One page of prompts; ``cache_mode`` and errors as in `list_tools`."""
-        return await self._cached("prompts/list", cursor, cache_mode, self.session.list_prompts)
+        return await self._cached(
+            "prompts/list", cursor, cache_mode, self._traced(self.session.list_prompts)
+        )
 
     async def list_resources(
         self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
     ) -> ListResourcesResult:
         """One page of resources; ``cache_mode`` and errors as in `list_tools`."""
-        return await self._cached("resources/list", cursor, cache_mode, self.session.list_resources)
+        return await self._cached(
+            "resources/list", cursor, cache_mode, self._traced(self.session.list_resources)
+        )
 
     async def list_resource_templates(
         self, cursor: str | None = None, *, cache_mode: CacheMode = "use"
     ) -> ListResourceTemplatesResult:
         """One page of resource templates; ``cache_mode`` and errors as in `list_tools`."""
         return await self._cached(
-            "resources/templates/list", cursor, cache_mode, self.session.list_resource_templates
+            "resources/templates/list",
+            cursor,
+            cache_mode,
+            self._traced(self.session.list_resource_templates),
         )
+
+    def _traced(
+        self, fetch: Callable[[str | None], Awaitable[T]]
+    ) -> Callable[[str | None], Awaitable[T]]:
+        """`fetch` of one page, inside this client's telemetry span."""
+
+        async def traced_fetch(cursor: str | None) -> T:
+            return await traced(self._telemetry, self.session, fetch(cursor))
+
+        return traced_fetch
 
     def iter_tools(self) -> AsyncIterator[Tool]:
         """Every tool, page after page (``async for tool in client.iter_tools()``).
@@ -399,7 +431,8 @@ class Client(ClientEvents):
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.complete(ref, argument, context_arguments=context_arguments)
+        completing = self.session.complete(ref, argument, context_arguments=context_arguments)
+        return await traced(self._telemetry, self.session, completing)
 
     async def send_ping(self) -> EmptyResult:
         """Ping the server (legacy era only: 2026-07-28 has no ``ping``).
@@ -409,7 +442,7 @@ class Client(ClientEvents):
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
-        return await self.session.send_ping()
+        return await traced(self._telemetry, self.session, self.session.send_ping())
 
     # -- multi-round calls -----------------------------------------------------------------
 
@@ -744,10 +777,12 @@ class Client(ClientEvents):
         pausing: Pausing | None = None,
         resumed: FlowState | None = None,
     ) -> Any:
-        """Run one call to its terminal result (or its pause) within its deadline."""
+        """Run one call to its terminal result (or its pause) within its deadline, traced."""
         budget = self.call_timeout if deadline is None else deadline
         _check_positive("timeout", budget)
-        return await drive(
+        paused = pausing.previous if pausing is not None else None
+        trace = call_trace(self._telemetry, call.session, call.method, call.name, resumed=paused)
+        run = drive(
             call,
             input_responses,
             request_state,
@@ -758,6 +793,7 @@ class Client(ClientEvents):
             pausing=pausing,
             resumed=resumed,
         )
+        return await (run if trace is None else trace.run(run))
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(Client))

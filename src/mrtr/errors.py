@@ -26,6 +26,15 @@ MRTRError
 │   └── NotInThisEraError             the method does not exist in the negotiated era
 │                                     (ping or resources/subscribe on 2026-07-28, listen
 │                                     on a legacy connection); raised without a round trip
+├── AuthError                         the server wants authorization mrtr could not get
+│   ├── AuthorizationRequiredError    a login is needed (no token, no authorizer, final 401)
+│   ├── DiscoveryError                no usable protected-resource / server metadata
+│   │   ├── ResourceMismatchError     the metadata's resource does not cover the server URL
+│   │   └── IssuerMismatchError       metadata or redirect named another issuer (rejected)
+│   ├── RegistrationError             the authorization server refused to register us
+│   ├── AuthorizationDeniedError      the authorization redirect carried an error
+│   ├── TokenEndpointError            the token endpoint refused (.error, .description)
+│   └── InsufficientScopeError        403 insufficient_scope after the step-ups allowed
 ├── PausedCallError                   a paused call cannot be read, answered or resumed
 │   ├── PausedCallFormatError          the stored JSON is not a paused call this version reads
 │   ├── PausedCallMismatchError        resumed on another era or server (.field)
@@ -57,15 +66,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AlreadyAnsweredError",
+    "AuthError",
+    "AuthorizationDeniedError",
+    "AuthorizationRequiredError",
     "ClientStateError",
     "DeadlineExceededError",
+    "DiscoveryError",
     "EraProbeTimeoutError",
     "InputLimitExceededError",
     "InputRequiredError",
     "InputRequiredNotAllowedError",
     "InputRequiredRoundsExceededError",
+    "InsufficientScopeError",
     "InvalidInputResponseError",
     "InvalidRequestState",
+    "IssuerMismatchError",
     "LeaseLostError",
     "MCPError",
     "MRTRError",
@@ -83,10 +98,13 @@ __all__ = [
     "ProcessExitedError",
     "ProtocolError",
     "RedirectError",
+    "RegistrationError",
     "RequestStateRejectedError",
     "RequestTimeoutError",
+    "ResourceMismatchError",
     "StaleRoundError",
     "SubscriptionLostError",
+    "TokenEndpointError",
     "TransportError",
     "UnknownInputKeyError",
 ]
@@ -370,6 +388,83 @@ class SubscriptionLostError(MRTRError):
         self.subscription_id = subscription_id
 
 
+class AuthError(MRTRError):
+    """The server asked for authorization that mrtr could not obtain or present.
+
+    Messages and attributes never carry a token, secret or authorization code.
+
+    Attributes:
+        server_url: the MCP server concerned, when known.
+    """
+
+    def __init__(self, message: str, *, server_url: str | None = None) -> None:
+        super().__init__(message)
+        self.server_url = server_url
+
+
+class AuthorizationRequiredError(AuthError):
+    """A login is needed: no usable token, and no way to get one without the user.
+
+    Raised when the server answers 401 in the end, or when an interactive login is due
+    and no authorizer was given (log in ahead with ``await oauth.login()``).
+    """
+
+
+class DiscoveryError(AuthError):
+    """No usable protected-resource or authorization-server metadata was found.
+
+    Attributes:
+        tried: each URL tried, with what it answered (a status or a reason).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        server_url: str | None = None,
+        tried: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        super().__init__(message, server_url=server_url)
+        self.tried = tried
+
+
+class ResourceMismatchError(DiscoveryError):
+    """The protected-resource metadata names a resource that does not cover the server.
+
+    Attributes:
+        resource: the ``resource`` the metadata declared.
+    """
+
+    def __init__(self, resource: str, *, server_url: str) -> None:
+        super().__init__(
+            f"the protected-resource metadata is for {resource!r}, which does not cover "
+            f"{server_url!r}; refusing to authorize",
+            server_url=server_url,
+        )
+        self.resource = resource
+
+
+class IssuerMismatchError(DiscoveryError):
+    """An issuer did not match the one expected, compared as exact strings (rejected).
+
+    Attributes:
+        kind: ``"metadata"`` (the metadata's ``issuer``) or ``"response"`` (the ``iss`` of
+            the authorization response, RFC 9207).
+        expected: the issuer expected.
+        actual: what arrived (``None``: missing).
+    """
+
+    def __init__(
+        self, kind: str, expected: str, actual: str | None, *, server_url: str | None = None
+    ) -> None:
+        what = "metadata issuer" if kind == "metadata" else "authorization response iss"
+        super().__init__(
+            f"{what} {actual!r} does not match the expected issuer {expected!r}",
+            server_url=server_url,
+        )
+        self.kind = kind
+
+
 class PausedCallError(MRTRError):
     """A paused call cannot be read, answered, claimed or resumed as asked."""
 
@@ -402,6 +497,85 @@ class PausedCallMismatchError(PausedCallError):
         self.field = field
         self.expected = expected
         self.actual = actual
+
+
+class RegistrationError(AuthError):
+    """The client could not register (or has no registration) with the authorization server.
+
+    Attributes:
+        status: the HTTP status of the refusal, when there was one.
+    """
+
+    def __init__(
+        self, message: str, *, server_url: str | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message, server_url=server_url)
+        self.status = status
+
+
+class AuthorizationDeniedError(AuthError):
+    """The authorization redirect came back with an error (e.g. ``access_denied``).
+
+    Attributes:
+        error: the OAuth ``error`` code.
+        description: the ``error_description``, if any.
+    """
+
+    def __init__(
+        self, error: str, description: str | None = None, *, server_url: str | None = None
+    ) -> None:
+        text = f"authorization was refused: {error}" + (f" ({description})" if description else "")
+        super().__init__(text, server_url=server_url)
+        self.error = error
+        self.description = description
+
+
+class TokenEndpointError(AuthError):
+    """The authorization server's token endpoint refused a request.
+
+    Attributes:
+        error: the OAuth ``error`` code (``invalid_grant``, ``invalid_client``, ...).
+        description: the ``error_description``, if any.
+        status: the HTTP status.
+    """
+
+    def __init__(
+        self,
+        error: str,
+        description: str | None = None,
+        *,
+        status: int | None = None,
+        server_url: str | None = None,
+    ) -> None:
+        text = f"the token endpoint refused: {error}" + (f" ({description})" if description else "")
+        super().__init__(text, server_url=server_url)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+class InsufficientScopeError(AuthError):
+    """The server still answers 403 ``insufficient_scope`` after the step-ups allowed.
+
+    Attributes:
+        required: the scopes the server's last challenge asked for.
+        granted: the scopes the current token holds.
+    """
+
+    def __init__(
+        self,
+        required: tuple[str, ...],
+        granted: tuple[str, ...] = (),
+        *,
+        server_url: str | None = None,
+    ) -> None:
+        held = f"; the token holds {' '.join(granted)}" if granted else ""
+        super().__init__(
+            f"the server requires scope {' '.join(required) or '(unspecified)'}{held}",
+            server_url=server_url,
+        )
+        self.required = required
+        self.granted = granted
 
 
 class PausedCallIncompleteError(PausedCallError):

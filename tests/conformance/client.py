@@ -8,9 +8,10 @@ handshake with `initialize`, 2026-07-28 is stateless). Some scenarios also pass
 `MCP_CONFORMANCE_CONTEXT` (JSON, e.g. the tool calls to make).
 
 Each scenario has a function below that does what its mock server watches for, using
-only mrtr's public API. An unknown scenario gets the default: connect, list and call
-every tool, read every resource, get every prompt. Any error exits non-zero with a
-message on stderr (the suite keeps stderr in its results).
+only mrtr's public API. Every `auth/*` scenario connects through `mrtr.auth.OAuth`, with
+the grant its context calls for (`oauth_for`). An unknown scenario gets the default:
+connect, list and call every tool, read every resource, get every prompt. Any error
+exits non-zero with a message on stderr (the suite keeps stderr in its results).
 """
 
 from __future__ import annotations
@@ -241,6 +242,74 @@ async def run_mrtr(url: str, context: dict[str, Any]) -> None:
             await client.call_tool("test_mrtr_unrelated", {})
 
 
+# --- authorization (auth/*) -------------------------------------------------------------
+
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client id the basic-cimd scenario expects (a constant the suite does not pass)."""
+
+
+def oauth_for(name: str, context: dict[str, Any]) -> Any:
+    """The `OAuth` a user of this kind of server would configure, from the suite's context."""
+    from mrtr.auth import (
+        AssertionContext,
+        AuthorizationCode,
+        ClientCredentials,
+        ClientProfile,
+        FollowRedirectAuthorizer,
+        IdentityAssertion,
+        JWTBearer,
+        MemoryStore,
+        OAuth,
+        SigningKey,
+        StaticClient,
+        exchange_id_token,
+    )
+
+    grant: Any
+    if name == "auth/client-credentials-basic":
+        grant = ClientCredentials(context["client_id"], context["client_secret"])
+    elif name == "auth/client-credentials-jwt":
+        key = SigningKey(context["private_key_pem"], context.get("signing_algorithm") or "ES256")
+        grant = ClientCredentials(context["client_id"], signing_key=key)
+    elif name == "auth/enterprise-managed-authorization":
+
+        async def id_jag(ctx: AssertionContext) -> str:
+            return await exchange_id_token(
+                ctx.http,
+                token_endpoint=context["idp_token_endpoint"],
+                id_token=context["idp_id_token"],
+                client_id=context["idp_client_id"],
+                audience=ctx.issuer,
+                resource=ctx.resource,
+                timeout=ctx.timeout,
+            )
+
+        grant = IdentityAssertion(
+            id_jag, client_id=context["client_id"], client_secret=context["client_secret"]
+        )
+    elif name == "auth/wif-jwt-bearer":
+        grant = JWTBearer(context["valid_jwt"], client_id=context.get("client_id"))
+    else:
+        static = None
+        if "client_id" in context:
+            static = StaticClient(context["client_id"], context.get("client_secret"))
+        profile = ClientProfile(
+            client_name="mrtr-conformance", client_metadata_url=CLIENT_METADATA_URL
+        )
+        # the redirect is delivered for real to a loopback listener (production code)
+        grant = AuthorizationCode(FollowRedirectAuthorizer(loopback=True), profile, static)
+    return OAuth(grant=grant, store=MemoryStore())
+
+
+async def run_auth(url: str, context: dict[str, Any]) -> None:
+    """Connect through OAuth, then list tools and call each (step-up and migration need it)."""
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    async with connect(url, auth=oauth_for(name, context)) as client:
+        for tool in (await client.list_tools()).tools:
+            log.info("calling %s", tool.name)
+            await client.call_tool(tool.name, _fill(tool.input_schema, required_only=True))
+
+
 async def run_default(url: str, context: dict[str, Any]) -> None:
     async with connect(url) as client:
         await exercise_everything(client)
@@ -250,7 +319,7 @@ async def run_default(url: str, context: dict[str, Any]) -> None:
 
 
 async def run(name: str, url: str, context: dict[str, Any]) -> None:
-    func = SCENARIOS.get(name)
+    func = SCENARIOS.get(name) or (run_auth if name.startswith("auth/") else None)
     if func is None:
         log.warning("unknown scenario %r: using the default (exercise everything)", name)
         func = run_default

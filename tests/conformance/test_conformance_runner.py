@@ -64,10 +64,31 @@ def test_compare_accepts_a_run_that_matches_the_file() -> None:
     assert run.compare(results, {"auth/a"})[0] == []
 
 
-def test_expected_failures_file_has_only_auth_scenarios() -> None:
+def test_expected_failures_list_no_auth_scenario_only_the_skills_extension() -> None:
     names = run.read_expected(run.DEFAULT_EXPECTED)
-    assert names
-    assert all(name.startswith("auth/") for name in names)
+    assert not any(name.startswith("auth/") for name in names)
+    assert all(name.startswith("sep-2640-client-") for name in names)
+
+
+def test_the_bare_leg_passes_no_spec_version() -> None:
+    assert run.BARE in run.DEFAULT_VERSIONS
+    assert run._version_args(run.BARE) == []
+    assert run._version_args("2025-11-25") == ["--spec-version", "2025-11-25"]
+
+
+def test_auth_scenarios_get_an_oauth_with_the_suites_context() -> None:
+    from mrtr.auth import AuthorizationCode, ClientCredentials, JWTBearer, OAuth
+
+    pre = client.oauth_for("auth/pre-registration", {"client_id": "id", "client_secret": "s"})
+    assert isinstance(pre, OAuth) and isinstance(pre.grant, AuthorizationCode)
+    assert pre.grant.static is not None and pre.grant.static.client_id == "id"
+    assert pre.grant.profile.client_metadata_url == client.CLIENT_METADATA_URL
+    basic = client.oauth_for(
+        "auth/client-credentials-basic", {"client_id": "c", "client_secret": "s"}
+    )
+    assert isinstance(basic.grant, ClientCredentials) and basic.grant.client_secret == "s"
+    wif = client.oauth_for("auth/wif-jwt-bearer", {"client_id": "w", "valid_jwt": "a.b.c"})
+    assert isinstance(wif.grant, JWTBearer) and wif.grant.assertion == "a.b.c"
 
 
 def test_elicitation_answers_apply_schema_defaults() -> None:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
+    from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
     from mrtr.server._security import (
         MemoryReplayStore as MemoryReplayStore,
@@ -47,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
     "mrtr.server._security": (
         "MemoryReplayStore",

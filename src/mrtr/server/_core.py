@@ -36,6 +36,7 @@ from mrtr.server._jsonrpc import (
 )
 from mrtr.server._security import RequestBinding, RequestStateSecurity
 from mrtr.server._spec import ServerSpec
+from mrtr.server._tracing import traced_requests
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -211,7 +212,10 @@ class ServerConnection:
                 # here (the stream shell handles cancellation); anything else is ignored.
                 _logger.debug("notification %s", incoming.method)
                 return None
-            result = await self._request(
+            request = traced_requests(
+                self._spec.telemetry, self._request, self._gate.legacy_version
+            )
+            result = await request(
                 incoming.request_id, incoming.method, incoming.params, emit, principal
             )
         except HandlerError as exc:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, final
 
+from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
@@ -19,6 +20,7 @@ DEFAULT_BODY_TIMEOUT = 30.0
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
+    from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
     from mrtr.types import (
@@ -115,12 +117,18 @@ class Server:
         handler_error_log_level: the level at which an exception a handler raises is
             logged (logger ``mrtr.server``, with its traceback). The client only ever
             gets ``Internal error``: the exception's message may hold secrets.
+        tracer_provider: trace every request with this OpenTelemetry provider (without
+            one, requests are traced once the application has set a global provider);
+            the span's parent is the trace context the client put in ``params._meta``.
+        meter_provider: record ``mcp.server.operation.duration`` with this provider.
+        tracing: ``False`` turns OpenTelemetry tracing and metrics off.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
             (non-blank) name: the audience claim is what keeps another service that
             shares the keys from redeeming this server's state.
-        TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`.
+        TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`; or a
+            tracer or meter provider that is not one.
     """
 
     def __init__(
@@ -139,8 +147,14 @@ class Server:
         on_complete: CompleteHandler | None = None,
         request_state_security: RequestStateSecurity | _Unsealed | None = None,
         handler_error_log_level: int = logging.ERROR,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        tracing: bool = True,
     ) -> None:
         self.name = name
+        self._telemetry = Telemetry(
+            enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
+        )
         self.handler_error_log_level = handler_error_log_level
         self.version = version
         self.instructions = instructions
@@ -251,6 +265,7 @@ class Server:
             discover_result=self.discover_result,
             initialize_result=self.initialize_result,
             handler_error_log_level=self.handler_error_log_level,
+            telemetry=self._telemetry,
         )
 
     def connection(self) -> ServerConnection:
@@ -333,6 +348,7 @@ class Server:
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        protected_resource: ProtectedResource | None = None,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -349,7 +365,9 @@ class Server:
         Args:
             path: the endpoint path.
             token_verifier: maps a bearer token to a `Principal` (or ``None`` to reject
-                it); with one, requests without a valid token get 401.
+                it); with one, requests without a valid token get 401, whose challenge
+                names the server's protected-resource metadata (RFC 9728), served at
+                ``/.well-known/oauth-protected-resource<path>``.
             max_message_size: the cap on one request body, in bytes (413 beyond).
             allowed_hosts: more ``Host`` values to accept: ``"name"`` (any port),
                 ``"name:port"``, or ``"*"`` to turn the check off (behind a proxy that
@@ -362,10 +380,13 @@ class Server:
             max_concurrent_requests: requests in flight at once on one legacy session
                 (503 beyond it).
             body_timeout: seconds a client may take to send a request body (408 beyond).
+            protected_resource: what that metadata says (the authorization servers,
+                scopes, canonical URL); only used with a ``token_verifier``.
         """
         from mrtr.server._http import StreamableHTTPApp
+        from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
 
-        return StreamableHTTPApp(
+        app = StreamableHTTPApp(
             self.connection,
             path=path,
             token_verifier=token_verifier,
@@ -376,6 +397,11 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,
+        )
+        if token_verifier is None:
+            return app
+        return ProtectedResourceApp(
+            app, path=path, resource=protected_resource or ProtectedResource()
         )
 
     def run_http(
@@ -390,6 +416,7 @@ class Server:
         limit_concurrency: int | None = 1000,
         timeout_keep_alive: int = 5,
         timeout_graceful_shutdown: int | None = 10,
+        protected_resource: ProtectedResource | None = None,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
@@ -416,6 +443,7 @@ class Server:
             token_verifier=token_verifier,
             allowed_hosts=hosts,
             allowed_origins=allowed_origins,
+            protected_resource=protected_resource,
         )
         uvicorn.run(
             app,

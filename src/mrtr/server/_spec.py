@@ -8,9 +8,10 @@ imports it, and nothing below `_server.py` names `Server`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
 from mrtr.server._security import RequestStateSecurity
 
@@ -31,6 +32,7 @@ class ServerSpec:
         discover_result: builds the answer to ``server/discover``.
         initialize_result: builds the answer to a legacy ``initialize`` at a version.
         handler_error_log_level: the level at which a handler's exception is logged.
+        telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
     """
 
     handlers: Mapping[str, Handler]
@@ -39,3 +41,4 @@ class ServerSpec:
     discover_result: Callable[[], dict[str, Any]]
     initialize_result: Callable[[str], dict[str, Any]]
     handler_error_log_level: int
+    telemetry: Telemetry = field(default_factory=Telemetry)

@@ -18,6 +18,9 @@ import anyio.lowlevel
 import httpx
 
 from mrtr.errors import (
+    AuthError,
+    AuthorizationRequiredError,
+    InsufficientScopeError,
     MessageTooLargeError,
     ProtocolError,
     RedirectError,
@@ -35,6 +38,7 @@ __all__ = [
     "HTTPResponse",
     "answer_to",
     "as_response",
+    "auth_error",
     "content_type",
     "decoded_body",
     "error_response",
@@ -301,11 +305,15 @@ async def error_response(message: JSONObject, response: HTTPResponse, cap: int) 
     """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error.
 
     Raises:
+        AuthError: a 401 (`AuthorizationRequiredError`) or 403 (`InsufficientScopeError`
+            for a scope challenge), whatever the body says.
         TransportError: a 5xx without a JSON-RPC error.
         ProtocolError: another status without one.
         MessageTooLargeError: the body is over `cap`.
     """
     method: str = message["method"]
+    if response.status_code in (401, 403):  # the body does not matter: not read
+        raise auth_error(method, response)
     body = await read_capped(response, cap)
     try:
         parsed = json.loads(body)
@@ -322,6 +330,30 @@ async def error_response(message: JSONObject, response: HTTPResponse, cap: int) 
     if status >= 500:
         raise TransportError(text)
     raise ProtocolError(text, method=method)
+
+
+_CHALLENGE_SCOPE = re.compile(r'scope="([^"]*)"')
+_CHALLENGE_EXCERPT = 200
+
+
+def auth_error(method: str, response: HTTPResponse) -> AuthError:
+    """A final 401 or 403: an authorization problem, never evidence about the server's era."""
+    url = str(response.url)
+    status = response.status_code
+    challenge = response.headers.get("www-authenticate", "")[:_CHALLENGE_EXCERPT]
+    text = f"the server answered {method} with HTTP {status}" + (
+        f" ({challenge})" if challenge else ""
+    )
+    if status == 401:
+        return AuthorizationRequiredError(
+            f"{text}: authorization required (mrtr.auth.OAuth gets and renews tokens)",
+            server_url=url,
+        )
+    if "insufficient_scope" in challenge:
+        scope = _CHALLENGE_SCOPE.search(challenge)
+        required = tuple(scope.group(1).split()) if scope else ()
+        return InsufficientScopeError(required, server_url=url)
+    return AuthError(f"{text}: forbidden", server_url=url)
 
 
 def is_response_to(message: Any, request_id: RequestId) -> bool:

@@ -183,6 +183,9 @@ class StreamableHTTPTransport(Transport):
             self._client_source, auth=self._auth, timeout=self._timeout, target=self._target
         )
         self._exchange = exchange
+        bind = getattr(self._auth, "bind_transport", None)
+        if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
+            bind(self.url, exchange.client)
         legacy = LegacySession(
             exchange,
             self._target,

@@ -87,6 +87,7 @@ TOOLS = [
     Tool(name="forever", description="Never stops asking.", input_schema=_schema()),
     Tool(name="pair", description="Two questions in one round.", input_schema=_schema()),
     Tool(name="poll", description="One state-only round, then done.", input_schema=_schema()),
+    Tool(name="traced", description="Reports each leg's trace context.", input_schema=_schema()),
 ]
 
 
@@ -218,6 +219,19 @@ def poll(
     return InputRequiredResult(request_state="poll-pending")
 
 
+def traced(
+    ctx: ServerRequestContext, params: CallToolRequestParams
+) -> CallToolResult | InputRequiredResult:
+    # Each leg's _meta as this SDK parsed it, trace keys and all; the first leg's rides
+    # in request_state (written as is by this low-level server) to the second.
+    seen = [*json.loads(params.request_state or "[]"), params.meta or {}]
+    if answer(params, "go") is None:
+        return InputRequiredResult(
+            input_requests={"go": ask("go", "Go?")}, request_state=json.dumps(seen)
+        )
+    return text(json.dumps(seen))
+
+
 HANDLERS: dict[
     str,
     Callable[[ServerRequestContext, CallToolRequestParams], CallToolResult | InputRequiredResult],
@@ -231,6 +245,7 @@ HANDLERS: dict[
     "forever": forever,
     "pair": pair,
     "poll": poll,
+    "traced": traced,
 }
 
 

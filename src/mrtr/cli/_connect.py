@@ -1,0 +1,124 @@
+"""From a resolved `Target` and the command's flags to an open `mrtr.Client`.
+
+The transport is built here (not by the client) so ``--trace`` can wrap it and the stdio
+server's stderr can be kept out of the way: its last lines are shown only when the server
+fails, or all of them with ``--server-stderr``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from mrtr.cli._targets import Target
+
+if TYPE_CHECKING:
+    from mrtr.cli._answering import Answerer
+    from mrtr.cli._render import Output
+    from mrtr.client import Client
+    from mrtr.transports import Transport
+
+__all__ = ["ServerStderr", "connect"]
+
+STDERR_TAIL = 20
+"""How many of the stdio server's last stderr lines are kept to explain a failure."""
+
+
+class ServerStderr:
+    """Where a stdio server's stderr goes: passed through, or kept as a short tail."""
+
+    def __init__(self, *, passthrough: bool) -> None:
+        self.passthrough = passthrough
+        self.tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
+
+    def __call__(self, line: str) -> None:
+        """Take one line."""
+        if self.passthrough:
+            print(f"[server] {line}", file=sys.stderr, flush=True)
+        else:
+            self.tail.append(line)
+
+
+def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr) -> Transport:
+    """The transport for a target, wrapped for ``--trace`` when asked."""
+    transport: Transport
+    if target.transport == "http":
+        from mrtr.transports.http import StreamableHTTPTransport
+
+        assert target.url is not None
+        from mrtr.cli._auth import oauth_for
+
+        transport = StreamableHTTPTransport(
+            target.url, headers=dict(target.headers) or None, auth=oauth_for(target, opts)
+        )
+    else:
+        from mrtr.transports import StdioServerParameters, StdioTransport
+
+        assert target.command is not None
+        params = StdioServerParameters(
+            target.command, list(target.args), env=dict(target.env) or None, cwd=target.cwd
+        )
+        transport = StdioTransport(params, stderr=sink)
+    if getattr(opts, "trace", False) or getattr(opts, "trace_file", None):
+        from mrtr.cli._trace import TracingTransport
+
+        transport = TracingTransport(transport, jsonl=getattr(opts, "trace_file", None))
+    return transport
+
+
+def _logger(output: Output, *, show: bool) -> Any:
+    """The logging callback: server log messages as jsonl events, and on stderr with -v."""
+
+    async def log(params: Any) -> None:
+        level = str(getattr(params, "level", "info"))
+        data = getattr(params, "data", "")
+        output.event({"event": "log", "level": level, "data": data})
+        if show:
+            from mrtr.cli._terminal import sanitize
+
+            text = data if isinstance(data, str) else repr(data)
+            output.note(f"[server {level}] {sanitize(text, multiline=False)}")
+
+    return log
+
+
+@asynccontextmanager
+async def connect(
+    target: Target,
+    opts: argparse.Namespace,
+    *,
+    answerer: Answerer | None,
+    output: Output,
+    sink: ServerStderr,
+    mode: str | None = None,
+) -> AsyncIterator[Client]:
+    """Open a `Client` on the target with the command's callbacks, bounds and timeouts."""
+    from mrtr.client import Client
+
+    kwargs: dict[str, Any] = {}
+    if answerer is not None:
+        kwargs.update(
+            elicitation_callback=answerer.elicit,
+            elicitation_url_mode=True,
+            sampling_callback=answerer.sample,
+        )
+        if answerer.roots:
+            kwargs["list_roots_callback"] = answerer.list_roots
+    if getattr(opts, "verbose", 0) or output.mode == "jsonl":
+        kwargs["logging_callback"] = _logger(output, show=bool(getattr(opts, "verbose", 0)))
+    if getattr(opts, "max_rounds", None) is not None:
+        kwargs["input_required_max_rounds"] = opts.max_rounds
+    client = Client(
+        build_transport(target, opts, sink),
+        mode=mode or getattr(opts, "mode", None) or "auto",
+        read_timeout_seconds=getattr(opts, "request_timeout", None),
+        call_timeout=getattr(opts, "timeout", None),
+        on_round=output.round,
+        **kwargs,
+    )
+    async with client:
+        yield client

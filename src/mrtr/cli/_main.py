@@ -1,0 +1,271 @@
+"""The entry point: parse, run one command on an event loop, map the outcome to an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, UsageError, exit_code_for
+
+__all__ = ["main"]
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The one real error inside nested exception groups, if there is exactly one."""
+    inner = getattr(exc, "exceptions", None)  # an ExceptionGroup (a backport on 3.10)
+    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
+
+
+def _interactive(opts: argparse.Namespace) -> bool:
+    from mrtr.cli._terminal import Terminal
+
+    if opts.no_input or os.environ.get("CI"):
+        return False
+    return Terminal.available()
+
+
+def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
+    from mrtr.cli._commands import Context
+    from mrtr.cli._render import Output
+    from mrtr.cli._terminal import Terminal
+
+    color = {"always": True, "never": False}.get(opts.color)
+    terminal = Terminal(color=color) if _interactive(opts) else None
+    output = Output(mode=opts.output, terminal=terminal, verbose=opts.verbose)
+    return Context(opts, server_command, output)
+
+
+def _attach_answerer(ctx: Any) -> None:
+    """The answer sources of this command (flags and files are checked here, up front)."""
+    from mrtr.cli._answering import Answerer
+    from mrtr.cli._answers import AnswerBook, Recorder
+
+    opts, output = ctx.opts, ctx.output
+    if opts.unanswered == "pause" and not opts.pause:
+        raise UsageError("--unanswered pause needs --pause FILE (where to write the call)")
+    book = AnswerBook()
+    book.add_flags(opts.answer, opts.accept, opts.decline, opts.cancel)
+    if opts.answers:
+        book.add_file(opts.answers)
+    policy = opts.unanswered or ("pause" if opts.pause else book.otherwise or "fail")
+    server = ctx.target.label if ctx.target is not None else "server"
+    ctx.answerer = Answerer(
+        book=book,
+        server=server,
+        terminal=output.terminal,
+        recorder=Recorder(opts.record_answers) if opts.record_answers else None,
+        sampling_cmd=opts.sampling_cmd,
+        roots=opts.root,
+        policy=policy,
+        on_event=output.event,
+    )
+    output.header["answers"] = ctx.answerer.answered  # who answered what, filled as it goes
+
+
+def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
+    """The failure to report: what the command line knows caused the library's error."""
+    answerer = getattr(ctx, "answerer", None)
+    if answerer is not None and answerer.failure is not None:
+        exc = answerer.failure  # the back-channel refusal it caused is only a consequence
+    elif ctx is not None and ctx.target is not None and ctx.target.transport == "http":
+        from mrtr.cli._auth import login_hint
+
+        exc = login_hint(exc, ctx.target)
+    if answerer is not None and answerer.unanswered and not isinstance(exc, CLIError):
+        from mrtr.cli._exit import InputUnansweredError
+
+        keys = ", ".join(answerer.unanswered)
+        exc = InputUnansweredError(
+            f"the server asked for input nobody answered ({keys}), then failed: {exc}",
+            pending=answerer.unanswered,
+        )
+    return exc
+
+
+def _report(ctx: Any, exc: BaseException) -> int:
+    """Print a failure the way the output mode asks; returns its exit code."""
+    exc = _root_cause(ctx, exc)
+    code = exit_code_for(exc)
+    message = str(exc) or type(exc).__name__
+    parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
+    details = getattr(exc, "details", None)
+    if details:
+        parts["error"]["details"] = details
+    if getattr(exc, "code", None) is not None and not isinstance(exc, CLIError):
+        parts["error"]["code"] = exc.code  # type: ignore[attr-defined]
+    pending = getattr(exc, "pending", None)
+    if pending:
+        parts["pending"] = {"inputRequests": pending}
+    sink = getattr(ctx, "sink", None) if ctx is not None else None
+    if ctx is None:
+        print(f"mrtr: {message}", file=sys.stderr)
+        return code
+    ctx.output.failure(code, message, **parts)
+    if details and ctx.output.mode not in ("json", "jsonl"):
+        print(f"  {details}", file=sys.stderr)
+    if code == 4 and sink is not None and sink.tail:
+        print("the server's last stderr lines:", file=sys.stderr)
+        for line in sink.tail:
+            print(f"  [server] {line}", file=sys.stderr)
+    return code
+
+
+def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
+    import anyio
+
+    ctx = None
+    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
+
+    async def go() -> int:
+        nonlocal ctx
+        from mrtr.cli._commands import run_server_command
+
+        ctx = _context(opts, server_command)
+        try:
+            _attach_answerer(ctx)
+            return await run_server_command(ctx)
+        finally:
+            terminal = ctx.output.terminal
+            if terminal is not None:
+                terminal.close()
+
+    import logging
+
+    library_log = logging.getLogger("mrtr")
+    if opts.verbose >= 2:
+        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
+    else:
+        library_log.addHandler(logging.NullHandler())  # outcomes are reported, not logged
+        library_log.propagate = False
+    try:
+        return anyio.run(go, backend=backend)
+    except KeyboardInterrupt:
+        print("\nmrtr: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except BaseException as raised:  # every outcome becomes an exit code here
+        exc = _unwrap(raised)
+        if isinstance(exc, KeyboardInterrupt):
+            print("\nmrtr: interrupted", file=sys.stderr)
+            return INTERRUPTED
+        if isinstance(exc, SystemExit):
+            raise
+        if exit_code_for(exc) == 1:
+            import traceback
+
+            traceback.print_exception(exc)
+        return _report(ctx, exc)
+
+
+def _parse(parser: argparse.ArgumentParser, words: list[str]) -> argparse.Namespace:
+    """Parse; a server command's words and flags may be interleaved (``call T tool -v k=v``)."""
+    from mrtr.cli._args import SUBPARSERS
+
+    first = next((i for i, word in enumerate(words) if not word.startswith("-")), None)
+    if first is None or words[first] not in SUBPARSERS or first != 0:
+        return parser.parse_args(words)
+    opts = SUBPARSERS[words[first]].parse_intermixed_args(words[first + 1 :])
+    opts.command, opts.version = words[first], False
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``mrtr`` command; returns the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `mrtr ... | head`: the reader left; nothing more to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
+    from mrtr.cli._args import build_parser, default_prog, split_server_command
+
+    words, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(default_prog())
+    if _wants_json(words):
+        return _parse_for_json(parser, words, server_command)
+    try:
+        opts = _parse(parser, words)
+    except SystemExit as stop:
+        return USAGE if stop.code not in (0, None) else 0
+    return _dispatch(parser, opts, server_command)
+
+
+def _wants_json(words: list[str]) -> bool:
+    pairs = zip(words, [*words[1:], ""], strict=True)
+    return (
+        "--json" in words
+        or any(a in ("-o", "--output") and b in ("json", "jsonl") for a, b in pairs)
+        or any(w in ("-ojson", "--output=json", "-ojsonl", "--output=jsonl") for w in words)
+    )
+
+
+def _parse_for_json(
+    parser: argparse.ArgumentParser, words: list[str], server_command: list[str]
+) -> int:
+    """Parse with ``--json`` asked: a usage error is one JSON document too."""
+    import contextlib
+    import io
+    import json
+
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            opts = _parse(parser, words)
+    except SystemExit as stop:
+        if stop.code in (0, None):
+            return 0
+        message = errors.getvalue().strip().splitlines()[-1] if errors.getvalue() else "usage"
+        error = {"exit": USAGE, "kind": "usage", "message": message}
+        doc = {"format": "mrtr.result/1", "status": "error", "error": error, "exit": USAGE}
+        print(json.dumps(doc, indent=2))
+        print(json.dumps({"error": error}), file=sys.stderr)
+        return USAGE
+    return _dispatch(parser, opts, server_command)
+
+
+def _dispatch(
+    parser: argparse.ArgumentParser, opts: argparse.Namespace, server_command: list[str]
+) -> int:
+    """Run the parsed command."""
+    if opts.version:
+        from mrtr import __version__
+
+        print(f"mrtr {__version__}")
+        return 0
+    if opts.command is None:
+        parser.print_help(sys.stderr)
+        return USAGE
+    if opts.command == "call" and opts.tool_help:
+        needed = 1 if server_command else 2
+        if len(opts.words) < needed:
+            from mrtr.cli._args import SUBPARSERS
+
+            SUBPARSERS["call"].print_help()
+            return 0
+    if opts.command == "demo":
+        import anyio
+
+        from mrtr._demo import run_demo
+
+        return anyio.run(run_demo)
+    if opts.command == "demo-server":
+        from mrtr._demo import build_demo_server
+
+        build_demo_server().run_stdio()
+        return 0
+    if opts.command == "servers":
+        from mrtr.cli._commands import list_servers
+
+        try:
+            return list_servers(opts)
+        except CLIError as exc:
+            print(f"mrtr: {exc}", file=sys.stderr)
+            return exc.exit_code
+    return _run(opts, server_command)

@@ -1,0 +1,127 @@
+"""``--trace``: every JSON-RPC frame, both ways, on stderr (or ``--trace-file``), redacted.
+
+`TracingTransport` wraps any `Transport` and prints each message it carries, marked ``→``
+(to the server) or ``←`` (from it) with the time since the connection opened. Values that
+may be secret are replaced before printing: ``requestState`` (shown as its length and a
+short hash, since it is opaque and may carry server secrets) and any key that names a
+token, password, secret or authorization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from types import TracebackType
+from typing import IO, Any
+
+from typing_extensions import Self
+
+from mrtr.transports import JSONObject, RequestFailed, Transport
+
+__all__ = ["TracingTransport", "redact_frame"]
+
+_SECRET_KEY = re.compile(
+    r"^(?!progress)\w*(token|password|secret|authorization|api[-_]?key|cookie)", re.I
+)
+
+
+def redact_frame(value: Any) -> Any:
+    """A copy of a JSON-RPC message with secret-looking values replaced."""
+    if isinstance(value, dict):
+        shown: dict[str, Any] = {}
+        for key, item in value.items():
+            if key == "requestState" and isinstance(item, str):
+                digest = hashlib.sha256(item.encode()).hexdigest()[:8]
+                shown[key] = f"<{len(item.encode())} bytes sha256:{digest}>"
+            elif _SECRET_KEY.search(str(key)) and isinstance(item, (str, int, float)):
+                shown[key] = "<redacted>"
+            else:
+                shown[key] = redact_frame(item)
+        return shown
+    if isinstance(value, list):
+        return [redact_frame(item) for item in value]
+    return value
+
+
+class TracingTransport(Transport):
+    """A transport that prints what the transport inside it carries.
+
+    It enters and leaves the inner transport as a whole (``__aenter__``/``__aexit__``),
+    so the inner one keeps its own lifespan, whatever it runs in the background.
+    """
+
+    def __init__(
+        self, inner: Transport, *, out: IO[str] | None = None, jsonl: str | None = None
+    ) -> None:
+        self.inner = inner
+        self._out = out
+        self._jsonl_path = jsonl
+        self._jsonl: IO[str] | None = None
+        self._started = time.monotonic()
+
+    def _print(self, arrow: str, message: Any) -> None:
+        elapsed = (time.monotonic() - self._started) * 1000
+        shown = redact_frame(message)
+        if self._jsonl is not None:
+            way = {"→": "send", "←": "receive"}.get(arrow, "failed")
+            record = {"ms": round(elapsed, 3), "direction": way, "message": shown}
+            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._jsonl.flush()
+            return
+        out = self._out or sys.stderr
+        out.write(f"{arrow} {elapsed:8.1f} ms {json.dumps(shown, ensure_ascii=False)}\n")
+        out.flush()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.inner.__aexit__(exc_type, exc, tb)
+        finally:
+            self._close_file()
+
+    async def open(self) -> None:
+        """Open the trace file, then enter the inner transport (its whole lifespan)."""
+        if self._jsonl_path is not None:
+            descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
+        self._started = time.monotonic()
+        try:
+            await self.inner.__aenter__()
+        except BaseException:
+            self._close_file()
+            raise
+
+    def _close_file(self) -> None:
+        if self._jsonl is not None:
+            self._jsonl.close()
+            self._jsonl = None
+
+    async def send(self, message: JSONObject) -> None:
+        """Print, then send."""
+        self._print("→", message)
+        await self.inner.send(message)
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        """Receive, then print."""
+        message = await self.inner.receive()
+        if isinstance(message, RequestFailed):
+            self._print("✗", {"id": message.request_id, "failed": str(message.error)})
+        else:
+            self._print("←", message)
+        return message
+
+    async def aclose(self) -> None:
+        """Close the inner transport's connection (the trace file closes on exit)."""
+        await self.inner.aclose()
