@@ -731,23 +731,23 @@ async def test_requests_outside_a_call_get_their_own_client_span(otel: Telemetry
         with tracer.start_as_current_span("agent step") as outer:
             assert [tool.name async for tool in client.iter_tools()] == ["trip"]
             with pytest.raises(MCPError):
-                await client.send_ping()  # a modern server has no ping
+                await client.list_prompts()  # this server serves no prompts: -32601
     listed = [s for s in otel.named("tools/list") if s.kind is SpanKind.CLIENT]
     (served,) = [s for s in otel.named("tools/list") if s.kind is SpanKind.SERVER]
-    (ping,) = [s for s in otel.named("ping") if s.kind is SpanKind.CLIENT]
+    (refused,) = [s for s in otel.named("prompts/list") if s.kind is SpanKind.CLIENT]
     assert len(listed) == 1
-    for span in (listed[0], ping):
+    for span in (listed[0], refused):
         assert span.parent is not None and span.parent.span_id == outer.get_span_context().span_id
         assert attrs(span)["mcp.protocol.version"] == "2026-07-28"
         assert attrs(span)["jsonrpc.request.id"]
     assert child_of(served, listed[0])
-    assert attrs(ping)["error.type"] == "-32601"
-    assert ping.status.status_code is StatusCode.ERROR
+    assert attrs(refused)["error.type"] == "-32601"
+    assert refused.status.status_code is StatusCode.ERROR
     assert {
         p.attributes["mcp.method.name"] for p in otel.histogram("mcp.client.operation.duration")
     } == {
         "tools/list",
-        "ping",
+        "prompts/list",
     }
 
 
