@@ -792,3 +792,87 @@ async def test_a_paused_call_ends_paused_and_a_resumed_one_names_it(otel: Teleme
     assert attrs(second)["mrtr.paused_call.id"] == paused.id
     assert attrs(second)["mrtr.paused.seconds"] >= 0
     assert attrs(second)["mrtr.outcome"] == "paused"
+
+
+async def later(ctx: ClientRequestContext, params: Any) -> Any:
+    from mrtr import PAUSE
+
+    return PAUSE
+
+
+async def test_a_stored_paused_call_resumed_by_a_fresh_client_links_to_the_paused_span(
+    otel: Telemetry,
+) -> None:
+    from mrtr import PausedCall
+
+    server = make_server(None)
+    async with make_client(server, otel, elicitation_callback=later) as client:
+        paused = await client.call_tool("trip", pause=True)
+    assert isinstance(paused, PausedCall)
+    first = otel.one("execute_tool trip")
+    assert attrs(first)["mrtr.outcome"] == "paused"
+    assert paused.trace is not None and set(paused.trace) <= {"traceparent", "tracestate"}
+    stored = PausedCall.from_json(paused.to_json())  # a database row, read back later
+    answered = stored.answer("region", ElicitResult(action="accept", content={"region": "x"}))
+    otel.exporter.clear()
+    async with make_client(server, otel) as fresh:  # another process, in effect
+        result = await fresh.resume(answered)
+    assert not isinstance(result, PausedCall) and not result.is_error
+    span = otel.one("execute_tool trip")
+    assert attrs(span)["mrtr.outcome"] == "complete"
+    assert attrs(span)["mrtr.paused_call.id"] == paused.id
+    assert span.parent is None and span.context.trace_id != first.context.trace_id
+    (link,) = span.links
+    assert link.context.trace_id == first.context.trace_id
+    assert link.context.span_id == first.context.span_id
+    assert attrs(link)["mrtr.link.type"] == "resumed_from"
+
+
+async def test_each_pause_stores_its_own_span_and_the_next_resume_links_to_it(
+    otel: Telemetry,
+) -> None:
+    from mrtr import PausedCall
+
+    async with make_client(make_server(None), otel, elicitation_callback=later) as client:
+        paused = await client.call_tool("ask", pause=True)
+        assert isinstance(paused, PausedCall)
+        answered = paused.answer("region", ElicitResult(action="accept", content={"region": "x"}))
+        again = await client.resume(answered)  # this tool asks again: paused again
+        assert isinstance(again, PausedCall)
+    first, second = sorted(otel.named("execute_tool ask"), key=lambda s: s.start_time or 0)
+    (link,) = second.links
+    assert link.context.span_id == first.context.span_id
+    assert again.trace is not None and again.trace != paused.trace
+    assert f"{second.context.span_id:016x}" in again.trace["traceparent"]
+
+
+async def test_a_value_without_trace_resumes_unlinked(otel: Telemetry) -> None:
+    from dataclasses import replace
+
+    from mrtr import PausedCall
+
+    server = make_server(None)
+    async with make_client(server, otel, elicitation_callback=later) as client:
+        paused = await client.call_tool("trip", pause=True)
+    assert isinstance(paused, PausedCall)
+    untraced = PausedCall.from_json(replace(paused, trace=None).to_json())  # an older value
+    answered = untraced.answer("region", ElicitResult(action="accept", content={"region": "x"}))
+    otel.exporter.clear()
+    async with make_client(server, otel) as fresh:
+        result = await fresh.resume(answered)
+    assert not isinstance(result, PausedCall) and not result.is_error
+    span = otel.one("execute_tool trip")
+    assert attrs(span)["mrtr.outcome"] == "complete"
+    assert span.links == ()
+
+
+async def test_tracing_off_stores_no_trace_context(otel: Telemetry) -> None:
+    from mrtr import PausedCall
+
+    async with make_client(
+        make_server(None), otel, elicitation_callback=later, tracing=False
+    ) as client:
+        paused = await client.call_tool("trip", pause=True)
+    assert isinstance(paused, PausedCall)
+    assert paused.trace is None and "trace" not in paused.to_dict()
+    assert otel.spans() == []

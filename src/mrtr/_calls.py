@@ -9,7 +9,7 @@ input callbacks. `walk_pages` follows ``nextCursor`` through a listing, with bou
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -158,8 +158,9 @@ async def _drive(
             arguments=arguments,
             max_rounds=max_rounds,
         )
-        pause_current(session, paused.id, [r.method for r in paused.requests.values()])
-        return paused
+        context = pause_current(session, paused.id, [r.method for r in paused.requests.values()])
+        # a traced pause stores its own span's context; an untraced one keeps the last stored
+        return replace(paused, trace=context) if context else paused
 
 
 async def walk_pages(

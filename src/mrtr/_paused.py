@@ -51,6 +51,7 @@ DEFAULT_MAX_PAUSED_CALL_SIZE: Final = 8 * 1024 * 1024
 """The largest paused-call JSON `PausedCall.from_json` reads (state, requests and answers)."""
 
 _METHODS = ("tools/call", "prompts/get", "resources/read")
+_TRACE_KEYS = ("traceparent", "tracestate")
 
 
 class _Pause:
@@ -117,6 +118,9 @@ class PausedCall:
         paused_at: when this round paused (epoch seconds).
         expires_at: after this, the call can no longer be answered or resumed.
         meta: caller metadata (tenant, thread, user); never sent to the server.
+        trace: the W3C trace context (``traceparent``, ``tracestate``) of the call span
+            that paused, when tracing was on; a resume links its new span to it. Never
+            baggage, nothing secret; ``None`` when the call was not traced.
         version: the format version (`PAUSED_CALL_VERSION`).
     """
 
@@ -134,6 +138,7 @@ class PausedCall:
     paused_at: float = 0.0
     expires_at: float = 0.0
     meta: Mapping[str, Any] | None = None
+    trace: Mapping[str, str] | None = None
     version: int = PAUSED_CALL_VERSION
 
     # -- reading ---------------------------------------------------------------------------
@@ -204,7 +209,7 @@ class PausedCall:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready object (camelCase members, like `FlowState.to_json`)."""
-        return {
+        data: dict[str, Any] = {
             "v": self.version,
             "id": self.id,
             "method": self.method,
@@ -220,6 +225,9 @@ class PausedCall:
             "expiresAt": self.expires_at,
             "meta": None if self.meta is None else dict(self.meta),
         }
+        if self.trace is not None:  # absent, not null, when untraced: older values look alike
+            data["trace"] = dict(self.trace)
+        return data
 
     def to_json(self) -> str:
         """The value as ASCII JSON text, for a file, a database row or a message queue."""
@@ -307,4 +315,18 @@ def _read(data: Mapping[str, Any]) -> PausedCall:
         paused_at=float(_typed(data, "pausedAt", (int, float))),
         expires_at=float(_typed(data, "expiresAt", (int, float))),
         meta=None if meta is None else dict(meta),
+        trace=_read_trace(data.get("trace")),
     )
+
+
+def _read_trace(trace: Any) -> dict[str, str] | None:
+    """The stored trace context: absent or null, or strings under the W3C keys only."""
+    if trace is None:
+        return None
+    if not isinstance(trace, dict) or not all(
+        key in _TRACE_KEYS and isinstance(value, str) for key, value in trace.items()
+    ):
+        raise PausedCallFormatError(
+            "paused call member 'trace' must map 'traceparent'/'tracestate' to strings"
+        )
+    return dict(trace)

@@ -137,6 +137,7 @@ def paused_from_round(
         paused_at=now,
         expires_at=now + pausing.ttl,
         meta=None if previous is None else previous.meta,
+        trace=None if previous is None else previous.trace,
     )
 
 

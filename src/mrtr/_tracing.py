@@ -77,12 +77,14 @@ def call_trace(
     ``resumed_from`` is the trace context a paused call stored (`CallTrace.pause`): the
     new call span is linked to it, not parented, so a wait of hours does not stretch one
     trace; ``paused_seconds`` (how long it waited) goes in ``mrtr.paused.seconds``.
-    ``resumed`` is the `PausedCall` being resumed: its id and wait are recorded (the
-    value does not carry a trace context yet, so there is no link from it).
+    ``resumed`` is the `PausedCall` being resumed: its id and wait are recorded, and
+    the context it stored (``PausedCall.trace``) stands in for ``resumed_from``.
     """
     instruments = telemetry.active()
     if instruments is None:
         return None
+    if resumed_from is None and resumed is not None:
+        resumed_from = resumed.trace
     trace = CallTrace(instruments, session, method, name, resumed_from, paused_seconds)
     if resumed is not None:  # a `PausedCall` resumed: the same id, and how long it waited
         trace._call_attributes["mrtr.paused_call.id"] = resumed.id
@@ -304,8 +306,8 @@ class CallTrace(RequestTrace):
         The paused call keeps what this returns; `call_trace` takes it back as
         ``resumed_from`` to link the resumed call's span to this one.
         """
-        from opentelemetry import propagate
         from opentelemetry.trace import set_span_in_context
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
         assert self._span is not None, "pause() belongs inside run()"
         self._outcome = "paused"
@@ -318,8 +320,9 @@ class CallTrace(RequestTrace):
                 "mrtr.input_request.kinds": sorted(set(kinds)),
             },
         )
+        # W3C trace context only, whatever the global propagator: never baggage
         carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=set_span_in_context(self._span))
+        TraceContextTextMapPropagator().inject(carrier, context=set_span_in_context(self._span))
         return carrier
 
     # -- the legs (the JSON-RPC layer calls `request`, through CURRENT_CALL) ----------------
@@ -415,10 +418,11 @@ def _low_cardinality(attributes: Mapping[str, Any]) -> dict[str, Any]:
 def _links(carrier: Mapping[str, str] | None) -> list[Link]:
     if not carrier:
         return []
-    from opentelemetry import propagate
     from opentelemetry.trace import Link, get_current_span
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    stored = get_current_span(propagate.extract(carrier)).get_span_context()
+    context = TraceContextTextMapPropagator().extract(carrier)
+    stored = get_current_span(context).get_span_context()
     if not stored.is_valid:
         return []
     return [Link(stored, {"mrtr.link.type": "resumed_from"})]

@@ -107,6 +107,38 @@ def test_no_credentials_inside() -> None:
     }  # fmt: skip
 
 
+TRACE = {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "tracestate": "k=v"}
+
+
+def test_the_trace_context_round_trips_and_stays_through_answers() -> None:
+    call = make(trace=TRACE)
+    data = call.to_dict()
+    assert data["trace"] == TRACE
+    again = PausedCall.from_json(call.to_json())
+    assert again == call and again.trace == TRACE
+    answered = again.answer("approval", ACCEPT)
+    assert answered.trace == TRACE
+    assert PausedCall.from_json(answered.to_json()).trace == TRACE
+    assert again.redacted().trace == TRACE  # no secret in it: logs may keep the link
+
+
+def test_a_value_without_trace_reads_as_before() -> None:
+    untraced = make()
+    assert "trace" not in untraced.to_dict()  # untraced values are written as before
+    assert PausedCall.from_json(untraced.to_json()).trace is None
+    assert PausedCall.from_json({**untraced.to_dict(), "trace": None}).trace is None
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [["00-1-2-01"], {"traceparent": 1}, {"baggage": "user=alice"}, "00-1-2-01"],
+)
+def test_the_reader_refuses_an_ill_formed_trace(trace: object) -> None:
+    data = {**make().to_dict(), "trace": trace}
+    with pytest.raises(PausedCallFormatError, match="trace"):
+        PausedCall.from_json(json.dumps(data))
+
+
 def test_pause_is_a_singleton() -> None:
     import pickle
 
