@@ -817,7 +817,7 @@ async def test_a_stored_paused_call_resumed_by_a_fresh_client_links_to_the_pause
     otel.exporter.clear()
     async with make_client(server, otel) as fresh:  # another process, in effect
         result = await fresh.resume(answered)
-    assert not isinstance(result, PausedCall) and not result.is_error
+    assert isinstance(result, CallToolResult) and not result.is_error
     span = otel.one("execute_tool trip")
     assert attrs(span)["mrtr.outcome"] == "complete"
     assert attrs(span)["mrtr.paused_call.id"] == paused.id
@@ -860,7 +860,7 @@ async def test_a_value_without_trace_resumes_unlinked(otel: Telemetry) -> None:
     otel.exporter.clear()
     async with make_client(server, otel) as fresh:
         result = await fresh.resume(answered)
-    assert not isinstance(result, PausedCall) and not result.is_error
+    assert isinstance(result, CallToolResult) and not result.is_error
     span = otel.one("execute_tool trip")
     assert attrs(span)["mrtr.outcome"] == "complete"
     assert span.links == ()
