@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
 from mrtr.cli._pause import check_can_pause
 from mrtr.cli._render import Output, result_text
-from mrtr.errors import MCPError
+from mrtr.errors import MCPError, NotInThisEraError
 
 if TYPE_CHECKING:
     from mrtr.cli._answering import Answerer
@@ -225,9 +225,10 @@ async def cmd_ping(ctx: Context, words: list[str]) -> int:
         started = time.perf_counter()
         try:
             await client.send_ping()
-        except MCPError as exc:
-            # 2026-07-28 has no ping; a list request is the cheapest round trip it has
-            if exc.code != METHOD_NOT_FOUND:
+        except (NotInThisEraError, MCPError) as exc:
+            # 2026-07-28 has no ping (the client says so before sending; a server of that
+            # era answers -32601): a list request is the cheapest round trip it has
+            if isinstance(exc, MCPError) and exc.code != METHOD_NOT_FOUND:
                 raise
             method = "tools/list"
             started = time.perf_counter()
