@@ -34,7 +34,7 @@ from typing_extensions import Self
 
 from mrtr._backchannel import BackChannel
 from mrtr._callbacks import InputCallbacks
-from mrtr._envelope import Era, EraState
+from mrtr._envelope import EraState
 from mrtr._jsonrpc import JSONRPCConnection, SessionState
 from mrtr._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
 from mrtr._session_context import (
@@ -47,7 +47,8 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
-from mrtr._session_era import EraMethods
+from mrtr._session_lists import SessionLists
+from mrtr._session_negotiated import Negotiated
 from mrtr._version import __version__
 from mrtr.types._constants import LATEST_PROTOCOL_VERSION
 
@@ -57,18 +58,12 @@ if TYPE_CHECKING:
     from mrtr.transports import JSONObject, Transport
     from mrtr.types import (
         CallToolResult,
-        CompleteResult,
         DiscoverResult,
         GetPromptResult,
         Implementation,
         InitializeResult,
         InputRequiredResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
-        ListToolsResult,
         ReadResourceResult,
-        ServerCapabilities,
     )
 
 __all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
@@ -76,7 +71,7 @@ __all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
 _logger = logging.getLogger("mrtr.session")
 
 
-class ClientSession(EraMethods):
+class ClientSession(SessionLists, Negotiated):
     """One MCP connection: JSON-RPC correlation plus the era's envelope and typed methods.
 
     Use it as ``async with ClientSession(transport, ...) as session:`` (the transport must
@@ -192,48 +187,6 @@ class ClientSession(EraMethods):
     def input_callbacks(self) -> InputCallbacks:
         """The callbacks that answer input requests (both eras)."""
         return self._callbacks
-
-    # -- what was negotiated ---------------------------------------------------------
-
-    @property
-    def era(self) -> Era | None:
-        """``"legacy"`` or ``"modern"`` once settled, else ``None``."""
-        return self._era.era
-
-    @property
-    def protocol_version(self) -> str | None:
-        """The negotiated protocol version, or ``None`` before negotiation."""
-        return self._era.protocol_version
-
-    @property
-    def client_capabilities(self) -> JSONObject:
-        """The capabilities this session advertises (derived from its callbacks)."""
-        return self._era.capabilities
-
-    @property
-    def client_info(self) -> Implementation:
-        """Who this client says it is."""
-        return self._era.client_info
-
-    @property
-    def initialize_result(self) -> InitializeResult | None:
-        """The server's answer to ``initialize`` (legacy), if any."""
-        return self._era.initialize_result
-
-    @property
-    def discover_result(self) -> DiscoverResult | None:
-        """The server's answer to ``server/discover`` (modern), if any."""
-        return self._era.discover_result
-
-    @property
-    def server_info(self) -> Implementation | None:
-        """The server's self-description, when the server gave one."""
-        return self._era.server_info()
-
-    @property
-    def server_capabilities(self) -> ServerCapabilities | None:
-        """The server's capabilities, once negotiated."""
-        return self._era.server_capabilities()
 
     # -- era negotiation ---------------------------------------------------------------
 
@@ -359,88 +312,7 @@ class ClientSession(EraMethods):
             read_timeout_seconds=read_timeout_seconds,
         )
 
-    # -- typed wrappers ----------------------------------------------------------------
-
-    async def list_tools(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListToolsResult:
-        """List one page of tools (``tools/list``).
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        page: ListToolsResult = await self._list_page("tools/list", cursor, read_timeout_seconds)
-        return page
-
-    async def list_prompts(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListPromptsResult:
-        """List one page of prompts (``prompts/list``); raises as `list_tools`."""
-        page: ListPromptsResult = await self._list_page(
-            "prompts/list", cursor, read_timeout_seconds
-        )
-        return page
-
-    async def list_resources(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListResourcesResult:
-        """List one page of resources (``resources/list``); raises as `list_tools`."""
-        page: ListResourcesResult = await self._list_page(
-            "resources/list", cursor, read_timeout_seconds
-        )
-        return page
-
-    async def list_resource_templates(
-        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
-    ) -> ListResourceTemplatesResult:
-        """List one page of resource templates; raises as `list_tools`."""
-        page: ListResourceTemplatesResult = await self._list_page(
-            "resources/templates/list", cursor, read_timeout_seconds
-        )
-        return page
-
-    async def _list_page(self, method: str, cursor: str | None, timeout: float | None) -> Any:
-        from mrtr.types import parse_result
-
-        params = {"cursor": cursor} if cursor is not None else None
-        raw = await self._connection.send_request(method, params, timeout=timeout)
-        return parse_result(method, raw)
-
-    async def complete(
-        self,
-        ref: Mapping[str, Any] | BaseModel,
-        argument: Mapping[str, str],
-        context_arguments: Mapping[str, str] | None = None,
-        *,
-        read_timeout_seconds: float | None = None,
-    ) -> CompleteResult:
-        """Ask for completions of a prompt or resource-template argument.
-
-        Args:
-            ref: a `PromptReference` / `ResourceTemplateReference` (or its wire dict).
-            argument: ``{"name": ..., "value": ...}``, the argument being completed.
-            context_arguments: values of arguments already filled in.
-            read_timeout_seconds: this request's timeout.
-
-        Raises:
-            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
-        """
-        from pydantic import BaseModel
-
-        from mrtr.types import parse_result
-
-        wire_ref = (
-            ref.model_dump(by_alias=True, exclude_none=True)
-            if isinstance(ref, BaseModel)
-            else dict(ref)
-        )
-        params: JSONObject = {"ref": wire_ref, "argument": dict(argument)}
-        if context_arguments is not None:
-            params["context"] = {"arguments": dict(context_arguments)}
-        raw = await self._connection.send_request(
-            "completion/complete", params, timeout=read_timeout_seconds
-        )
-        return parse_result("completion/complete", raw)
+    # -- typed wrappers of the calls that may ask for input ---------------------------
 
     @overload
     async def call_tool(
