@@ -104,7 +104,8 @@ class OAuth(httpx.Auth):
         self.require_pkce_metadata = require_pkce_metadata
         self._clock = clock
         self._user_client = http_client
-        self._bound_client: httpx.AsyncClient | None = None
+        self._bound_client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None] | None
+        self._bound_client = None
         self._discovery: Discovery | None = None
         self._token: TokenSet | None = None
         self._loaded = False
@@ -113,11 +114,18 @@ class OAuth(httpx.Auth):
         self._step_ups = 0
         self.dpop = dpop
         self._dpop: DPoPKey | None = None
+        # a subclass that changes the flow never has it skipped by the fast path
+        self._fast = type(self).async_auth_flow is OAuth.async_auth_flow
 
     # -- binding --------------------------------------------------------------------
 
-    def bind_transport(self, url: str, client: httpx.AsyncClient) -> None:
+    def bind_transport(
+        self, url: str, client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]
+    ) -> None:
         """Called by mrtr's HTTP transport: the server URL and its httpx client.
+
+        The client may come as a function that makes it on first use (``None`` once the
+        transport is closed: a private client is used then).
 
         Raises:
             ValueError: this `OAuth` was made for another server URL.
@@ -220,6 +228,39 @@ class OAuth(httpx.Auth):
                 return
             generation = self._apply(request, self._token)
             response = yield request
+
+    # -- the transport's fast path ---------------------------------------------------
+
+    def _headers_for(self, method: str, url: str) -> dict[str, str] | None:
+        """The auth headers of one MCP request, when no token work can be needed.
+
+        mrtr's HTTP transport sends the request on its own HTTP client with these
+        headers; ``None`` (no token in hand yet, or one due for refresh, or a subclass
+        with its own flow) sends it through httpx and `async_auth_flow` instead.
+        """
+        token = self._token
+        if token is None or not self._fast or token.due(self._now(), self.refresh_leeway):
+            return None
+        if token.dpop_key is None:
+            return {"Authorization": "Bearer " + token.access_token}
+        key = self._dpop_for(token.dpop_key)
+        proof = key.proof(method, url, now=self._now(), access_token=token.access_token)
+        return {"Authorization": "DPoP " + token.access_token, "DPoP": proof}
+
+    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool:
+        """Whether a response to a `_headers_for` request stands as it is.
+
+        A 401 (expired or revoked token, a DPoP nonce demanded) or a 403
+        ``insufficient_scope`` does not: the transport sends the request again through
+        `async_auth_flow`, which resolves it as it would have the first time.
+        """
+        if self._dpop is not None and "dpop-nonce" in headers:
+            self._dpop.learn_nonce(url, headers["dpop-nonce"])
+        if status == 401 or (status == 403 and _is_scope_challenge_in(headers)):
+            return False
+        if 200 <= status < 300:
+            self._step_ups = 0
+        return True
 
     # -- the request path -----------------------------------------------------------
 
@@ -437,9 +478,11 @@ class OAuth(httpx.Auth):
         return self._dpop
 
     def _http(self) -> _HTTPScope:
-        return _HTTPScope(
-            self._user_client or self._bound_client, self.timeout, self.max_response_size
-        )
+        client = self._user_client
+        if client is None:
+            bound = self._bound_client
+            client = bound if isinstance(bound, httpx.AsyncClient) or bound is None else bound()
+        return _HTTPScope(client, self.timeout, self.max_response_size)
 
 
 class _HTTPScope:
@@ -464,7 +507,11 @@ class _HTTPScope:
 
 
 def _bearer_challenge(response: httpx.Response) -> Challenge | None:
-    challenges = parse_challenges(response.headers.get_list("www-authenticate"))
+    return _bearer_challenge_in(response.headers)
+
+
+def _bearer_challenge_in(headers: httpx.Headers) -> Challenge | None:
+    challenges = parse_challenges(headers.get_list("www-authenticate"))
     for challenge in challenges:
         if challenge.scheme.lower() == "bearer":
             return challenge
@@ -472,5 +519,9 @@ def _bearer_challenge(response: httpx.Response) -> Challenge | None:
 
 
 def _is_scope_challenge(response: httpx.Response) -> bool:
-    challenge = _bearer_challenge(response)
+    return _is_scope_challenge_in(response.headers)
+
+
+def _is_scope_challenge_in(headers: httpx.Headers) -> bool:
+    challenge = _bearer_challenge_in(headers)
     return challenge is not None and challenge.get("error") == "insufficient_scope"
