@@ -117,6 +117,32 @@ async def test_fifty_concurrent_calls_over_an_expired_token_refresh_once(mock_as
     assert stats["authorizations"] == 1
 
 
+async def test_two_oauths_sharing_a_store_refresh_an_expired_token_once(mock_as: MockAS) -> None:
+    clock = Clock()
+    store = MemoryStore()
+    first = login_oauth(mock_as, store, clock)
+    second = login_oauth(mock_as, store, clock)
+    with anyio.fail_after(LIMIT * 2):
+        await first.login()
+        async with Client(mock_as.mcp, auth=first) as one, Client(mock_as.mcp, auth=second) as two:
+            await whoami(one)
+            await whoami(two)  # the second finds the first's token in the store
+            clock.now += 7200
+            results: list[str] = []
+
+            async def call(client: Client) -> None:
+                results.append(await whoami(client))
+
+            async with anyio.create_task_group() as tg:
+                for n in range(50):
+                    tg.start_soon(call, one if n % 2 else two)
+    assert len(results) == 50
+    assert first.token == second.token
+    stats = mock_as.stats()
+    assert stats["refreshes"] == 1 and stats["refresh_refused"] == 0
+    assert stats["authorizations"] == 1
+
+
 async def test_a_401_with_a_server_side_expired_token_refreshes_then_retries(
     mock_as: MockAS,
 ) -> None:
