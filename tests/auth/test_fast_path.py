@@ -142,8 +142,15 @@ class World:
             challenge = f'Bearer error="insufficient_scope", scope="{wanted}"'
             await respond.body(403, b"", content_type=None, headers={"WWW-Authenticate": challenge})
             return
-        answer = {"jsonrpc": "2.0", "id": request.json()["id"], "result": {"token": token}}
-        await respond.json(answer)
+        if request.method == "GET":
+            await respond.body(405, b"", content_type=None)
+        elif request.method == "DELETE":
+            await respond.body(200, b"", content_type=None)
+        elif "id" not in request.json():
+            await respond.accepted()
+        else:
+            answer = {"jsonrpc": "2.0", "id": request.json()["id"], "result": {"token": token}}
+            await respond.json(answer, headers={"Mcp-Session-Id": "session-1"})
 
 
 class Clock:
@@ -293,6 +300,35 @@ async def test_dpop_proofs_on_the_own_client_and_nonce_changes_through_the_flow(
     # the flow: no nonce, then n-1; the own client: n-1 twice, then n-1 refused, n-2 taken
     assert [p.get("nonce") for p in world.proofs] == [None] + ["n-1"] * 4 + ["n-2"] * 2
     assert len({p["jti"] for p in world.proofs}) == len(world.proofs)  # fresh per request
+
+
+async def test_a_legacy_sessions_get_stream_and_delete_carry_the_token(world: World) -> None:
+    auth = oauth(world)
+    with anyio.fail_after(BOUND):
+        await auth.login()
+        async with StreamableHTTPTransport(world.url, auth=auth) as transport:
+            initialize = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}},
+            }
+            await transport.send(initialize)
+            assert await transport.receive() == {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "result": {"token": "at-1"},
+            }
+            await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            server: HTTPTestServer = world.server  # type: ignore[attr-defined]
+            await server.wait_until(
+                lambda requests: any(r.method == "GET" and r.path == "/mcp" for r in requests)
+            )
+    sent = mcp_requests(world)
+    assert [r.method for r in sent] == ["POST", "POST", "GET", "DELETE"]
+    assert agents(sent) == ["own"] * 4
+    assert all(r.header("authorization") == "Bearer at-1" for r in sent)
+    assert [r.header("mcp-session-id") for r in sent[1:]] == ["session-1"] * 3
 
 
 async def test_a_subclass_with_its_own_flow_is_never_bypassed(world: World) -> None:
