@@ -1,6 +1,9 @@
 """`OAuth`: an ``httpx.Auth`` that gets, refreshes and presents tokens for one MCP server.
 
-The request path stays cheap: with a valid token in memory, the only work is one header.
+The request path stays cheap: with a valid token in memory, the only work is one header
+(a DPoP proof too when the token is bound), and mrtr's HTTP transport asks for it without
+httpx (`_headers_for`, `_accepts`), keeping its own HTTP client; the httpx flow runs when
+there is token work to do.
 Token acquisition (discovery, registration, authorization, refresh) runs at most once at
 a time per `OAuth`; concurrent requests that need a token wait for that one and share
 its result. Nothing is held while a request is in flight: the single-flight ends before
