@@ -16,17 +16,17 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import httpx
 
-from mrtr.auth._challenge import Challenge, parse_challenges, scopes_of
+from mrtr.auth._challenge import Challenge, bearer_challenge, is_scope_challenge, scopes_of
 from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
-from mrtr.auth._http import MAX_BODY, OAuthHTTP
+from mrtr.auth._http import MAX_BODY, HTTPScope, OAuthHTTP
 from mrtr.auth._records import Discovery, TokenSet
 from mrtr.auth._stores import MemoryStore, TokenStore
 from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
@@ -205,26 +205,26 @@ class OAuth(httpx.Auth):
             if (
                 status == 401
                 and not retried_nonce
-                and self._dpop_nonce_retry(response, _bearer_challenge(response))
+                and self._dpop_nonce_retry(response, _challenge_of(response.headers))
             ):
                 retried_nonce = True
                 await response.aread()
             elif status == 401 and not retried_401:
                 retried_401 = True
-                challenge = _bearer_challenge(response)
+                challenge = _challenge_of(response.headers)
                 await response.aread()
                 await self._single_flight(partial(self._acquire, challenge, generation, False))
-            elif status == 403 and not retried_403 and _is_scope_challenge(response):
+            elif status == 403 and not retried_403 and _is_scope_challenge(response.headers):
                 retried_403 = True
-                challenge = _bearer_challenge(response)
+                challenge = _challenge_of(response.headers)
                 await response.aread()
                 self._check_step_up(challenge)
                 await self._single_flight(partial(self._acquire, challenge, generation, True))
             else:
                 if response.is_success:
                     self._step_ups = 0
-                elif status == 403 and _is_scope_challenge(response):
-                    challenge = _bearer_challenge(response)
+                elif status == 403 and _is_scope_challenge(response.headers):
+                    challenge = _challenge_of(response.headers)
                     required = scopes_of(challenge.get("scope") if challenge else None)
                     granted = self._token.scope if self._token else ()
                     raise InsufficientScopeError(required, granted, server_url=self.server_url)
@@ -259,7 +259,7 @@ class OAuth(httpx.Auth):
         """
         if self._dpop is not None and "dpop-nonce" in headers:
             self._dpop.learn_nonce(url, headers["dpop-nonce"])
-        if status == 401 or (status == 403 and _is_scope_challenge_in(headers)):
+        if status == 401 or (status == 403 and _is_scope_challenge(headers)):
             return False
         if 200 <= status < 300:
             self._step_ups = 0
@@ -480,51 +480,17 @@ class OAuth(httpx.Auth):
             self._dpop = DPoPKey(token.dpop_key if token is not None else None)
         return self._dpop
 
-    def _http(self) -> _HTTPScope:
+    def _http(self) -> HTTPScope:
         client = self._user_client
         if client is None:
             bound = self._bound_client
             client = bound if isinstance(bound, httpx.AsyncClient) or bound is None else bound()
-        return _HTTPScope(client, self.timeout, self.max_response_size)
+        return HTTPScope(client, self.timeout, self.max_response_size)
 
 
-class _HTTPScope:
-    """An `OAuthHTTP` over the given client, or over a private one closed afterwards."""
-
-    def __init__(self, client: httpx.AsyncClient | None, timeout: float, max_body: int) -> None:
-        self._client = client if client is not None and not client.is_closed else None
-        self._timeout = timeout
-        self._max_body = max_body
-        self._own: httpx.AsyncClient | None = None
-
-    async def __aenter__(self) -> OAuthHTTP:
-        client = self._client
-        if client is None:
-            client = self._own = httpx.AsyncClient()
-        return OAuthHTTP(client, self._timeout, self._max_body)
-
-    async def __aexit__(self, *exc: Any) -> None:
-        if self._own is not None:
-            with anyio.CancelScope(shield=True):
-                await self._own.aclose()
+def _challenge_of(headers: httpx.Headers) -> Challenge | None:
+    return bearer_challenge(headers.get_list("www-authenticate"))
 
 
-def _bearer_challenge(response: httpx.Response) -> Challenge | None:
-    return _bearer_challenge_in(response.headers)
-
-
-def _bearer_challenge_in(headers: httpx.Headers) -> Challenge | None:
-    challenges = parse_challenges(headers.get_list("www-authenticate"))
-    for challenge in challenges:
-        if challenge.scheme.lower() == "bearer":
-            return challenge
-    return challenges[0] if challenges else None
-
-
-def _is_scope_challenge(response: httpx.Response) -> bool:
-    return _is_scope_challenge_in(response.headers)
-
-
-def _is_scope_challenge_in(headers: httpx.Headers) -> bool:
-    challenge = _bearer_challenge_in(headers)
-    return challenge is not None and challenge.get("error") == "insufficient_scope"
+def _is_scope_challenge(headers: httpx.Headers) -> bool:
+    return is_scope_challenge(headers.get_list("www-authenticate"))
