@@ -4,9 +4,11 @@ The request path stays cheap: with a valid token in memory, the only work is one
 (a DPoP proof too when the token is bound), and mrtr's HTTP transport asks for it without
 httpx (`_headers_for`, `_accepts`), keeping its own HTTP client; the httpx flow runs when
 there is token work to do.
+
 Token acquisition (discovery, registration, authorization, refresh) runs at most once at
-a time per `OAuth`; concurrent requests that need a token wait for that one and share
-its result. Nothing is held while a request is in flight: the single-flight ends before
+a time per token store and server (`_flight`); concurrent requests that need a token,
+through this `OAuth` or another on the same store, wait for that one and share its
+result. Nothing is held while a request is in flight: the single-flight ends before
 the request is sent, so a slow or cancelled request never blocks another.
 """
 
@@ -18,12 +20,12 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequ
 from functools import partial
 from typing import Literal
 
-import anyio
 import httpx
 
 from mrtr.auth._challenge import Challenge, bearer_challenge, is_scope_challenge, scopes_of
 from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
+from mrtr.auth._flight import single_flight
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
 from mrtr.auth._http import MAX_BODY, HTTPScope, OAuthHTTP
@@ -34,14 +36,6 @@ from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
 __all__ = ["OAuth"]
 
 logger = logging.getLogger("mrtr.auth")
-
-
-class _Flight:
-    """One token acquisition in progress, which later arrivals wait for."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.error: Exception | None = None
 
 
 class OAuth(httpx.Auth):
@@ -113,7 +107,6 @@ class OAuth(httpx.Auth):
         self._token: TokenSet | None = None
         self._loaded = False
         self._generation = 0
-        self._flight: _Flight | None = None
         self._step_ups = 0
         self.dpop = dpop
         self._dpop: DPoPKey | None = None
@@ -313,26 +306,11 @@ class OAuth(httpx.Auth):
     # -- single flight --------------------------------------------------------------
 
     async def _single_flight(self, work: Callable[[], Awaitable[None]]) -> None:
-        """Run ``work`` unless an acquisition is running; then wait for that one instead.
+        """Run ``work``, or wait for the acquisition running (`_flight.single_flight`).
 
-        After a leader succeeds, each waiter runs its own ``work``, which returns at once
-        when the token changed since its request was sent (the usual case). A leader that
-        fails passes its error to the waiters; a cancelled leader lets the next waiter
-        lead. The flight ends before any MCP request is sent.
+        The flight ends before any MCP request is sent.
         """
-        while (flight := self._flight) is not None:
-            await flight.done.wait()
-            if flight.error is not None:
-                raise flight.error
-        flight = self._flight = _Flight()
-        try:
-            await work()
-        except Exception as exc:
-            flight.error = exc
-            raise
-        finally:
-            self._flight = None
-            flight.done.set()
+        await single_flight(self.store, self.server_url or "", self, work)
 
     # -- acquisition ----------------------------------------------------------------
 
@@ -391,7 +369,10 @@ class OAuth(httpx.Auth):
         if previous is None and not force:
             stored = await self.store.load("tokens", key)
             previous = TokenSet.from_json(stored) if stored else None
-            if previous is not None and challenge is None and not previous.due(self._now(), 0):
+            # a token stored since (by another OAuth or process) is worth a try, unless
+            # it is what the refused request carried
+            fresh_elsewhere = challenge is None or self._token is None
+            if previous is not None and fresh_elsewhere and not previous.due(self._now(), 0):
                 self._set_token(previous)
                 return
         if previous is not None and not force and previous.refresh_token:
