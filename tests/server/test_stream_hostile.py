@@ -154,11 +154,11 @@ async def test_a_sender_cancelled_while_waiting_for_room_does_not_stall_the_othe
             await anyio.wait_all_tasks_blocked()
             assert sent == []
             tally.gate.set()  # type: ignore[union-attr]
-            answered: set[object] = set()
+            answered: list[object] = []
             while len(answered) < 3:
                 message = await transport.receive()
                 assert isinstance(message, dict) and "result" in message
-                answered.add(message["id"])
-    assert answered == {1, 2, 4}
-    assert sent == [2, 4]
+                answered.append(message["id"])
+    assert answered == [1, 2, 4]  # served one at a time, in the order they were sent
+    assert sorted(sent) == [2, 4]  # both senders got through (trio may wake them in any order)
     assert "never" not in tally.calls

@@ -120,7 +120,7 @@ class _StreamServer:
         self._task_group = task_group
         self._max_concurrent = max_concurrent_requests
         self._pending = 0  # requests queued or running
-        self._waiting: deque[anyio.Event] = deque()  # senders waiting for room, oldest first
+        self._blocked: deque[_Blocked] = deque()  # requests waiting for room, oldest first
         self._inflight: dict[Any, anyio.CancelScope] = {}
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
@@ -141,14 +141,12 @@ class _StreamServer:
         if method == "notifications/cancelled":
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
-            while self._pending >= self._max_concurrent:
-                await self._wait_for_room()
-            self._pending += 1
-            self._queue.append(message)
-            if self._idle:
-                self._idle.pop().set()
+            if self._pending < self._max_concurrent and not self._blocked:
+                self._pending += 1
+                self._queue.append(message)
+                self._wake_worker()
             else:
-                self._task_group.start_soon(self._work)
+                await self._wait_for_room(message)
         else:
             await self._answer(message)
 
@@ -176,6 +174,12 @@ class _StreamServer:
         except TransportError:
             _logger.debug("could not send the response to %r", response.get("id"))
 
+    def _wake_worker(self) -> None:
+        if self._idle:
+            self._idle.pop().set()
+        else:
+            self._task_group.start_soon(self._work)
+
     async def _work(self) -> None:
         """Answer queued requests until there is none and waiting is not worth it."""
         with anyio.CancelScope() as scope:
@@ -188,6 +192,8 @@ class _StreamServer:
                     event = self._new_event()
                     self._idle.append(event)
                     await event.wait()
+        if self._queue:  # cancelled with a request handed over to it: another takes it
+            self._wake_worker()
 
     async def _run_request(self, message: JSONObject, scope: anyio.CancelScope) -> None:
         key = response_id(message.get("id"))  # an unusable id cannot be cancelled
@@ -198,21 +204,43 @@ class _StreamServer:
         finally:
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
-            self._pending -= 1
-            if self._waiting:  # wake one waiter per finished request, not all of them
-                self._waiting.popleft().set()
+            self._release()
 
-    async def _wait_for_room(self) -> None:
-        event = self._new_event()
-        self._waiting.append(event)
+    def _release(self) -> None:
+        """A request finished: its slot passes to the oldest waiting sender, if any."""
+        if self._blocked:
+            # the slot is handed over, never freed and retaken: a sender arriving now
+            # cannot overtake the ones waiting, and the woken sender need not check again
+            blocked = self._blocked.popleft()
+            self._queue.append(blocked.take())
+        else:
+            self._pending -= 1
+
+    async def _wait_for_room(self, message: JSONObject) -> None:
+        blocked = _Blocked(message, self._new_event())
+        self._blocked.append(blocked)
         try:
-            await event.wait()
-        except BaseException:  # cancelled: leave the queue, pass on a wake-up already had
-            if event in self._waiting:
-                self._waiting.remove(event)
-            elif self._waiting:
-                self._waiting.popleft().set()
+            await blocked.event.wait()
+        except BaseException:  # cancelled: withdraw the message unless it was taken
+            if not blocked.taken:
+                self._blocked.remove(blocked)
             raise
+
+
+class _Blocked:
+    """A request whose sender waits for a free slot; a finishing request takes it."""
+
+    __slots__ = ("event", "message", "taken")
+
+    def __init__(self, message: JSONObject, event: anyio.Event) -> None:
+        self.message = message
+        self.event = event
+        self.taken = False
+
+    def take(self) -> JSONObject:
+        self.taken = True
+        self.event.set()
+        return self.message
 
 
 class InProcessTransport(Transport):
