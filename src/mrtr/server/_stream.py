@@ -19,7 +19,7 @@ import json
 import logging
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -40,7 +40,7 @@ from mrtr.server._jsonrpc import (
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._framing import encode_text, utf8_size
-from mrtr.transports._memory import MemoryTransport
+from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ _logger = logging.getLogger("mrtr.server")
 
 Receive = Callable[[], Awaitable["JSONObject | RequestFailed | Refusal"]]
 Send = Callable[[JSONObject], Awaitable[None]]
+Post = Callable[[JSONObject], bool]
+"""Delivers a message now if that needs no waiting (``False`` otherwise): a fast path."""
 
 
 async def serve_messages(
@@ -112,11 +114,13 @@ class _StreamServer:
         task_group: anyio.abc.TaskGroup,
         *,
         max_concurrent_requests: int,
+        post: Post | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
         self._connection = connection
         self.send = send
+        self._post = post
         self._task_group = task_group
         self._max_concurrent = max_concurrent_requests
         self._pending = 0  # requests queued or running
@@ -137,18 +141,36 @@ class _StreamServer:
         if isinstance(message, Refusal):
             await self._send_quietly(message.response())
             return
+        if self.take_now(message):
+            return
         method = message.get("method")
         if method == "notifications/cancelled":
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
-            if self._pending < self._max_concurrent and not self._blocked:
-                self._pending += 1
-                self._queue.append(message)
-                self._wake_worker()
-            else:
-                await self._wait_for_room(message)
+            await self._wait_for_room(message)
         else:
             await self._answer(message)
+
+    def take_now(self, message: JSONObject) -> bool:
+        """Queue a request for a worker if there is room now, without waiting.
+
+        ``False`` for anything else (a notification, ``initialize``, a response) and for a
+        request that has to wait for room: `dispatch` takes those.
+        """
+        method = message.get("method")
+        if (
+            "id" in message
+            and isinstance(method, str)
+            and method != "initialize"
+            and method != "notifications/cancelled"
+            and self._pending < self._max_concurrent
+            and not self._blocked
+        ):
+            self._pending += 1
+            self._queue.append(message)
+            self._wake_worker()
+            return True
+        return False
 
     def end_of_input(self) -> None:
         """No more messages: workers finish what is queued, then exit."""
@@ -200,11 +222,24 @@ class _StreamServer:
         if key is not None:
             self._inflight[key] = scope
         try:
-            await self._answer(message)
+            response = await self._connection.handle(message, emit=self.send)
+            # a cancelled request gets no response: the send's checkpoint stops it
+            if response is not None and (scope.cancel_called or not self._post_now(response)):
+                await self._send_quietly(response)
         finally:
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
             self._release()
+
+    def _post_now(self, response: JSONObject) -> bool:
+        """Deliver a response without waiting if the shell can (in process); else ``False``."""
+        if self._post is None:
+            return False
+        try:
+            return self._post(response)
+        except TransportError:
+            _logger.debug("could not send the response to %r", response.get("id"))
+            return True
 
     def _release(self) -> None:
         """A request finished: its slot passes to the oldest waiting sender, if any."""
@@ -285,12 +320,17 @@ class InProcessTransport(Transport):
             if data is not None:
                 await server_end.send_raw(data)
 
+        def post(message: JSONObject) -> bool:
+            data = encode_outgoing(message)
+            return data is None or post_frame(server_end, data)
+
         async with anyio.create_task_group() as task_group:
             self._stream = _StreamServer(
                 self._connect(),
                 send,
                 task_group,
                 max_concurrent_requests=self._max_concurrent_requests,
+                post=post,
             )
             try:
                 yield
@@ -329,7 +369,9 @@ class InProcessTransport(Transport):
             await self._end_of_input("the server closed the connection after an oversized message")
             return
         # the server gets its own copy, parsed from the JSON text (a dict: it was one)
-        await stream.dispatch(json.loads(text))
+        parsed = json.loads(text)
+        if not stream.take_now(parsed):
+            await stream.dispatch(parsed)
 
     async def _end_of_input(self, reason: str) -> None:
         stream, self._stream = self._stream, None
@@ -340,13 +382,16 @@ class InProcessTransport(Transport):
         if self._server_end is not None:
             await self._server_end.aclose()
 
-    async def receive(self) -> JSONObject | RequestFailed:
+    def receive(self) -> Coroutine[Any, Any, JSONObject | RequestFailed]:
         """Receive the next message from the server.
+
+        The client end's own `receive`, returned rather than awaited here: one coroutine
+        less per message.
 
         Raises:
             TransportError: not open, or closed.
         """
-        return await self._end().receive()
+        return self._end().receive()
 
     async def aclose(self) -> None:
         """Stop the server side and close both ends; safe to call twice."""
