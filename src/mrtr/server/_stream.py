@@ -147,7 +147,7 @@ class _StreamServer:
         if method == "notifications/cancelled":
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
-            await self._wait_for_room(message)
+            await self.wait_for_room(message)
         else:
             await self._answer(message)
 
@@ -157,15 +157,7 @@ class _StreamServer:
         ``False`` for anything else (a notification, ``initialize``, a response) and for a
         request that has to wait for room: `dispatch` takes those.
         """
-        method = message.get("method")
-        if (
-            "id" in message
-            and isinstance(method, str)
-            and method != "initialize"
-            and method != "notifications/cancelled"
-            and self._pending < self._max_concurrent
-            and not self._blocked
-        ):
+        if self._pending < self._max_concurrent and not self._blocked and _is_queued(message):
             self._pending += 1
             self._queue.append(message)
             self._wake_worker()
@@ -251,7 +243,13 @@ class _StreamServer:
         else:
             self._pending -= 1
 
-    async def _wait_for_room(self, message: JSONObject) -> None:
+    async def wait_for_room(self, message: JSONObject | str) -> None:
+        """Queue a request `take_now` refused once a finishing request hands over its slot.
+
+        The in-process shell passes the request's JSON text, parsed again when the slot
+        comes: many senders may wait at once, and text is far lighter than a tree of dicts
+        for the garbage collector to walk meanwhile.
+        """
         blocked = _Blocked(message, self._new_event())
         self._blocked.append(blocked)
         try:
@@ -267,7 +265,7 @@ class _Blocked:
 
     __slots__ = ("event", "message", "taken")
 
-    def __init__(self, message: JSONObject, event: anyio.Event) -> None:
+    def __init__(self, message: JSONObject | str, event: anyio.Event) -> None:
         self.message = message
         self.event = event
         self.taken = False
@@ -275,7 +273,20 @@ class _Blocked:
     def take(self) -> JSONObject:
         self.taken = True
         self.event.set()
-        return self.message
+        message = self.message
+        # text only comes from the in-process shell, encoded from a dict in this process
+        return json.loads(message) if isinstance(message, str) else message
+
+
+def _is_queued(message: JSONObject) -> bool:
+    """Whether a message is a request for a worker (not answered inline)."""
+    method = message.get("method")
+    return (
+        "id" in message
+        and isinstance(method, str)
+        and method != "initialize"
+        and method != "notifications/cancelled"
+    )
 
 
 class InProcessTransport(Transport):
@@ -370,7 +381,12 @@ class InProcessTransport(Transport):
             return
         # the server gets its own copy, parsed from the JSON text (a dict: it was one)
         parsed = json.loads(text)
-        if not stream.take_now(parsed):
+        if stream.take_now(parsed):
+            return
+        if _is_queued(parsed):
+            del parsed  # not held while waiting: the server parses the text again
+            await stream.wait_for_room(text)
+        else:
             await stream.dispatch(parsed)
 
     async def _end_of_input(self, reason: str) -> None:
