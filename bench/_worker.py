@@ -120,12 +120,30 @@ async def _leak(spec: dict[str, Any]) -> dict[str, Any]:
     return {"rss_first": after_first, "rss_total": after_total, "growth": after_total - after_first}
 
 
+def _record_spawns(spawns: list[float]) -> None:
+    """Note when the client starts its server: both libraries spawn through `anyio.open_process`."""
+    original = anyio.open_process
+
+    async def open_process(*args: Any, **kwargs: Any) -> Any:
+        spawns.append(time.time())
+        return await original(*args, **kwargs)
+
+    anyio.open_process = open_process  # type: ignore[assignment]
+
+
 async def _cold(spec: dict[str, Any]) -> dict[str, Any]:
-    """One call on a new client, in a process started just before (see `bench._cold`)."""
-    async with open_client(spec["lib"], spec["target"]) as client:
+    """One call on a new client, in a process started just before (see `scenario_cold`)."""
+    spawns: list[float] = []
+    _record_spawns(spawns)
+    async with open_client(spec["lib"], spec["target"], spec.get("server", "official")) as client:
         await client.call_tool("rounds", {"n": spec["n"]})
         first, cpu = time.time(), time.process_time()
-    return {"first_result_at": first, "cpu": cpu, "maxrss": _maxrss_kib()}
+    return {
+        "first_result_at": first,
+        "spawned_at": spawns[0] if spawns else None,
+        "cpu": cpu,
+        "maxrss": _maxrss_kib(),
+    }
 
 
 _JOBS = {

@@ -8,6 +8,8 @@ per-round figures divide by N + 1; N = 0 is a plain one-leg call.
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench._harness import (
+    REPO,
     Row,
     Samples,
     WorkerFailed,
@@ -316,37 +319,136 @@ def scenario_hostile(opts: Options) -> list[str]:
 # --- 6. cold start and 7. memory over many calls ---------------------------------------
 
 
-def _cold_once(lib: str) -> dict[str, Any]:
+_DISCOVER = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "server/discover",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        }
+    },
+}
+
+
+def _server_alone(server: str) -> dict[str, Any]:
+    """A raw JSON-line client (no library) timing one stdio server's start and first answers.
+
+    From just before the spawn to the `server/discover` answer, then to the answer of one
+    0-round `rounds` call: the least any client can wait for this server.
+    """
+    meta = _DISCOVER["params"]["_meta"]  # type: ignore[index]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    call["params"] = {"name": "rounds", "arguments": {"n": 0}, "_meta": meta}
+    start = time.time()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"bench.servers.{server}_server", "stdio"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(_DISCOVER).encode() + b"\n")
+        proc.stdin.flush()
+        discovered = json.loads(proc.stdout.readline())
+        answered = time.time()
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        result = json.loads(proc.stdout.readline())
+        called = time.time()
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    if "result" not in discovered or "result" not in result:
+        raise WorkerFailed(f"unexpected answers: {discovered!r} {result!r}")
+    return {"discover": answered - start, "first_result": called - start}
+
+
+def _cold_once(lib: str, server: str = "official") -> dict[str, Any]:
     """From starting `python` to the first tool result over stdio, in a fresh process."""
-    spec = {"job": "cold", "lib": lib, "target": "stdio", "n": 0}
+    spec = {"job": "cold", "lib": lib, "target": "stdio", "n": 0, "server": server}
     start = time.time()
     result = run_worker(spec)
+    spawned = result.get("spawned_at")
     return {
         "first_result": result["first_result_at"] - start,
+        "spawn": None if spawned is None else spawned - start,
+        "after_spawn": None if spawned is None else result["first_result_at"] - spawned,
         "cpu": result["cpu"],
         "maxrss": result["maxrss"],
     }
 
 
+_COLD_ROWS = [
+    Row("python start to first tool result", "first_result", target=0.5),
+    Row("python start to server spawn", "spawn"),
+    Row("server spawn to first tool result", "after_spawn"),
+    Row("client CPU to first tool result", "cpu"),
+    Row("client peak RSS", "maxrss", unit="MiB", scale=KIB),
+]
+
+
 def scenario_cold(opts: Options) -> list[str]:
+    reps = opts.import_reps // 2
     with contextlib.suppress(WorkerFailed):  # compile bytecode caches outside the measurement
         for lib in ("mrtr", "official"):
             _cold_once(lib)
-    data = alternate(opts.import_reps // 2, _cold_once)
-    rows = [
-        Row("python start to first tool result", "first_result", target=0.5),
-        Row("client CPU to first tool result", "cpu"),
-        Row("client peak RSS", "maxrss", unit="MiB", scale=KIB),
-    ]
+            _cold_once(lib, "own")
+    data = alternate(reps, _cold_once)
     note = (
         "A fresh `python -m bench._worker` per repetition (interpreter start, import, "
         "spawning the official server over stdio, negotiation, models built on first use, "
         "one call); the clock runs from just before the parent starts the child to the "
         "moment the child holds the result, and includes the official server's own start, "
-        "which both clients wait for. Client CPU is the client process's alone "
-        f"(`time.process_time`). {opts.import_reps // 2} processes per library."
+        "which both clients wait for. The spawn is when the client calls "
+        "`anyio.open_process` (both libraries start the server through it). Client CPU is "
+        f"the client process's alone (`time.process_time`). {reps} processes per library."
     )
-    return [table("6. Cold start over stdio", rows, data, note=note)]
+    out = [table("6. Cold start over stdio", _COLD_ROWS, data, note=note)]
+    servers = alternate(reps, _server_alone, libs=("mrtr", "official"))
+    server_rows = [
+        Row("spawn to server/discover answer", "discover"),
+        Row("spawn to first tool result", "first_result"),
+    ]
+    note = (
+        "Each server alone, driven by a raw JSON-line client in the bench process (no client "
+        "library): the least time any client waits for it. In table 6 both clients wait for "
+        f"the official server's column. {reps} processes per server."
+    )
+    out.append(
+        table(
+            "6a. The stdio servers alone: mrtr's server vs the official server",
+            server_rows,
+            servers,
+            note=note,
+        )
+    )
+    own = alternate(reps, lambda lib: _cold_once(lib, "own"))
+    note = (
+        "As table 6, but each client talks to its own library's server over stdio "
+        "(`bench/servers/mrtr_server.py` for mrtr, `bench/servers/official_server.py` for "
+        "the official client): what a user of each stack sees end to end. Not the target's "
+        "measure (the target is table 6, against the shared official server). "
+        f"{reps} processes per library."
+    )
+    own_rows = [Row(r.label, r.metric, r.unit, r.scale) for r in _COLD_ROWS]
+    out.append(
+        table(
+            "6b. Cold start over stdio, each client with its own server",
+            own_rows,
+            data=own,
+            note=note,
+        )
+    )
+    return out
 
 
 def _leak_table(title: str, target: str, opts: Options, where: str) -> str:
