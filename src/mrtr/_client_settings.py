@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mrtr._client_requests import check_positive
-from mrtr.session import ClientSession
 from mrtr.transports._target import transport_for
 from mrtr.types._constants import MODERN_PROTOCOL_VERSIONS
 
 if TYPE_CHECKING:
     from mrtr.client import Client
+    from mrtr.session import ClientSession
     from mrtr.transports import Transport
 
 __all__ = ["check_settings", "make_session", "make_transport"]
@@ -54,6 +54,8 @@ def make_transport(client: Client) -> Transport:
 
 def make_session(client: Client, transport: Transport) -> ClientSession:
     """The session over `transport` with the client's callbacks (not yet entered)."""
+    from mrtr.session import ClientSession  # loaded on open, after a stdio server starts
+
     return ClientSession(
         transport,
         client_info=client.client_info,

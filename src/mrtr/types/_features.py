@@ -6,7 +6,7 @@ tool never defines them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -19,8 +19,8 @@ from mrtr.types._content import (
     Role,
 )
 from mrtr.types._jsonrpc import TypedRequest
-from mrtr.types._tool_calls import InputResponseParams
 from mrtr.types._notifications import LoggingLevel
+from mrtr.types._tool_calls import InputResponseParams
 
 __all__ = [
     "CompleteRequest",
