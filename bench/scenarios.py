@@ -456,6 +456,35 @@ def scenario_leak(opts: Options) -> list[str]:
     return out
 
 
+def _floor_table(title: str, target: str, opts: Options) -> str:
+    def measure(lib: str) -> dict[str, Any]:
+        if lib == "floor":
+            return run_worker({"job": "floor", "target": target})
+        spec = {"job": "leak", "lib": lib, "target": target, "n": 1, "first": 1000}
+        return run_worker({**spec, "total": 1000}, timeout=1800)
+
+    _log(f"  {title}")
+    data = alternate(opts.heavy_reps, measure, libs=("floor", "official"))
+    rows = [Row("RSS (floor: no client; official: after 1,000 calls)", "rss_first", "MiB", 1.0)]
+    note = (
+        "The floor is `bench._worker`'s `floor` job: the same worker process running anyio "
+        "on asyncio, pydantic with one small model built and used, and httpx imported for "
+        "the HTTP target, but no MCP library and no call; peak RSS after `gc.collect()`. "
+        "Its ratio to the official client is the least any client built on asyncio and "
+        "pydantic can reach: the RSS target (≤ 0.5 in tables 7a and 7b) is out of reach "
+        "whenever this ratio is above 0.5, and tight when it is just under. "
+        f"{opts.heavy_reps} process(es) each."
+    )
+    return table(title, rows, data, ours="floor", note=note)
+
+
+def scenario_floor(opts: Options) -> list[str]:
+    out = [_floor_table("7c. Memory floor, stdio", "stdio", opts)]
+    with http_server() as url:
+        out.append(_floor_table("7d. Memory floor, HTTP", url, opts))
+    return out
+
+
 SCENARIOS: dict[str, Callable[[Options], list[str]]] = {
     "import": scenario_import,
     "rounds": scenario_rounds,
@@ -464,4 +493,5 @@ SCENARIOS: dict[str, Callable[[Options], list[str]]] = {
     "hostile": scenario_hostile,
     "cold": scenario_cold,
     "leak": scenario_leak,
+    "floor": scenario_floor,
 }
