@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from mrtr._defaults import MAX_PAGES
 from mrtr._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
 from mrtr._legs import InputMethod, InputResponsesArg
 from mrtr._paused import PAUSE, RoundPaused
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputResponse
 
 __all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
-
-MAX_PAGES = 1000
-"""The ``iter_*`` walks stop with `ProtocolError` past this many pages (a runaway cursor)."""
 
 
 @dataclass(slots=True, eq=False)
