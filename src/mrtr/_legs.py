@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr._session_context import ProgressCallback
 from mrtr.errors import InputRequiredNotAllowedError, MCPError, MRTRError
 from mrtr.types._constants import HEADER_MISMATCH
@@ -96,8 +97,6 @@ async def send_leg(
         InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
         MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
     """
-    from mrtr.types import InputRequiredResult, parse_result
-
     send = connection.send_request
     try:
         raw = await send(
@@ -110,8 +109,8 @@ async def send_leg(
         raw = await send(
             method, params, timeout=read_timeout_seconds, progress_callback=progress_callback
         )
-    result = parse_result(method, raw)
-    if not allow_input_required and isinstance(result, InputRequiredResult):
+    result = _types.parse_result(method, raw)
+    if not allow_input_required and isinstance(result, _types.InputRequiredResult):
         raise InputRequiredNotAllowedError(result, method=method)
     return result
 

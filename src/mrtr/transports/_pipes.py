@@ -66,16 +66,30 @@ class FdWriter:
             OSError: the pipe is broken (``BrokenPipeError``: the reader is gone).
         """
         await anyio.lowlevel.checkpoint_if_cancelled()
-        if self._unsent:
-            self._unsent += data
-        else:
-            written = self._write_now(data)
-            if written == len(data):
-                return  # the usual case: the pipe took it all at once
-            self._unsent += data[written:]
+        if self.write_nowait(data):
+            return  # the usual case: the pipe took it all at once
         while self._unsent:
             await anyio.wait_writable(self._require_fd())
             del self._unsent[: self._write_now(self._unsent)]
+
+    def write_nowait(self, data: bytes) -> bool:
+        """Write what the pipe takes of `data` now and queue the rest; True if none is left.
+
+        What is queued goes out first with the next `write` (``write(b"")`` flushes it).
+        The caller makes sure no `write` is waiting meanwhile (one waiter per pipe).
+
+        Raises:
+            anyio.ClosedResourceError: `aclose` closed the pipe.
+            OSError: the pipe is broken.
+        """
+        if self._unsent:
+            self._unsent += data
+            return False
+        written = self._write_now(data)
+        if written == len(data):
+            return True
+        self._unsent += data[written:]
+        return False
 
     def _write_now(self, data: bytes | bytearray) -> int:
         try:
@@ -193,6 +207,14 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
         """
         await anyio.lowlevel.checkpoint_if_cancelled()
+        return await self.receive_checked(max_bytes)
+
+    async def receive_checked(self, max_bytes: int = 65536) -> bytes:
+        """`receive` for a caller that has just checked for cancellation itself.
+
+        Raises:
+            anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
+        """
         protocol = self._protocol
         while not protocol.chunks:
             if protocol.eof:

@@ -128,6 +128,7 @@ class StdioTransport(Transport):
         self._state = _State.UNOPENED
         self._process: anyio.abc.Process | None = None
         self._stdin: PipeWriter | None = None
+        self._fd_stdin: FdWriter | None = None  # the same writer, when it can write at once
         self._stdout: anyio.abc.ByteReceiveStream | None = None
         self._own_stdout: AsyncioPipeReader | None = None
         self._failure: TransportError | None = None
@@ -216,7 +217,7 @@ class StdioTransport(Transport):
         finally:
             close_fds(stdin_read, stdout_write)  # the child holds its own copies now
         if _OWN_PIPES:
-            self._stdin = FdWriter(stdin_write)
+            self._stdin = self._fd_stdin = FdWriter(stdin_write)
         else:
             assert process.stdin is not None
             self._stdin = StreamWriter(process.stdin)
@@ -239,17 +240,30 @@ class StdioTransport(Transport):
         data = encode_echoing(message) + b"\n"
         process = self._require_open()
         assert self._stdin is not None
-        await _acquire(self._send_lock)
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        lock = self._send_lock
         try:
-            await self._stdin.write(data)
+            # The usual case: nobody is waiting for room, and the pipe takes the line at
+            # once; no await, so no other send can come between.
+            fd_stdin = self._fd_stdin
+            if fd_stdin is not None and not lock.locked():
+                if fd_stdin.write_nowait(data):
+                    return
+                data = b""  # the rest is queued: flushed by the write below
+            try:
+                lock.acquire_nowait()
+            except anyio.WouldBlock:
+                await lock.acquire()
+            try:
+                await self._stdin.write(data)
+            finally:
+                lock.release()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             if process.returncode is not None:
                 raise ProcessExitedError(self.params.command, process.returncode) from exc
             raise TransportError(
                 f"could not write to the MCP server {self.params.command!r}: {exc!r}"
             ) from exc
-        finally:
-            self._send_lock.release()
 
     async def receive(self) -> JSONObject | RequestFailed:
         """Return the next message the server wrote on stdout.
@@ -319,22 +333,28 @@ class StdioTransport(Transport):
         return self._process
 
     async def _next_line(self) -> bytes:
+        # `receive` has just checked for cancellation: the first read need not again
+        checked = True
         while True:
             line = self._lines.next_line()
             if line is not None:
                 return line
-            if self._stdout_eof or not await self._read_stdout():
+            if self._stdout_eof or not await self._read_stdout(checked):
                 return await self._at_eof()
+            checked = False
 
-    async def _read_stdout(self) -> bool:
+    async def _read_stdout(self, checked: bool = False) -> bool:
         """Append one chunk of stdout to the buffer (stderr is pumped by its own task).
 
+        `checked`: the caller has just checked for cancellation.
         Returns False at end of file (or when `aclose` closed the stream).
         """
         assert self._stdout is not None
         try:
             if self._server_gone:
                 chunk = await self._read_after_exit(self._stdout)
+            elif checked and self._own_stdout is not None:
+                chunk = await self._own_stdout.receive_checked(_CHUNK)
             else:
                 chunk = await self._stdout.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
