@@ -61,20 +61,25 @@ def leg_params(
     """
     if input_responses is None and request_state is None:
         return params
-    from pydantic import BaseModel
-
     leg = params.copy()
     if input_responses is not None:
-        # any pydantic model (ours, or another SDK's), dumped as `WireModel.to_wire` does
+        wire_model = _types.WireModel  # ours, the usual case: no import per leg
         leg["inputResponses"] = {
-            key: value.model_dump(by_alias=True, exclude_none=True, mode="json")
-            if isinstance(value, BaseModel)
-            else dict(value)
+            key: value.to_wire() if isinstance(value, wire_model) else _wire_of(value)
             for key, value in input_responses.items()
         }
     if request_state is not None:
         leg["requestState"] = request_state
     return leg
+
+
+def _wire_of(value: InputResponse | Mapping[str, Any]) -> JSONObject:
+    """An answer that is not one of our models: any pydantic model, or a mapping."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):  # another SDK's: dumped as `WireModel.to_wire` does
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dict(value)
 
 
 async def send_leg(
