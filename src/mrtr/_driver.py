@@ -252,7 +252,10 @@ async def _run_round(
     responses: dict[str, InputResponse] | None
     if isinstance(action, DispatchInputs):
         responses = await _dispatch_all(action.requests, dispatch, pausable)
-        paused = tuple(key for key, answer in responses.items() if _is_pause(answer))
+        # only a pausable call can get PAUSE back (`_accept` refuses it otherwise)
+        paused = (
+            tuple(key for key, answer in responses.items() if _is_pause(answer)) if pausable else ()
+        )
         if paused:
             kept = {key: answer for key, answer in responses.items() if not _is_pause(answer)}
             raise RoundPaused(flow.state, kept, paused)
