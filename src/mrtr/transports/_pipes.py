@@ -200,6 +200,10 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             raise
         return cls(protocol)
 
+    def has_data(self) -> bool:
+        """Whether `receive` would return (or end) without waiting."""
+        return bool(self._protocol.chunks) or self._protocol.eof
+
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Return the next chunk of at most `max_bytes` bytes (no full checkpoint if one is there).
 

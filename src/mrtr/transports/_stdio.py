@@ -278,7 +278,13 @@ class StdioTransport(Transport):
                 says how).
             TransportError: the transport is not open.
         """
-        await _acquire(self._receive_lock)
+        if self._must_check_cancel():
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        lock = self._receive_lock
+        try:
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
         try:
             while True:
                 self._require_open()
@@ -332,8 +338,23 @@ class StdioTransport(Transport):
         assert self._process is not None
         return self._process
 
+    def _must_check_cancel(self) -> bool:
+        """Whether `receive` could return without waiting (then it checks for cancellation).
+
+        The usual receive waits for the pipe at once, and a cancelled caller stops there.
+        """
+        reader = self._own_stdout
+        return (
+            reader is None
+            or reader.has_data()
+            or self._lines.buffered() > 0
+            or self._stdout_eof
+            or self._server_gone
+        )
+
     async def _next_line(self) -> bytes:
-        # `receive` has just checked for cancellation: the first read need not again
+        # `receive` has just checked for cancellation, or knows this read waits (where a
+        # cancelled caller stops): the first read need not check again
         checked = True
         while True:
             line = self._lines.next_line()
@@ -465,19 +486,6 @@ class StdioTransport(Transport):
                     await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
-
-
-async def _acquire(lock: anyio.Lock) -> None:
-    """Take `lock`; uncontended (the usual case) without a trip through the event loop.
-
-    A cancelled caller still stops here (`checkpoint_if_cancelled`), without the
-    scheduling round trip of a full checkpoint.
-    """
-    await anyio.lowlevel.checkpoint_if_cancelled()
-    try:
-        lock.acquire_nowait()
-    except anyio.WouldBlock:
-        await lock.acquire()
 
 
 def _signal_group(
