@@ -133,12 +133,17 @@ class StreamWriter:
 # The asyncio reader stops reading the pipe above this many unread bytes (the server
 # then blocks writing: back-pressure) and starts again once they are taken.
 _PAUSE_ABOVE = 256 * 1024
+# The most the loop's pipe transport reads at once. Its default (256 KiB) is above
+# malloc's mmap threshold (128 KiB with glibc): every read, however short, then cost an
+# mmap, an mremap and a munmap. A smaller buffer comes from the heap.
+_READ_SIZE = 64 * 1024
 
 
 class _PipeProtocol(asyncio.Protocol):
     """Collects what an asyncio read-pipe transport reads; wakes the one waiting reader."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop  # kept: `get_running_loop` costs a system call (getpid) each time
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.eof = False
@@ -148,6 +153,8 @@ class _PipeProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)
+        if isinstance(getattr(transport, "max_size", None), int):
+            transport.max_size = _READ_SIZE  # type: ignore[attr-defined]  # see _READ_SIZE
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
@@ -191,7 +198,7 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             NotImplementedError, OSError, ValueError: the loop cannot read this pipe.
         """
         loop = asyncio.get_running_loop()
-        protocol = _PipeProtocol()
+        protocol = _PipeProtocol(loop)
         pipe = os.fdopen(fd, "rb", buffering=0)
         try:
             await loop.connect_read_pipe(lambda: protocol, pipe)
@@ -223,7 +230,7 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
         while not protocol.chunks:
             if protocol.eof:
                 raise anyio.EndOfStream
-            protocol.waiter = asyncio.get_running_loop().create_future()
+            protocol.waiter = protocol.loop.create_future()
             try:
                 await protocol.waiter
             finally:
