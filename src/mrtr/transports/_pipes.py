@@ -31,6 +31,7 @@ import anyio.lowlevel
 __all__ = [
     "AsyncioPipeReader",
     "FdWriter",
+    "OneAtATime",
     "PipeWriter",
     "StreamWriter",
     "asyncio_stdout_pipe",
@@ -107,6 +108,50 @@ class FdWriter:
         _close_fd(self._fd)
         self._fd = None
         self._unsent.clear()
+
+
+class OneAtATime:
+    """A lock for one reader (or writer) at a time, cheap when nobody else wants it.
+
+    `anyio.Lock` looks up the current task on each acquire and release, which on asyncio
+    costs a system call (getpid) each; the pipes take this one per message. Waiters are
+    woken together when it is released (not first come, first served).
+    """
+
+    def __init__(self) -> None:
+        self._held = False
+        self._released: anyio.Event | None = None
+
+    def locked(self) -> bool:
+        """Whether someone holds it."""
+        return self._held
+
+    def acquire_nowait(self) -> None:
+        """Take it at once, or raise `anyio.WouldBlock`."""
+        if self._held:
+            raise anyio.WouldBlock
+        self._held = True
+
+    async def acquire(self) -> None:
+        """Take it, waiting while someone else holds it (a cancelled waiter stops there)."""
+        while self._held:
+            if self._released is None:
+                self._released = anyio.Event()
+            await self._released.wait()
+        self._held = True
+
+    def release(self) -> None:
+        """Give it back; wake whoever waits."""
+        self._held = False
+        released, self._released = self._released, None
+        if released is not None:
+            released.set()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 class StreamWriter:

@@ -29,12 +29,7 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
-from mrtr.errors import (
-    ProcessExitedError,
-    ProtocolError,
-    TransportError,
-    fresh_copy,
-)
+from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import (
     decode_message,
@@ -45,6 +40,7 @@ from mrtr.transports._oversize import BoundedLines, OversizedLine
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
+    OneAtATime,
     PipeWriter,
     StreamWriter,
     asyncio_stdout_pipe,
@@ -137,8 +133,8 @@ class StdioTransport(Transport):
         self._stderr_done: anyio.Event | None = None
         self._stdout_ended: anyio.Event | None = None
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
-        self._send_lock = anyio.Lock()
-        self._receive_lock = anyio.Lock()
+        self._send_lock = OneAtATime()
+        self._receive_lock = OneAtATime()
 
     @property
     def max_message_size(self) -> int:
