@@ -371,6 +371,7 @@ class InProcessTransport(Transport):
         if stream is None:
             raise TransportError(self._closed_reason or "the in-process transport is closed")
         text = encode_text(message)
+        del message  # nor is the caller's dict kept while this send waits for room
         size = utf8_size(text)
         if size > self._max_message_size:
             _logger.warning(
