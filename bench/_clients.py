@@ -62,12 +62,20 @@ def mrtr_client(target: str, server: str = "official") -> AbstractAsyncContextMa
     return Client(resolved, elicitation_callback=callback, input_required_max_rounds=MAX_ROUNDS)
 
 
-def open_client(lib: str, target: str) -> AbstractAsyncContextManager[Any]:
-    """The client of `lib` ("mrtr" or "official") connected to `target`."""
+def open_client(
+    lib: str, target: str, server: str = "official"
+) -> AbstractAsyncContextManager[Any]:
+    """The client of `lib` ("mrtr" or "official") connected to `target`.
+
+    `server` picks the stdio server: "official" (the shared benchmark server), "mrtr"
+    (mrtr's own), or "own" (each library's own server).
+    """
+    if server == "own":
+        server = lib
     if lib == "mrtr":
-        return mrtr_client(target)
+        return mrtr_client(target, server)
     if lib == "official":
-        return official_client(target)
+        return official_client(target, server)
     raise ValueError(f"unknown library {lib!r}")
 
 

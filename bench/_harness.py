@@ -82,7 +82,12 @@ def run_child_rusage(argv: Sequence[str]) -> ChildRun:
 
 def run_worker(spec: dict[str, Any], *, timeout: float = 900.0) -> dict[str, Any]:
     """Run one `bench._worker` job in a fresh interpreter and return its result dict."""
-    child = run_child([sys.executable, "-m", "bench._worker", json.dumps(spec)], timeout=timeout)
+    return run_worker_module("bench._worker", json.dumps(spec), timeout=timeout)
+
+
+def run_worker_module(module: str, *args: str, timeout: float = 900.0) -> dict[str, Any]:
+    """Run `python -m module *args` in a fresh interpreter; its `BENCH_RESULT` line, parsed."""
+    child = run_child([sys.executable, "-m", module, *args], timeout=timeout)
     for line in reversed(child.stdout.splitlines()):
         if line.startswith(_RESULT_PREFIX):
             result: dict[str, Any] = json.loads(line[len(_RESULT_PREFIX) :])

@@ -120,12 +120,52 @@ async def _leak(spec: dict[str, Any]) -> dict[str, Any]:
     return {"rss_first": after_first, "rss_total": after_total, "growth": after_total - after_first}
 
 
+async def _floor(spec: dict[str, Any]) -> dict[str, Any]:
+    """What any asyncio client with pydantic wire models holds before its own code.
+
+    This worker (anyio on asyncio, which loads ssl), pydantic with one small model built
+    and used (which loads pydantic's schema machinery and runs its plugin discovery),
+    and for an HTTP target httpx imported: no MCP library at all.
+    """
+    from pydantic import BaseModel
+
+    class Probe(BaseModel):
+        name: str
+        size: int | None = None
+
+    Probe.model_validate({"name": "probe", "size": 1}).model_dump(mode="json")
+    if spec["target"] != "stdio":
+        import httpx
+
+        httpx.URL(spec["target"])
+    rss = _rss_mib()
+    return {"rss_first": rss, "rss_total": rss, "growth": 0.0}
+
+
+def _record_spawns(spawns: list[float]) -> None:
+    """Note when the client starts its server: both libraries spawn through `anyio.open_process`."""
+    original = anyio.open_process
+
+    async def open_process(*args: Any, **kwargs: Any) -> Any:
+        spawns.append(time.time())
+        return await original(*args, **kwargs)
+
+    anyio.open_process = open_process  # type: ignore[assignment]
+
+
 async def _cold(spec: dict[str, Any]) -> dict[str, Any]:
-    """One call on a new client, in a process started just before (see `bench._cold`)."""
-    async with open_client(spec["lib"], spec["target"]) as client:
+    """One call on a new client, in a process started just before (see `scenario_cold`)."""
+    spawns: list[float] = []
+    _record_spawns(spawns)
+    async with open_client(spec["lib"], spec["target"], spec.get("server", "official")) as client:
         await client.call_tool("rounds", {"n": spec["n"]})
         first, cpu = time.time(), time.process_time()
-    return {"first_result_at": first, "cpu": cpu, "maxrss": _maxrss_kib()}
+    return {
+        "first_result_at": first,
+        "spawned_at": spawns[0] if spawns else None,
+        "cpu": cpu,
+        "maxrss": _maxrss_kib(),
+    }
 
 
 _JOBS = {
@@ -134,6 +174,7 @@ _JOBS = {
     "hostile": _hostile,
     "leak": _leak,
     "cold": _cold,
+    "floor": _floor,
 }
 
 

@@ -59,3 +59,53 @@ def test_star_import_and_dir_list_every_public_name() -> None:
     assert set(mrtr.types.__all__) <= set(dir(mrtr.types))
     with pytest.raises(AttributeError):
         _ = mrtr.types.NoSuchName  # type: ignore[attr-defined]
+
+
+def _loaded_after(statement: str) -> list[str]:
+    listing = "print(','.join(sorted(m for m in sys.modules if m.startswith('mrtr'))))"
+    code = f"import sys\n{statement}\n{listing}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.strip().split(",")
+
+
+def test_client_import_leaves_the_call_machinery_for_open() -> None:
+    # A stdio server is spawned on open; what is imported before it is the client's
+    # share of a cold start, what is imported after overlaps the server's start-up.
+    loaded = _loaded_after("from mrtr import Client, StdioServerParameters")
+    assert "mrtr.transports._stdio" in loaded  # the spawn itself is ready
+    later = {"mrtr.session", "mrtr._driver", "mrtr._calls", "mrtr._tracing", "mrtr._paused"}
+    assert later.isdisjoint(loaded)
+
+
+def test_the_call_machinery_loads_when_a_client_opens() -> None:
+    statement = (
+        "import anyio\n"
+        "from mrtr import Client\n"
+        "from mrtr.server import Server\n"
+        "from mrtr.types import ListToolsResult\n"
+        "async def tools(ctx, params):\n"
+        "    return ListToolsResult(tools=[])\n"
+        "async def main():\n"
+        "    async with Client(Server('s', on_list_tools=tools)) as client:\n"
+        "        assert (await client.list_tools()).tools == []\n"
+        "anyio.run(main)"
+    )
+    loaded = _loaded_after(statement)
+    assert {"mrtr.session", "mrtr._tracing"} <= set(loaded)
+
+
+def test_a_tool_result_parses_without_the_other_feature_models() -> None:
+    raw = "{'content': [{'type': 'text', 'text': 'hi'}]}"
+    tool = _loaded_after(
+        "from mrtr.types import parse_result, CallToolResult\n"
+        f"assert type(parse_result('tools/call', {raw})) is CallToolResult"
+    )
+    assert "mrtr.types._tool_calls" in tool
+    assert "mrtr.types._features" not in tool
+    prompt = _loaded_after(
+        "from mrtr.types import parse_result, GetPromptResult\n"
+        "assert type(parse_result('prompts/get', {'messages': []})) is GetPromptResult"
+    )
+    assert "mrtr.types._features" in prompt

@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
         "mrtr._lazy",
         "mrtr._version",
         "mrtr._stray",
+        "mrtr._defaults",
     },
     {"mrtr.transports", "mrtr.auth"},  # auth: an httpx.Auth the HTTP transport is given
     {"mrtr._jsonrpc"},

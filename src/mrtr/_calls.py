@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
+from mrtr._defaults import MAX_PAGES
 from mrtr._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
 from mrtr._legs import InputMethod, InputResponsesArg
 from mrtr._paused import PAUSE, RoundPaused
@@ -30,9 +31,6 @@ if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputResponse
 
 __all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
-
-MAX_PAGES = 1000
-"""The ``iter_*`` walks stop with `ProtocolError` past this many pages (a runaway cursor)."""
 
 
 @dataclass(slots=True, eq=False)

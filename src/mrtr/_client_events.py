@@ -14,9 +14,9 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, TypeVar
 
 from mrtr._cache import CACHE_MODES, CacheMode, ResponseCache
-from mrtr._listen import Subscription, SubscriptionFilter, listen
 
 if TYPE_CHECKING:
+    from mrtr._listen import Subscription
     from mrtr.session import ClientSession
     from mrtr.types import EmptyResult
 
@@ -74,6 +74,8 @@ class ClientEvents:
             TransportError, ClientStateError: the connection failed, or is not open.
             TypeError: `resource_subscriptions` is one string.
         """
+        from mrtr._listen import SubscriptionFilter, listen
+
         if isinstance(resource_subscriptions, str):
             raise TypeError("resource_subscriptions must be a list of URIs, not one string")
         requested = SubscriptionFilter(

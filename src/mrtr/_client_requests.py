@@ -11,23 +11,24 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from mrtr._cache import CacheMode
-from mrtr._calls import Call, drive, walk_pages
 from mrtr._client_events import ClientEvents
-from mrtr._driver import InputLimits, RoundEvent
-from mrtr._legs import InputMethod, InputResponsesArg, call_params
-from mrtr._otel import Telemetry
-from mrtr._paused import PausedCall
-from mrtr._paused_client import Pausing, check_era
-from mrtr._session_context import ProgressCallback
-from mrtr._tracing import call_trace, traced
 
+# The call machinery (`_calls`, the driver, tracing, pausing) is imported where it is
+# used: `from mrtr import Client` stays small, and it loads when a client opens, after
+# its stdio server has been started and while that server is still starting up.
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from mrtr._cache import CacheMode
+    from mrtr._calls import Call
+    from mrtr._driver import InputLimits, RoundEvent
     from mrtr._driver_flow import FlowState
-    from mrtr._paused_client import Resumer
+    from mrtr._legs import InputMethod, InputResponsesArg
+    from mrtr._otel import Telemetry
+    from mrtr._paused import PausedCall
+    from mrtr._paused_client import Pausing, Resumer
     from mrtr._paused_store import PausedCallStore
+    from mrtr._session_context import ProgressCallback
     from mrtr.types import (
         CallToolResult,
         CompleteResult,
@@ -48,7 +49,8 @@ __all__ = ["ClientRequests", "check_positive"]
 
 T = TypeVar("T")
 
-_InputResponses = InputResponsesArg
+if TYPE_CHECKING:
+    _InputResponses = InputResponsesArg
 
 
 def check_positive(name: str, value: float | None) -> None:
@@ -114,6 +116,7 @@ class ClientRequests(ClientEvents):
         self, fetch: Callable[[str | None], Awaitable[T]]
     ) -> Callable[[str | None], Awaitable[T]]:
         """`fetch` of one page, inside this client's telemetry span."""
+        from mrtr._tracing import traced
 
         async def traced_fetch(cursor: str | None) -> T:
             return await traced(self._telemetry, self.session, fetch(cursor))
@@ -128,18 +131,26 @@ class ClientRequests(ClientEvents):
                 or a cursor repeats).
             MCPError, RequestTimeoutError, TransportError: as the session.
         """
+        from mrtr._calls import walk_pages
+
         return walk_pages(self.list_tools, "tools", "tools/list")
 
     def iter_prompts(self) -> AsyncIterator[Prompt]:
         """Every prompt, page after page; raises as `iter_tools`."""
+        from mrtr._calls import walk_pages
+
         return walk_pages(self.list_prompts, "prompts", "prompts/list")
 
     def iter_resources(self) -> AsyncIterator[Resource]:
         """Every resource, page after page; raises as `iter_tools`."""
+        from mrtr._calls import walk_pages
+
         return walk_pages(self.list_resources, "resources", "resources/list")
 
     def iter_resource_templates(self) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page; raises as `iter_tools`."""
+        from mrtr._calls import walk_pages
+
         return walk_pages(
             self.list_resource_templates, "resource_templates", "resources/templates/list"
         )
@@ -158,6 +169,8 @@ class ClientRequests(ClientEvents):
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
+        from mrtr._tracing import traced
+
         completing = self.session.complete(ref, argument, context_arguments=context_arguments)
         return await traced(self._telemetry, self.session, completing)
 
@@ -169,6 +182,8 @@ class ClientRequests(ClientEvents):
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open.
         """
+        from mrtr._tracing import traced
+
         return await traced(self._telemetry, self.session, self.session.send_ping())
 
     # -- resuming and running a multi-round call -------------------------------------------
@@ -200,7 +215,7 @@ class ClientRequests(ClientEvents):
             RequestStateRejectedError: the server refused the state: start over.
             Exception: anything `call_tool` raises.
         """
-        from mrtr._paused_client import check_resumable, resumed_state
+        from mrtr._paused_client import Pausing, check_resumable, resumed_state
 
         check_resumable(cast("Resumer", self), paused)  # a Client: the mixin is its part
         call = self._call(
@@ -250,6 +265,8 @@ class ClientRequests(ClientEvents):
     def _pausing(self, pause: bool) -> Pausing | None:
         if not pause:
             return None
+        from mrtr._paused_client import Pausing, check_era
+
         check_era(self.session)
         return Pausing(self.pause_ttl)
 
@@ -266,6 +283,9 @@ class ClientRequests(ClientEvents):
         Raises:
             ClientStateError: the client is not open.
         """
+        from mrtr._calls import Call
+        from mrtr._legs import call_params
+
         return Call(
             self.session,
             method,
@@ -288,6 +308,9 @@ class ClientRequests(ClientEvents):
         resumed: FlowState | None = None,
     ) -> Any:
         """Run one call to its terminal result (or its pause) within its deadline, traced."""
+        from mrtr._calls import drive
+        from mrtr._tracing import call_trace
+
         budget = self.call_timeout if deadline is None else deadline
         check_positive("timeout", budget)
         paused = pausing.previous if pausing is not None else None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
+from mrtr._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
 from mrtr.errors import ClientStateError, InputLimitExceededError, InputRequiredRoundsExceededError
 from mrtr.transports._framing import utf8_size
 
@@ -43,8 +44,6 @@ __all__ = [
     "utf8_size",
 ]
 
-DEFAULT_INPUT_REQUIRED_MAX_ROUNDS = 10
-"""Retries allowed after the first leg before the loop gives up (so at most 11 requests)."""
 
 STATE_ONLY_BACKOFF_INITIAL_SECONDS = 0.05
 """The wait before retrying a round that carried only ``request_state``."""

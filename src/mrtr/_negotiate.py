@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from mrtr.errors import (
     EraProbeTimeoutError,
@@ -26,8 +26,10 @@ from mrtr.errors import (
     RequestTimeoutError,
     TransportError,
 )
-from mrtr.session import ClientSession
 from mrtr.types._constants import MODERN_PROTOCOL_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from mrtr.session import ClientSession
 
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "connect", "negotiate"]
 
@@ -44,7 +46,7 @@ class _ProbeTimedOut(Exception):
     """The first ``server/discover`` got no answer within the probe timeout."""
 
 
-OpenSession = Callable[[AsyncExitStack], Awaitable[ClientSession]]
+OpenSession: TypeAlias = "Callable[[AsyncExitStack], Awaitable[ClientSession]]"
 """Opens a transport and a session on it, both closed with the given stack."""
 
 

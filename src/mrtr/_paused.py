@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from mrtr._defaults import DEFAULT_PAUSE_TTL
 from mrtr._driver_flow import FlowState
 from mrtr.errors import (
     AlreadyAnsweredError,
@@ -43,9 +44,6 @@ __all__ = [
 
 PAUSED_CALL_VERSION: Final = 1
 """The format version written into every `PausedCall` (``"v"``); readers refuse others."""
-
-DEFAULT_PAUSE_TTL: Final = 24 * 3600.0
-"""How long a paused call may wait for its answers, in seconds (the Client's ``pause_ttl``)."""
 
 DEFAULT_MAX_PAUSED_CALL_SIZE: Final = 8 * 1024 * 1024
 """The largest paused-call JSON `PausedCall.from_json` reads (state, requests and answers)."""

@@ -27,14 +27,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from typing_extensions import Self
 
 from mrtr._cache import ResponseCache
-from mrtr._calls import MAX_PAGES
 from mrtr._client_requests import ClientRequests
 from mrtr._client_settings import check_settings, make_session, make_transport
-from mrtr._driver import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, InputLimits, RoundEvent
-from mrtr._legs import InputResponsesArg
+from mrtr._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, DEFAULT_PAUSE_TTL, MAX_PAGES
+from mrtr._jsonrpc import SessionState
 from mrtr._negotiate import DEFAULT_PROBE_TIMEOUT, connect
 from mrtr._otel import Telemetry
-from mrtr._paused import DEFAULT_PAUSE_TTL, PausedCall
 from mrtr._session_context import (
     ChangeCallback,
     ClientRequestContext,
@@ -46,7 +44,6 @@ from mrtr._session_context import (
     SamplingCallback,
 )
 from mrtr.errors import ClientStateError
-from mrtr.session import ClientSession, SessionState
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 from mrtr.transports._target import (
     ClientTarget,
@@ -60,6 +57,10 @@ if TYPE_CHECKING:
     import httpx
     from pydantic import BaseModel
 
+    from mrtr._driver import InputLimits, RoundEvent
+    from mrtr._legs import InputResponsesArg as _InputResponses
+    from mrtr._paused import PausedCall
+    from mrtr.session import ClientSession
     from mrtr.types import (
         CallToolResult,
         GetPromptResult,
@@ -69,8 +70,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["MAX_PAGES", "Client", "ClientRequestContext", "ClientState"]
-
-_InputResponses = InputResponsesArg
 
 
 ClientState = SessionState

@@ -117,6 +117,94 @@ async def test_fifty_concurrent_calls_over_an_expired_token_refresh_once(mock_as
     assert stats["authorizations"] == 1
 
 
+async def test_two_oauths_sharing_a_store_refresh_an_expired_token_once(mock_as: MockAS) -> None:
+    clock = Clock()
+    store = MemoryStore()
+    first = login_oauth(mock_as, store, clock)
+    second = login_oauth(mock_as, store, clock)
+    with anyio.fail_after(LIMIT * 2):
+        await first.login()
+        async with Client(mock_as.mcp, auth=first) as one, Client(mock_as.mcp, auth=second) as two:
+            await whoami(one)
+            await whoami(two)  # the second finds the first's token in the store
+            clock.now += 7200
+            results: list[str] = []
+
+            async def call(client: Client) -> None:
+                results.append(await whoami(client))
+
+            async with anyio.create_task_group() as tg:
+                for n in range(50):
+                    tg.start_soon(call, one if n % 2 else two)
+    assert len(results) == 50
+    assert first.token == second.token
+    stats = mock_as.stats()
+    assert stats["refreshes"] == 1 and stats["refresh_refused"] == 0
+    assert stats["authorizations"] == 1
+
+
+async def test_two_oauths_sharing_a_store_log_in_once(mock_as: MockAS) -> None:
+    store = MemoryStore()
+    first, second = login_oauth(mock_as, store), login_oauth(mock_as, store)
+    results: list[str] = []
+
+    async def call(auth: OAuth) -> None:
+        async with Client(mock_as.mcp, auth=auth) as client:
+            results.append(await whoami(client))
+
+    with anyio.fail_after(LIMIT * 2):
+        async with anyio.create_task_group() as tg:
+            for auth in (first, second, first, second):
+                tg.start_soon(call, auth)
+    assert len(results) == 4
+    assert first.token == second.token
+    stats = mock_as.stats()
+    assert stats["authorizations"] == 1 and stats["refreshes"] == 0
+
+
+class Refusing:
+    """An authorizer whose user closes the browser, once the test lets them."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+
+    async def redirect_uri(self) -> str:
+        return "http://127.0.0.1:8976/callback"
+
+    async def authorize(self, request: object) -> dict[str, str]:
+        self.started.set()
+        await self.release.wait()
+        raise AuthError("the user closed the browser")
+
+
+async def test_a_failed_login_does_not_fail_another_oauth_waiting_on_the_store(
+    mock_as: MockAS,
+) -> None:
+    store = MemoryStore()
+    refusing = Refusing()
+    failing = OAuth(mock_as.mcp, grant=AuthorizationCode(refusing), store=store)
+    succeeding = login_oauth(mock_as, store)
+    outcomes: dict[str, object] = {}
+
+    async def login(name: str, auth: OAuth) -> None:
+        try:
+            outcomes[name] = await auth.login()
+        except AuthError as exc:
+            outcomes[name] = exc
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(login, "failing", failing)
+            await refusing.started.wait()  # its acquisition is in flight
+            tg.start_soon(login, "succeeding", succeeding)
+            await anyio.wait_all_tasks_blocked()  # waiting for that flight
+            refusing.release.set()
+    assert isinstance(outcomes["failing"], AuthError)
+    assert outcomes["succeeding"] == succeeding.token and succeeding.token is not None
+    assert mock_as.stats()["authorizations"] == 1
+
+
 async def test_a_401_with_a_server_side_expired_token_refreshes_then_retries(
     mock_as: MockAS,
 ) -> None:

@@ -154,11 +154,63 @@ async def test_a_sender_cancelled_while_waiting_for_room_does_not_stall_the_othe
             await anyio.wait_all_tasks_blocked()
             assert sent == []
             tally.gate.set()  # type: ignore[union-attr]
-            answered: set[object] = set()
+            answered: list[object] = []
             while len(answered) < 3:
                 message = await transport.receive()
                 assert isinstance(message, dict) and "result" in message
-                answered.add(message["id"])
-    assert answered == {1, 2, 4}
-    assert sent == [2, 4]
+                answered.append(message["id"])
+    assert answered == [1, 2, 4]  # served one at a time, in the order they were sent
+    assert sorted(sent) == [2, 4]  # both senders got through (trio may wake them in any order)
     assert "never" not in tally.calls
+
+
+async def test_a_freed_slot_goes_to_the_oldest_waiting_sender_not_a_newcomer() -> None:
+    tally = Tally(gate=anyio.Event(), started=anyio.Event())
+    server = make_hostile_server(tally)
+
+    def call(name: str, id: int) -> dict[str, Any]:
+        return request("tools/call", {"name": name, "arguments": {}}, id=id)
+
+    with anyio.fail_after(30):
+        async with (
+            server.client_transport(max_concurrent_requests=1) as transport,
+            anyio.create_task_group() as tg,
+        ):
+            await transport.send(call("gate", 1))
+            await tally.started.wait()  # type: ignore[union-attr]
+            tg.start_soon(transport.send, call("echo", 2))
+            await anyio.wait_all_tasks_blocked()  # echo 2 waits for room
+            tally.gate.set()  # type: ignore[union-attr]
+            first = await transport.receive()
+            assert isinstance(first, dict) and first["id"] == 1
+            # sent the moment gate 1 answered: it must queue behind echo 2
+            await transport.send(call("echo", 3))
+            later = [await transport.receive(), await transport.receive()]
+    assert [m["id"] for m in later if isinstance(m, dict) and "result" in m] == [2, 3]
+    assert tally.calls == ["gate", "echo", "echo"]
+
+
+async def test_a_cancelled_request_passes_its_slot_to_the_waiting_sender() -> None:
+    tally = Tally(gate=anyio.Event(), started=anyio.Event())
+    server = make_hostile_server(tally)
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "test"},
+    }
+    with anyio.fail_after(30):
+        async with (
+            server.client_transport(max_concurrent_requests=1) as transport,
+            anyio.create_task_group() as tg,
+        ):
+            await transport.send(request("tools/call", {"name": "gate", "arguments": {}}, id=1))
+            await tally.started.wait()  # type: ignore[union-attr]
+            tg.start_soon(
+                transport.send, request("tools/call", {"name": "echo", "arguments": {}}, id=2)
+            )
+            await anyio.wait_all_tasks_blocked()  # echo 2 waits for room
+            await transport.send(cancel)  # the gate is never opened
+            message = await transport.receive()
+    assert isinstance(message, dict) and message["id"] == 2 and "result" in message
+    assert tally.calls == ["gate", "echo"]
+    assert tally.running == 0

@@ -9,7 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Challenge", "parse_challenges", "scopes_of"]
+__all__ = [
+    "Challenge",
+    "bearer_challenge",
+    "is_scope_challenge",
+    "parse_challenges",
+    "scopes_of",
+]
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _TOKEN68 = r"[A-Za-z0-9\-._~+/]+=*"
@@ -78,6 +84,21 @@ def _parse_params(text: str, pos: int, params: dict[str, str]) -> int:
         if follower is not None and _PARAM.match(text, pos) is None:
             return pos  # a new challenge begins
     return pos
+
+
+def bearer_challenge(values: list[str]) -> Challenge | None:
+    """The ``Bearer`` challenge among ``WWW-Authenticate`` values, else the first one."""
+    challenges = parse_challenges(values)
+    for challenge in challenges:
+        if challenge.scheme.lower() == "bearer":
+            return challenge
+    return challenges[0] if challenges else None
+
+
+def is_scope_challenge(values: list[str]) -> bool:
+    """Whether the challenge asks for more scope (``insufficient_scope``, a 403 step-up)."""
+    challenge = bearer_challenge(values)
+    return challenge is not None and challenge.get("error") == "insufficient_scope"
 
 
 def scopes_of(value: str | None) -> tuple[str, ...]:

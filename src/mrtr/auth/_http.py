@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import httpx
 
 from mrtr.errors import AuthError
 
-__all__ = ["MAX_BODY", "OAuthHTTP", "Reply"]
+__all__ = ["MAX_BODY", "HTTPScope", "OAuthHTTP", "Reply"]
 
 MAX_BODY = 1_048_576
 """The default cap on one metadata or token response body, in bytes."""
@@ -87,6 +88,27 @@ class OAuthHTTP:
     async def get_json(self, url: str, headers: dict[str, str] | None = None) -> Reply:
         """GET a metadata document."""
         return await self.request("GET", url, headers=headers)
+
+
+class HTTPScope:
+    """An `OAuthHTTP` over the given client, or over a private one closed afterwards."""
+
+    def __init__(self, client: httpx.AsyncClient | None, timeout: float, max_body: int) -> None:
+        self._client = client if client is not None and not client.is_closed else None
+        self._timeout = timeout
+        self._max_body = max_body
+        self._own: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> OAuthHTTP:
+        client = self._client
+        if client is None:
+            client = self._own = httpx.AsyncClient()
+        return OAuthHTTP(client, self._timeout, self._max_body)
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._own is not None:
+            with anyio.CancelScope(shield=True):
+                await self._own.aclose()
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> bytes:

@@ -1,9 +1,14 @@
 """`OAuth`: an ``httpx.Auth`` that gets, refreshes and presents tokens for one MCP server.
 
-The request path stays cheap: with a valid token in memory, the only work is one header.
+The request path stays cheap: with a valid token in memory, the only work is one header
+(a DPoP proof too when the token is bound), and mrtr's HTTP transport asks for it without
+httpx (`_headers_for`, `_accepts`), keeping its own HTTP client; the httpx flow runs when
+there is token work to do.
+
 Token acquisition (discovery, registration, authorization, refresh) runs at most once at
-a time per `OAuth`; concurrent requests that need a token wait for that one and share
-its result. Nothing is held while a request is in flight: the single-flight ends before
+a time per token store and server (`_flight`); concurrent requests that need a token,
+through this `OAuth` or another on the same store, wait for that one and share its
+result. Nothing is held while a request is in flight: the single-flight ends before
 the request is sent, so a slow or cancelled request never blocks another.
 """
 
@@ -13,17 +18,17 @@ import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Literal
 
-import anyio
 import httpx
 
-from mrtr.auth._challenge import Challenge, parse_challenges, scopes_of
+from mrtr.auth._challenge import Challenge, bearer_challenge, is_scope_challenge, scopes_of
 from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
+from mrtr.auth._flight import single_flight
 from mrtr.auth._flow import FlowContext, forget_client, obtain, refresh, token_key
 from mrtr.auth._grants import AuthorizationCode, Grant
-from mrtr.auth._http import MAX_BODY, OAuthHTTP
+from mrtr.auth._http import MAX_BODY, HTTPScope, OAuthHTTP
 from mrtr.auth._records import Discovery, TokenSet
 from mrtr.auth._stores import MemoryStore, TokenStore
 from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
@@ -31,14 +36,6 @@ from mrtr.errors import AuthError, InsufficientScopeError, TokenEndpointError
 __all__ = ["OAuth"]
 
 logger = logging.getLogger("mrtr.auth")
-
-
-class _Flight:
-    """One token acquisition in progress, which later arrivals wait for."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.error: Exception | None = None
 
 
 class OAuth(httpx.Auth):
@@ -104,20 +101,27 @@ class OAuth(httpx.Auth):
         self.require_pkce_metadata = require_pkce_metadata
         self._clock = clock
         self._user_client = http_client
-        self._bound_client: httpx.AsyncClient | None = None
+        self._bound_client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None] | None
+        self._bound_client = None
         self._discovery: Discovery | None = None
         self._token: TokenSet | None = None
         self._loaded = False
         self._generation = 0
-        self._flight: _Flight | None = None
         self._step_ups = 0
         self.dpop = dpop
         self._dpop: DPoPKey | None = None
+        # a subclass that changes the flow never has it skipped by the fast path
+        self._fast = type(self).async_auth_flow is OAuth.async_auth_flow
 
     # -- binding --------------------------------------------------------------------
 
-    def bind_transport(self, url: str, client: httpx.AsyncClient) -> None:
+    def bind_transport(
+        self, url: str, client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]
+    ) -> None:
         """Called by mrtr's HTTP transport: the server URL and its httpx client.
+
+        The client may come as a function that makes it on first use (``None`` once the
+        transport is closed: a private client is used then).
 
         Raises:
             ValueError: this `OAuth` was made for another server URL.
@@ -194,32 +198,65 @@ class OAuth(httpx.Auth):
             if (
                 status == 401
                 and not retried_nonce
-                and self._dpop_nonce_retry(response, _bearer_challenge(response))
+                and self._dpop_nonce_retry(response, _challenge_of(response.headers))
             ):
                 retried_nonce = True
                 await response.aread()
             elif status == 401 and not retried_401:
                 retried_401 = True
-                challenge = _bearer_challenge(response)
+                challenge = _challenge_of(response.headers)
                 await response.aread()
                 await self._single_flight(partial(self._acquire, challenge, generation, False))
-            elif status == 403 and not retried_403 and _is_scope_challenge(response):
+            elif status == 403 and not retried_403 and _is_scope_challenge(response.headers):
                 retried_403 = True
-                challenge = _bearer_challenge(response)
+                challenge = _challenge_of(response.headers)
                 await response.aread()
                 self._check_step_up(challenge)
                 await self._single_flight(partial(self._acquire, challenge, generation, True))
             else:
                 if response.is_success:
                     self._step_ups = 0
-                elif status == 403 and _is_scope_challenge(response):
-                    challenge = _bearer_challenge(response)
+                elif status == 403 and _is_scope_challenge(response.headers):
+                    challenge = _challenge_of(response.headers)
                     required = scopes_of(challenge.get("scope") if challenge else None)
                     granted = self._token.scope if self._token else ()
                     raise InsufficientScopeError(required, granted, server_url=self.server_url)
                 return
             generation = self._apply(request, self._token)
             response = yield request
+
+    # -- the transport's fast path ---------------------------------------------------
+
+    def _headers_for(self, method: str, url: str) -> dict[str, str] | None:
+        """The auth headers of one MCP request, when no token work can be needed.
+
+        mrtr's HTTP transport sends the request on its own HTTP client with these
+        headers; ``None`` (no token in hand yet, or one due for refresh, or a subclass
+        with its own flow) sends it through httpx and `async_auth_flow` instead.
+        """
+        token = self._token
+        if token is None or not self._fast or token.due(self._now(), self.refresh_leeway):
+            return None
+        if token.dpop_key is None:
+            return {"Authorization": "Bearer " + token.access_token}
+        key = self._dpop_for(token.dpop_key)
+        proof = key.proof(method, url, now=self._now(), access_token=token.access_token)
+        return {"Authorization": "DPoP " + token.access_token, "DPoP": proof}
+
+    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool:
+        """Whether a response to a `_headers_for` request stands as it is.
+
+        A 401 (expired or revoked token, a DPoP nonce demanded) or a 403
+        ``insufficient_scope`` does not: the transport sends the request again through
+        `async_auth_flow`, which resolves it as it would have the first time.
+        """
+        if self._dpop is not None and "dpop-nonce" in headers:
+            self._dpop.learn_nonce(url, headers["dpop-nonce"])
+        if status == 401 or (status == 403 and _is_scope_challenge(headers)):
+            return False
+        if 200 <= status < 300:
+            self._step_ups = 0
+        return True
 
     # -- the request path -----------------------------------------------------------
 
@@ -269,26 +306,11 @@ class OAuth(httpx.Auth):
     # -- single flight --------------------------------------------------------------
 
     async def _single_flight(self, work: Callable[[], Awaitable[None]]) -> None:
-        """Run ``work`` unless an acquisition is running; then wait for that one instead.
+        """Run ``work``, or wait for the acquisition running (`_flight.single_flight`).
 
-        After a leader succeeds, each waiter runs its own ``work``, which returns at once
-        when the token changed since its request was sent (the usual case). A leader that
-        fails passes its error to the waiters; a cancelled leader lets the next waiter
-        lead. The flight ends before any MCP request is sent.
+        The flight ends before any MCP request is sent.
         """
-        while (flight := self._flight) is not None:
-            await flight.done.wait()
-            if flight.error is not None:
-                raise flight.error
-        flight = self._flight = _Flight()
-        try:
-            await work()
-        except Exception as exc:
-            flight.error = exc
-            raise
-        finally:
-            self._flight = None
-            flight.done.set()
+        await single_flight(self.store, self.server_url or "", self, work)
 
     # -- acquisition ----------------------------------------------------------------
 
@@ -347,7 +369,10 @@ class OAuth(httpx.Auth):
         if previous is None and not force:
             stored = await self.store.load("tokens", key)
             previous = TokenSet.from_json(stored) if stored else None
-            if previous is not None and challenge is None and not previous.due(self._now(), 0):
+            # a token stored since (by another OAuth or process) is worth a try, unless
+            # it is what the refused request carried
+            fresh_elsewhere = challenge is None or self._token is None
+            if previous is not None and fresh_elsewhere and not previous.due(self._now(), 0):
                 self._set_token(previous)
                 return
         if previous is not None and not force and previous.refresh_token:
@@ -436,41 +461,17 @@ class OAuth(httpx.Auth):
             self._dpop = DPoPKey(token.dpop_key if token is not None else None)
         return self._dpop
 
-    def _http(self) -> _HTTPScope:
-        return _HTTPScope(
-            self._user_client or self._bound_client, self.timeout, self.max_response_size
-        )
-
-
-class _HTTPScope:
-    """An `OAuthHTTP` over the given client, or over a private one closed afterwards."""
-
-    def __init__(self, client: httpx.AsyncClient | None, timeout: float, max_body: int) -> None:
-        self._client = client if client is not None and not client.is_closed else None
-        self._timeout = timeout
-        self._max_body = max_body
-        self._own: httpx.AsyncClient | None = None
-
-    async def __aenter__(self) -> OAuthHTTP:
-        client = self._client
+    def _http(self) -> HTTPScope:
+        client = self._user_client
         if client is None:
-            client = self._own = httpx.AsyncClient()
-        return OAuthHTTP(client, self._timeout, self._max_body)
-
-    async def __aexit__(self, *exc: Any) -> None:
-        if self._own is not None:
-            with anyio.CancelScope(shield=True):
-                await self._own.aclose()
+            bound = self._bound_client
+            client = bound if isinstance(bound, httpx.AsyncClient) or bound is None else bound()
+        return HTTPScope(client, self.timeout, self.max_response_size)
 
 
-def _bearer_challenge(response: httpx.Response) -> Challenge | None:
-    challenges = parse_challenges(response.headers.get_list("www-authenticate"))
-    for challenge in challenges:
-        if challenge.scheme.lower() == "bearer":
-            return challenge
-    return challenges[0] if challenges else None
+def _challenge_of(headers: httpx.Headers) -> Challenge | None:
+    return bearer_challenge(headers.get_list("www-authenticate"))
 
 
-def _is_scope_challenge(response: httpx.Response) -> bool:
-    challenge = _bearer_challenge(response)
-    return challenge is not None and challenge.get("error") == "insufficient_scope"
+def _is_scope_challenge(headers: httpx.Headers) -> bool:
+    return is_scope_challenge(headers.get_list("www-authenticate"))

@@ -285,9 +285,19 @@ class ServerConnection:
             input_responses=getattr(parsed, "input_responses", None),
             request_state=getattr(parsed, "request_state", None),
         )
-        result = await self._run_handler(
-            handler, ctx, parsed if params or route.params_required else None
-        )
+        try:  # the handler is awaited here, not in a helper: one coroutine less per request
+            result = await handler(ctx, parsed if params or route.params_required else None)
+        except MCPError as exc:
+            raise HandlerError(exc.code, exc.message, exc.data) from None
+        except Exception:
+            _logger.log(
+                self._spec.handler_error_log_level,
+                "the %s handler raised (request %r)",
+                ctx.method,
+                ctx.request_id,
+                exc_info=True,
+            )
+            raise HandlerError(INTERNAL_ERROR, "Internal error") from None
         return self._finish(route, ctx, binding, result)
 
     async def _open_state(
@@ -303,23 +313,6 @@ class ServerConnection:
             )
         except InvalidRequestState as exc:
             raise _frozen_rejection(ctx.method, str(exc)) from None
-
-    async def _run_handler(
-        self, handler: Callable[..., Awaitable[Any]], ctx: ServerRequestContext, params: Any
-    ) -> Any:
-        try:
-            return await handler(ctx, params)
-        except MCPError as exc:
-            raise HandlerError(exc.code, exc.message, exc.data) from None
-        except Exception:
-            _logger.log(
-                self._spec.handler_error_log_level,
-                "the %s handler raised (request %r)",
-                ctx.method,
-                ctx.request_id,
-                exc_info=True,
-            )
-            raise HandlerError(INTERNAL_ERROR, "Internal error") from None
 
     def _finish(
         self,

@@ -19,7 +19,7 @@ import json
 import logging
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -40,7 +40,7 @@ from mrtr.server._jsonrpc import (
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._framing import encode_text, utf8_size
-from mrtr.transports._memory import MemoryTransport
+from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
@@ -52,9 +52,12 @@ Connect = Callable[[], "ServerConnection"]
 __all__ = ["InProcessTransport", "serve_messages", "serve_stdio"]
 
 _logger = logging.getLogger("mrtr.server")
+_DECODER = json.JSONDecoder()
 
 Receive = Callable[[], Awaitable["JSONObject | RequestFailed | Refusal"]]
 Send = Callable[[JSONObject], Awaitable[None]]
+Post = Callable[[JSONObject], bool]
+"""Delivers a message now if that needs no waiting (``False`` otherwise): a fast path."""
 
 
 async def serve_messages(
@@ -112,15 +115,17 @@ class _StreamServer:
         task_group: anyio.abc.TaskGroup,
         *,
         max_concurrent_requests: int,
+        post: Post | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
         self._connection = connection
         self.send = send
+        self._post = post
         self._task_group = task_group
         self._max_concurrent = max_concurrent_requests
         self._pending = 0  # requests queued or running
-        self._waiting: deque[anyio.Event] = deque()  # senders waiting for room, oldest first
+        self._blocked: deque[_Blocked] = deque()  # requests waiting for room, oldest first
         self._inflight: dict[Any, anyio.CancelScope] = {}
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
@@ -137,20 +142,28 @@ class _StreamServer:
         if isinstance(message, Refusal):
             await self._send_quietly(message.response())
             return
+        if self.take_now(message):
+            return
         method = message.get("method")
         if method == "notifications/cancelled":
             self._cancel(message.get("params"))
         elif "id" in message and isinstance(method, str) and method != "initialize":
-            while self._pending >= self._max_concurrent:
-                await self._wait_for_room()
-            self._pending += 1
-            self._queue.append(message)
-            if self._idle:
-                self._idle.pop().set()
-            else:
-                self._task_group.start_soon(self._work)
+            await self.wait_for_room(message)
         else:
             await self._answer(message)
+
+    def take_now(self, message: JSONObject) -> bool:
+        """Queue a request for a worker if there is room now, without waiting.
+
+        ``False`` for anything else (a notification, ``initialize``, a response) and for a
+        request that has to wait for room: `dispatch` takes those.
+        """
+        if self._pending < self._max_concurrent and not self._blocked and _is_queued(message):
+            self._pending += 1
+            self._queue.append(message)
+            self._wake_worker()
+            return True
+        return False
 
     def end_of_input(self) -> None:
         """No more messages: workers finish what is queued, then exit."""
@@ -176,6 +189,12 @@ class _StreamServer:
         except TransportError:
             _logger.debug("could not send the response to %r", response.get("id"))
 
+    def _wake_worker(self) -> None:
+        if self._idle:
+            self._idle.pop().set()
+        else:
+            self._task_group.start_soon(self._work)
+
     async def _work(self) -> None:
         """Answer queued requests until there is none and waiting is not worth it."""
         with anyio.CancelScope() as scope:
@@ -188,31 +207,87 @@ class _StreamServer:
                     event = self._new_event()
                     self._idle.append(event)
                     await event.wait()
+        if self._queue:  # cancelled with a request handed over to it: another takes it
+            self._wake_worker()
 
     async def _run_request(self, message: JSONObject, scope: anyio.CancelScope) -> None:
         key = response_id(message.get("id"))  # an unusable id cannot be cancelled
         if key is not None:
             self._inflight[key] = scope
         try:
-            await self._answer(message)
+            response = await self._connection.handle(message, emit=self.send)
+            # a cancelled request gets no response: the send's checkpoint stops it
+            if response is not None and (scope.cancel_called or not self._post_now(response)):
+                await self._send_quietly(response)
         finally:
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
-            self._pending -= 1
-            if self._waiting:  # wake one waiter per finished request, not all of them
-                self._waiting.popleft().set()
+            self._release()
 
-    async def _wait_for_room(self) -> None:
-        event = self._new_event()
-        self._waiting.append(event)
+    def _post_now(self, response: JSONObject) -> bool:
+        """Deliver a response without waiting if the shell can (in process); else ``False``."""
+        if self._post is None:
+            return False
         try:
-            await event.wait()
-        except BaseException:  # cancelled: leave the queue, pass on a wake-up already had
-            if event in self._waiting:
-                self._waiting.remove(event)
-            elif self._waiting:
-                self._waiting.popleft().set()
+            return self._post(response)
+        except TransportError:
+            _logger.debug("could not send the response to %r", response.get("id"))
+            return True
+
+    def _release(self) -> None:
+        """A request finished: its slot passes to the oldest waiting sender, if any."""
+        if self._blocked:
+            # the slot is handed over, never freed and retaken: a sender arriving now
+            # cannot overtake the ones waiting, and the woken sender need not check again
+            blocked = self._blocked.popleft()
+            self._queue.append(blocked.take())
+        else:
+            self._pending -= 1
+
+    async def wait_for_room(self, message: JSONObject | str) -> None:
+        """Queue a request `take_now` refused once a finishing request hands over its slot.
+
+        The in-process shell passes the request's JSON text, parsed again when the slot
+        comes: many senders may wait at once, and text is far lighter than a tree of dicts
+        for the garbage collector to walk meanwhile.
+        """
+        blocked = _Blocked(message, self._new_event())
+        self._blocked.append(blocked)
+        try:
+            await blocked.event.wait()
+        except BaseException:  # cancelled: withdraw the message unless it was taken
+            if not blocked.taken:
+                self._blocked.remove(blocked)
             raise
+
+
+class _Blocked:
+    """A request whose sender waits for a free slot; a finishing request takes it."""
+
+    __slots__ = ("event", "message", "taken")
+
+    def __init__(self, message: JSONObject | str, event: anyio.Event) -> None:
+        self.message = message
+        self.event = event
+        self.taken = False
+
+    def take(self) -> JSONObject:
+        self.taken = True
+        self.event.set()
+        message = self.message
+        # text only comes from the in-process shell, encoded from a dict in this process
+        return _DECODER.raw_decode(message)[0] if isinstance(message, str) else message
+
+
+def _is_queued(message: JSONObject) -> bool:
+    """Whether a message is a request for a worker (not answered inline)."""
+    method = message.get("method")
+    return (
+        "id" in message
+        and isinstance(method, str)
+        and method != "initialize"
+        and method != "notifications/cancelled"
+    )
 
 
 class InProcessTransport(Transport):
@@ -257,12 +332,17 @@ class InProcessTransport(Transport):
             if data is not None:
                 await server_end.send_raw(data)
 
+        def post(message: JSONObject) -> bool:
+            data = encode_outgoing(message)
+            return data is None or post_frame(server_end, data)
+
         async with anyio.create_task_group() as task_group:
             self._stream = _StreamServer(
                 self._connect(),
                 send,
                 task_group,
                 max_concurrent_requests=self._max_concurrent_requests,
+                post=post,
             )
             try:
                 yield
@@ -300,8 +380,16 @@ class InProcessTransport(Transport):
             )
             await self._end_of_input("the server closed the connection after an oversized message")
             return
-        # the server gets its own copy, parsed from the JSON text (a dict: it was one)
-        await stream.dispatch(json.loads(text))
+        # the server gets its own copy, parsed from the JSON text (a dict: it was one; our
+        # own compact encoding, so `raw_decode` needs none of the checks `json.loads` does)
+        parsed: JSONObject = _DECODER.raw_decode(text)[0]
+        if stream.take_now(parsed):
+            return
+        if _is_queued(parsed):
+            del parsed  # not held while waiting: the server parses the text again
+            await stream.wait_for_room(text)
+        else:
+            await stream.dispatch(parsed)
 
     async def _end_of_input(self, reason: str) -> None:
         stream, self._stream = self._stream, None
@@ -312,13 +400,16 @@ class InProcessTransport(Transport):
         if self._server_end is not None:
             await self._server_end.aclose()
 
-    async def receive(self) -> JSONObject | RequestFailed:
+    def receive(self) -> Coroutine[Any, Any, JSONObject | RequestFailed]:
         """Receive the next message from the server.
+
+        The client end's own `receive`, returned rather than awaited here: one coroutine
+        less per message.
 
         Raises:
             TransportError: not open, or closed.
         """
-        return await self._end().receive()
+        return self._end().receive()
 
     async def aclose(self) -> None:
         """Stop the server side and close both ends; safe to call twice."""

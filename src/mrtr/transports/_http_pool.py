@@ -3,10 +3,14 @@
 `HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
-With no ``auth`` and no proxy configured, the transport's own client is
-`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
-default context); otherwise (an ``httpx.Auth``, proxies from the environment) it is
-httpx, as below, and a client the caller gives is always used as given.
+With no proxy configured and no ``auth`` (or ``mrtr.auth.OAuth``, which has a fast
+path for it: `FastAuth`), the transport's own client is `_http_client.OwnClient`, a
+lean HTTP/1.1 pool on anyio sockets (TLS with httpx's default context); otherwise (any
+other ``httpx.Auth``, proxies from the environment) it is httpx, as below, and a client
+the caller gives is always used as given. With OAuth on the own client, a request whose
+token needs work (none yet, due for refresh, refused with 401 or 403
+``insufficient_scope``) goes through httpx and the OAuth flow instead, on an httpx
+client made on first use.
 
 httpcore 1.0's pool rescans all its connections (and every queued request against each
 of them) whenever a request starts or ends, and closes every idle connection while it
@@ -21,8 +25,8 @@ from __future__ import annotations
 import logging
 import urllib.request
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -32,7 +36,13 @@ from mrtr.errors import RedirectError
 from mrtr.transports._http_client import OwnClient
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "HTTPClientSource", "HTTPExchange", "ShardedTransport"]
+__all__ = [
+    "DEFAULT_HTTP_TIMEOUT",
+    "FastAuth",
+    "HTTPClientSource",
+    "HTTPExchange",
+    "ShardedTransport",
+]
 
 logger = logging.getLogger("mrtr.transports.http")
 
@@ -48,6 +58,30 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 HTTPClientSource = httpx.AsyncClient | Callable[[], httpx.AsyncClient]
 
+MAX_DISCARDED_BODY = 65_536
+"""The most of a refused response's body read so that its connection can be reused."""
+_AUTH_HEADERS = frozenset({"authorization", "dpop"})
+
+
+class FastAuth(Protocol):
+    """An ``httpx.Auth`` that can also authorize a request without httpx (``mrtr.auth.OAuth``).
+
+    `_headers_for` gives the headers of a request when no token work can be needed
+    (``None``: run the httpx flow); `_accepts` says whether the response stands, or the
+    request must be sent again through the flow (a refused token).
+    """
+
+    def _headers_for(self, method: str, url: str) -> dict[str, str] | None: ...
+
+    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool: ...
+
+
+def fast_auth(auth: httpx.Auth | None) -> FastAuth | None:
+    """`auth` as a `FastAuth`, if it is one."""
+    if callable(getattr(auth, "_headers_for", None)) and callable(getattr(auth, "_accepts", None)):
+        return auth  # type: ignore[return-value]
+    return None
+
 
 class HTTPExchange:
     """The httpx client one transport uses, with its request slots and request options.
@@ -58,7 +92,8 @@ class HTTPExchange:
         auth: an ``httpx.Auth`` applied to every request.
         timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
             caller's client its own timeout.
-        target: the endpoint; without auth or proxies the own client is `OwnClient`.
+        target: the endpoint; without proxies, and without auth or with a `FastAuth`,
+            the own client is `OwnClient`.
     """
 
     client: httpx.AsyncClient | OwnClient
@@ -72,10 +107,15 @@ class HTTPExchange:
         target: httpx.URL | None = None,
     ) -> None:
         self._auth = auth
+        self._fast_auth: FastAuth | None = None
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
         self._timeout = timeout
         self._slots: anyio.Semaphore | None = None
         own_timeout = timeout if self._timeout_explicit else DEFAULT_HTTP_TIMEOUT
+        self._own_timeout = own_timeout
+        self._flow_client: httpx.AsyncClient | None = None
+        self._closed = False
+        fast = fast_auth(auth)
         if isinstance(source, httpx.AsyncClient):
             self.client, self._owned = source, False
         elif source is not None:
@@ -84,22 +124,43 @@ class HTTPExchange:
             # a transport of our own would turn off httpx's proxies from the environment
             self.client = httpx.AsyncClient(timeout=own_timeout)
             self._owned = True
-        elif auth is None and target is not None:
+        elif (auth is None or fast is not None) and target is not None:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
             tls = httpx.create_ssl_context() if target.scheme == "https" else None
             self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
             self._owned = True
+            self._fast_auth = fast
         else:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
-            pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
-            self.client = httpx.AsyncClient(timeout=own_timeout, transport=pools)
+            self.client = _pooled_client(own_timeout)
             self._owned = True
 
+    @property
+    def auth_http(self) -> httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]:
+        """The httpx client for the auth's own requests, or a maker of it (on first use).
+
+        The maker returns ``None`` once the exchange is closed.
+        """
+        if isinstance(self.client, httpx.AsyncClient):
+            return self.client
+        return self._flow_http
+
+    def _flow_http(self) -> httpx.AsyncClient | None:
+        """The httpx client for auth flows next to the own client, made on first use."""
+        if self._flow_client is None:
+            if self._closed:
+                return None
+            self._flow_client = _pooled_client(self._own_timeout)
+        return self._flow_client
+
     async def aclose(self) -> None:
-        """Close the client if it is ours (shielded: it must not be left open)."""
-        if self._owned:
-            with anyio.CancelScope(shield=True):
+        """Close the clients that are ours (shielded: they must not be left open)."""
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            if self._owned:
                 await self.client.aclose()
+            if self._flow_client is not None:
+                await self._flow_client.aclose()
 
     @asynccontextmanager
     async def stream(
@@ -146,9 +207,7 @@ class HTTPExchange:
         """
         start = url
         for _ in range(MAX_REDIRECTS + 1):
-            async with self.client.stream(
-                method, url, follow_redirects=False, **kwargs
-            ) as response:
+            async with self._open(method, url, kwargs) as response:
                 location = response.headers.get("location")
                 if response.status_code not in _REDIRECT_STATUSES or location is None:
                     yield response
@@ -161,6 +220,50 @@ class HTTPExchange:
             origin=origin(httpx.URL(url)),
         )
 
+    def _open(
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AbstractAsyncContextManager[HTTPResponse]:
+        """Send one request (no redirects followed), authorized by the fast path if any."""
+        if self._fast_auth is not None:
+            return self._authorized(self._fast_auth, method, url, kwargs)
+        opened: AbstractAsyncContextManager[HTTPResponse]
+        opened = self.client.stream(method, url, follow_redirects=False, **kwargs)
+        return opened
+
+    @asynccontextmanager
+    async def _authorized(
+        self, auth: FastAuth, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+    ) -> AsyncIterator[HTTPResponse]:
+        """One request with a `FastAuth`: on the own client when its token is ready.
+
+        A request the auth cannot authorize by itself, or whose response it refuses
+        (the refused response is read and dropped), is sent through httpx with the
+        auth's full flow (discovery, refresh, step-up, DPoP nonces).
+        """
+        target = url if isinstance(url, httpx.URL) else httpx.URL(url)
+        where = str(target)
+        extra = auth._headers_for(method, where)
+        if extra is not None:
+            assert isinstance(self.client, OwnClient)
+            headers = _with_auth(kwargs.get("headers"), extra)
+            async with self.client.stream(
+                method, target, **{**kwargs, "headers": headers}
+            ) as response:
+                if auth._accepts(where, response.status_code, response.headers):
+                    yield response
+                    return
+                await _discard(response)
+            logger.debug(
+                "HTTP %s: %s %s again through the auth flow", response.status_code, method, where
+            )
+        flow_client = self._flow_http()
+        if flow_client is None:
+            raise httpx.ReadError("the HTTP transport is closed")
+        async with flow_client.stream(
+            method, target, auth=self._auth, follow_redirects=False, **kwargs
+        ) as flowed:
+            yield flowed
+
     async def delete(self, url: httpx.URL | str, headers: dict[str, str]) -> int:
         """DELETE `url` (no redirects followed) and return the status code."""
         async with self.stream("DELETE", url, headers=headers, **self.options()) as response:
@@ -171,8 +274,8 @@ class HTTPExchange:
     def options(self, **timeout_overrides: float | None) -> dict[str, Any]:
         """The ``auth`` and ``timeout`` keywords of one request (``read=`` overrides)."""
         options: dict[str, Any] = {}
-        if self._auth is not None:
-            options["auth"] = self._auth
+        if self._auth is not None and self._fast_auth is None:
+            options["auth"] = self._auth  # a fast auth is applied by `_authorized`
         if self._timeout_explicit or timeout_overrides:
             base = httpx.Timeout(self._timeout if self._timeout_explicit else self.client.timeout)
             if "read" in timeout_overrides:
@@ -190,6 +293,31 @@ class HTTPExchange:
         if self._timeout_explicit:
             return httpx.Timeout(self._timeout).read
         return self.client.timeout.read
+
+
+def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
+    """An httpx client of our own, on small pools (see the module docstring)."""
+    pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
+    return httpx.AsyncClient(timeout=timeout, transport=pools)
+
+
+def _with_auth(headers: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:
+    """The request's headers with the auth's in place of any the caller gave."""
+    merged = {
+        name: value for name, value in (headers or {}).items() if name.lower() not in _AUTH_HEADERS
+    }
+    merged.update(extra)
+    return merged
+
+
+async def _discard(response: HTTPResponse) -> None:
+    """Read a refused response's body (bounded) so its connection can serve again."""
+    size = 0
+    with suppress(httpx.HTTPError):
+        async for chunk in response.aiter_raw():
+            size += len(chunk)
+            if size > MAX_DISCARDED_BODY:
+                return  # the connection is closed rather than reused
 
 
 class ShardedTransport(httpx.AsyncBaseTransport):

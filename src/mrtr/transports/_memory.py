@@ -73,6 +73,19 @@ def create_memory_transport_pair(
     return first, second
 
 
+def post_frame(end: MemoryTransport, frame: bytes) -> bool:
+    """Hand the peer one encoded frame now if its buffer has room, never waiting.
+
+    ``False`` when the buffer is full (then `MemoryTransport.send_raw` waits for room).
+    For the in-process server, which checks its own cancellation first: this is no
+    checkpoint.
+
+    Raises:
+        TransportError: this end is closed, or the peer closed its end.
+    """
+    return end._post_frame(frame)
+
+
 class _PeerClosed(Exception):
     """The other end of the channel is closed (and, for a receive, nothing is left)."""
 
@@ -107,6 +120,25 @@ class _Channel:
         self._readable: anyio.Event | None = None
         self._writable: anyio.Event | None = None
         self._new_event: Callable[[], anyio.Event] | None = None
+
+    def post(self, frame: bytes) -> bool:
+        """Queue one frame if there is room now (``False`` if full), never waiting.
+
+        For a caller that has just checked its own cancellation: no checkpoint here.
+
+        Raises:
+            _SelfClosed: the sending end is closed.
+            _PeerClosed: the receiving end is closed.
+        """
+        if self._sender_closed:
+            raise _SelfClosed
+        if self._receiver_closed:
+            raise _PeerClosed
+        if len(self._buffer) >= self._capacity:
+            return False
+        self._buffer.append(frame)
+        self._wake_receiver()
+        return True
 
     async def send(self, frame: bytes) -> None:
         """Queue one frame, waiting while the buffer is full.
@@ -238,6 +270,15 @@ class MemoryTransport(Transport):
         """
         self._check_open()
         await self._send_frame(data.encode("utf-8") if isinstance(data, str) else bytes(data))
+
+    def _post_frame(self, frame: bytes) -> bool:
+        self._check_open()
+        try:
+            return self._outgoing.post(frame)
+        except _PeerClosed:
+            raise TransportError("the peer closed the in-memory connection") from None
+        except _SelfClosed:
+            raise TransportError(self._closed_message()) from None
 
     async def _send_frame(self, frame: bytes) -> None:
         try:

@@ -185,7 +185,7 @@ class StreamableHTTPTransport(Transport):
         self._exchange = exchange
         bind = getattr(self._auth, "bind_transport", None)
         if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
-            bind(self.url, exchange.client)
+            bind(self.url, exchange.auth_http)
         legacy = LegacySession(
             exchange,
             self._target,

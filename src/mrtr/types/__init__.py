@@ -66,9 +66,6 @@ if TYPE_CHECKING:
         ToolUseContent as ToolUseContent,
     )
     from mrtr.types._features import (
-        CallToolRequest as CallToolRequest,
-        CallToolRequestParams as CallToolRequestParams,
-        CallToolResult as CallToolResult,
         CompleteRequest as CompleteRequest,
         CompleteRequestParams as CompleteRequestParams,
         CompleteResult as CompleteResult,
@@ -85,7 +82,6 @@ if TYPE_CHECKING:
         ListResourcesResult as ListResourcesResult,
         ListResourceTemplatesRequest as ListResourceTemplatesRequest,
         ListResourceTemplatesResult as ListResourceTemplatesResult,
-        ListToolsRequest as ListToolsRequest,
         Prompt as Prompt,
         PromptArgument as PromptArgument,
         PromptMessage as PromptMessage,
@@ -165,6 +161,12 @@ if TYPE_CHECKING:
         parse_result as parse_result,
         validate_input_response as validate_input_response,
     )
+    from mrtr.types._tool_calls import (
+        CallToolRequest as CallToolRequest,
+        CallToolRequestParams as CallToolRequestParams,
+        CallToolResult as CallToolResult,
+        ListToolsRequest as ListToolsRequest,
+    )
     from mrtr.types._tools import (
         ListToolsResult as ListToolsResult,
         Tool as Tool,
@@ -225,9 +227,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolUseContent",
     ),
     "mrtr.types._features": (
-        "CallToolRequest",
-        "CallToolRequestParams",
-        "CallToolResult",
         "CompleteRequest",
         "CompleteRequestParams",
         "CompleteResult",
@@ -244,7 +243,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ListResourceTemplatesResult",
         "ListResourcesRequest",
         "ListResourcesResult",
-        "ListToolsRequest",
         "Prompt",
         "PromptArgument",
         "PromptMessage",
@@ -319,6 +317,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.types._parse": (
         "parse_result",
         "validate_input_response",
+    ),
+    "mrtr.types._tool_calls": (
+        "CallToolRequest",
+        "CallToolRequestParams",
+        "CallToolResult",
+        "ListToolsRequest",
     ),
     "mrtr.types._tools": (
         "ListToolsResult",

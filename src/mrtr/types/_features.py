@@ -1,8 +1,12 @@
-"""What a client asks of a server: tools, prompts, resources and completion."""
+"""What a client asks of a server besides tool calls: prompts, resources and completion.
+
+A tool call needs none of these models; they live apart (`_tool_calls`) so that calling a
+tool never defines them.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -14,14 +18,11 @@ from mrtr.types._content import (
     Icon,
     Role,
 )
-from mrtr.types._input import InputResponses
 from mrtr.types._jsonrpc import TypedRequest
 from mrtr.types._notifications import LoggingLevel
+from mrtr.types._tool_calls import InputResponseParams
 
 __all__ = [
-    "CallToolRequest",
-    "CallToolRequestParams",
-    "CallToolResult",
     "CompleteRequest",
     "CompleteRequestParams",
     "CompleteResult",
@@ -38,7 +39,6 @@ __all__ = [
     "ListResourceTemplatesResult",
     "ListResourcesRequest",
     "ListResourcesResult",
-    "ListToolsRequest",
     "Prompt",
     "PromptArgument",
     "PromptMessage",
@@ -55,45 +55,6 @@ __all__ = [
 ]
 
 CacheScope = Literal["private", "public"]
-
-
-class _InputResponseParams(RequestParams):
-    """Params of a method that may answer `InputRequiredResult`: the retry fields."""
-
-    input_responses: InputResponses | None = None
-    request_state: str | None = None
-
-
-# --- tools ----------------------------------------------------------------------------
-
-
-class CallToolRequestParams(_InputResponseParams):
-    """The params of `tools/call`."""
-
-    name: str
-    arguments: dict[str, Any] | None = None
-
-
-class CallToolResult(Result):
-    """The outcome of a tool call; `is_error` marks a tool-level failure (not a JSON-RPC one)."""
-
-    content: list[ContentBlock]
-    structured_content: Any = None
-    is_error: bool | None = None
-
-
-class ListToolsRequest(TypedRequest):
-    """`tools/list`."""
-
-    method: Literal["tools/list"] = "tools/list"
-    params: PaginatedRequestParams | None = None
-
-
-class CallToolRequest(TypedRequest):
-    """`tools/call`."""
-
-    method: Literal["tools/call"] = "tools/call"
-    params: CallToolRequestParams
 
 
 # --- prompts --------------------------------------------------------------------------
@@ -135,7 +96,7 @@ class ListPromptsResult(Result):
     cache_scope: CacheScope | None = None
 
 
-class GetPromptRequestParams(_InputResponseParams):
+class GetPromptRequestParams(InputResponseParams):
     """The params of `prompts/get`."""
 
     name: str
@@ -211,7 +172,7 @@ class ListResourceTemplatesResult(Result):
     cache_scope: CacheScope | None = None
 
 
-class ReadResourceRequestParams(_InputResponseParams):
+class ReadResourceRequestParams(InputResponseParams):
     """The params of `resources/read`."""
 
     uri: str

@@ -6,7 +6,8 @@ Nothing here raises a raw `pydantic.ValidationError`: a bad result from the serv
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, overload
+import importlib
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -14,15 +15,6 @@ from mrtr.errors import InvalidInputResponseError, ProtocolError
 from mrtr.types._base import EmptyResult, Result
 from mrtr.types._constants import INPUT_REQUIRED_METHODS
 from mrtr.types._content import ContentBlock
-from mrtr.types._features import (
-    CallToolResult,
-    CompleteResult,
-    GetPromptResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceResult,
-)
 from mrtr.types._input import (
     CreateMessageResult,
     ElicitRequestParams,
@@ -32,8 +24,19 @@ from mrtr.types._input import (
     InputResponse,
     ListRootsResult,
 )
-from mrtr.types._lifecycle import DiscoverResult, InitializeResult
-from mrtr.types._tools import ListToolsResult
+
+if TYPE_CHECKING:
+    from mrtr.types._features import (
+        CompleteResult,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceResult,
+    )
+    from mrtr.types._lifecycle import DiscoverResult, InitializeResult
+    from mrtr.types._tool_calls import CallToolResult
+    from mrtr.types._tools import ListToolsResult
 
 __all__ = [
     "CONTENT_BLOCK_ADAPTER",
@@ -43,6 +46,7 @@ __all__ = [
     "INPUT_RESPONSE_MODELS",
     "RESULT_MODELS",
     "parse_result",
+    "result_model",
     "validate_input_response",
 ]
 
@@ -59,23 +63,42 @@ ELICIT_REQUEST_PARAMS_ADAPTER: TypeAdapter[ElicitRequestParams] = TypeAdapter(
 CONTENT_BLOCK_ADAPTER: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock, config=_DEFERRED)
 """Validates one content block by its `type`."""
 
+_RESULT_MODEL_HOMES: dict[str, tuple[str, str]] = {
+    "server/discover": ("mrtr.types._lifecycle", "DiscoverResult"),
+    "initialize": ("mrtr.types._lifecycle", "InitializeResult"),
+    "tools/list": ("mrtr.types._tools", "ListToolsResult"),
+    "tools/call": ("mrtr.types._tool_calls", "CallToolResult"),
+    "prompts/list": ("mrtr.types._features", "ListPromptsResult"),
+    "prompts/get": ("mrtr.types._features", "GetPromptResult"),
+    "resources/list": ("mrtr.types._features", "ListResourcesResult"),
+    "resources/templates/list": ("mrtr.types._features", "ListResourceTemplatesResult"),
+    "resources/read": ("mrtr.types._features", "ReadResourceResult"),
+    "completion/complete": ("mrtr.types._features", "CompleteResult"),
+}
+"""Where the complete-result model of each method lives, imported on first use: a tool
+call never defines the prompt, resource and completion models."""
+
 RESULT_MODELS: dict[str, type[Result]] = {
-    "server/discover": DiscoverResult,
-    "initialize": InitializeResult,
     "ping": EmptyResult,
-    "tools/list": ListToolsResult,
-    "tools/call": CallToolResult,
-    "prompts/list": ListPromptsResult,
-    "prompts/get": GetPromptResult,
-    "resources/list": ListResourcesResult,
-    "resources/templates/list": ListResourceTemplatesResult,
-    "resources/read": ReadResourceResult,
-    "completion/complete": CompleteResult,
     "logging/setLevel": EmptyResult,
     "resources/subscribe": EmptyResult,
     "resources/unsubscribe": EmptyResult,
 }
-"""The complete-result model of each method a client sends; others parse as `Result`."""
+"""The complete-result model of each method a client sends, filled in from
+`_RESULT_MODEL_HOMES` as methods are first answered; other methods parse as `Result`."""
+
+
+def result_model(method: str) -> type[Result]:
+    """The complete-result model of `method` (`Result` for a method without one)."""
+    model = RESULT_MODELS.get(method)
+    if model is None:
+        home = _RESULT_MODEL_HOMES.get(method)
+        if home is None:
+            return Result
+        model = getattr(importlib.import_module(home[0]), home[1])
+        RESULT_MODELS[method] = model
+    return model
+
 
 INPUT_RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "elicitation/create": ElicitResult,
@@ -191,7 +214,7 @@ def parse_result(method: str, raw: dict[str, Any]) -> Result:
         raise ProtocolError(f"the server's result for {method} is not a JSON object", method=method)
     result_type = raw.get("resultType")
     if result_type is None or result_type == "complete":
-        return _validate(RESULT_MODELS.get(method, Result), raw, method)
+        return _validate(result_model(method), raw, method)
     if result_type == "input_required":
         return _parse_input_required(raw, method)
     raise ProtocolError(
