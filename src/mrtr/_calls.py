@@ -34,6 +34,8 @@ __all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
 
 Leg = Coroutine[Any, Any, Any]
 """One leg on its way: the coroutine `ClientSession.request_leg` returns."""
+Answer = Callable[["InputRequest", ClientRequestContext], Awaitable[Any]]
+"""Calls the callback for one input request (`InputCallbacks.call`, traced or not)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -105,7 +107,9 @@ class _Rounds:
 
     __slots__ = ("answer", "call", "pausing", "round", "version")
 
-    def __init__(self, call: Call, pausing: Pausing | None, round_number: int, answer: Any) -> None:
+    def __init__(
+        self, call: Call, pausing: Pausing | None, round_number: int, answer: Answer
+    ) -> None:
         self.call = call
         self.pausing = pausing
         self.round = round_number
@@ -113,7 +117,7 @@ class _Rounds:
         self.version = call.session.protocol_version
 
     def dispatch(self, key: str, request: InputRequest) -> Awaitable[Any]:
-        """Answer one input request of the current round (`PAUSE` if it must wait)."""
+        """Answer one input request of this round (a pausable call: `PAUSE` if no callback can)."""
         call = self.call
         if self.pausing is not None and not can_answer(call.session.input_callbacks, request):
             return _paused()
@@ -126,8 +130,7 @@ class _Rounds:
             key=key,
             protocol_version=self.version,
         )
-        answer: Awaitable[Any] = self.answer(request, context)
-        return answer
+        return self.answer(request, context)
 
     def retry(self, responses: dict[str, InputResponse] | None, state: str | None) -> Leg:
         """Send the next leg, which starts the next round."""
