@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import anyio
 
+from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr._driver_flow import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
     STATE_ONLY_BACKOFF_CAP_SECONDS,
@@ -134,8 +135,6 @@ def _accept(key: str, request: InputRequest, answer: object, pausable: bool) -> 
 
     `PAUSE` passes through unchecked when the call may pause (the caller filters it out).
     """
-    from mrtr.types import ErrorData, validate_input_response
-
     if answer is PAUSE:
         if not pausable:
             raise ClientStateError(
@@ -143,9 +142,9 @@ def _accept(key: str, request: InputRequest, answer: object, pausable: bool) -> 
                 "was not started with pause=True"
             )
         return cast("InputResponse", answer)
-    if isinstance(answer, ErrorData):
+    if isinstance(answer, _types.ErrorData):
         raise MCPError.from_error_data(answer, method=request.method)
-    return validate_input_response(request.method, answer, key=key)
+    return _types.validate_input_response(request.method, answer, key=key)
 
 
 def _is_pause(answer: object) -> bool:
@@ -253,7 +252,10 @@ async def _run_round(
     responses: dict[str, InputResponse] | None
     if isinstance(action, DispatchInputs):
         responses = await _dispatch_all(action.requests, dispatch, pausable)
-        paused = tuple(key for key, answer in responses.items() if _is_pause(answer))
+        # only a pausable call can get PAUSE back (`_accept` refuses it otherwise)
+        paused = (
+            tuple(key for key, answer in responses.items() if _is_pause(answer)) if pausable else ()
+        )
         if paused:
             kept = {key: answer for key, answer in responses.items() if not _is_pause(answer)}
             raise RoundPaused(flow.state, kept, paused)
@@ -330,8 +332,6 @@ async def run_input_required_driver(
         Exception: whatever ``dispatch`` raised, as itself (siblings cancelled), or
             whatever ``retry`` raised.
     """
-    from mrtr.types import InputRequiredResult
-
     flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits, state=state)
     observe = on_round is not None or logger.isEnabledFor(logging.DEBUG)
     current: ResultT | InputRequiredResult = first
@@ -340,12 +340,12 @@ async def run_input_required_driver(
             action = flow.receive_result(current)
         except Exception as exc:  # only an InputRequiredResult can break the cap or a limit
             if observe:
-                asked = cast(InputRequiredResult, current)
+                asked = cast("InputRequiredResult", current)
                 _report(on_round, call, flow.state.round + 1, asked, _Timing(), "error", exc)
             raise
         if isinstance(action, Finish):
             return cast(ResultT, action.result)
-        asked = cast(InputRequiredResult, current)
+        asked = cast("InputRequiredResult", current)
         timing = _Timing()
         try:
             current = await _run_round(
@@ -367,6 +367,6 @@ async def run_input_required_driver(
             raise
         if observe:
             outcome: RoundOutcome = (
-                "input_required" if isinstance(current, InputRequiredResult) else "complete"
+                "input_required" if isinstance(current, _types.InputRequiredResult) else "complete"
             )
             _report(on_round, call, action.round, asked, timing, outcome)

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr._session_context import ProgressCallback
 from mrtr.errors import InputRequiredNotAllowedError, MCPError, MRTRError
 from mrtr.types._constants import HEADER_MISMATCH
@@ -60,20 +61,25 @@ def leg_params(
     """
     if input_responses is None and request_state is None:
         return params
-    from pydantic import BaseModel
-
     leg = params.copy()
     if input_responses is not None:
-        # any pydantic model (ours, or another SDK's), dumped as `WireModel.to_wire` does
+        wire_model = _types.WireModel  # ours, the usual case: no import per leg
         leg["inputResponses"] = {
-            key: value.model_dump(by_alias=True, exclude_none=True, mode="json")
-            if isinstance(value, BaseModel)
-            else dict(value)
+            key: value.to_wire() if isinstance(value, wire_model) else _wire_of(value)
             for key, value in input_responses.items()
         }
     if request_state is not None:
         leg["requestState"] = request_state
     return leg
+
+
+def _wire_of(value: InputResponse | Mapping[str, Any]) -> JSONObject:
+    """An answer that is not one of our models: any pydantic model, or a mapping."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):  # another SDK's: dumped as `WireModel.to_wire` does
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dict(value)
 
 
 async def send_leg(
@@ -96,8 +102,6 @@ async def send_leg(
         InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
         MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
     """
-    from mrtr.types import InputRequiredResult, parse_result
-
     send = connection.send_request
     try:
         raw = await send(
@@ -110,8 +114,8 @@ async def send_leg(
         raw = await send(
             method, params, timeout=read_timeout_seconds, progress_callback=progress_callback
         )
-    result = parse_result(method, raw)
-    if not allow_input_required and isinstance(result, InputRequiredResult):
+    result = _types.parse_result(method, raw)
+    if not allow_input_required and isinstance(result, _types.InputRequiredResult):
         raise InputRequiredNotAllowedError(result, method=method)
     return result
 

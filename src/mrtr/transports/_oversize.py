@@ -140,6 +140,10 @@ class BoundedLines:
         self._scanned = 0
         self._skipping: SkippedLine | None = None
 
+    def buffered(self) -> int:
+        """How many bytes wait in the buffer (of a line not complete yet, or lines)."""
+        return len(self._buffer)
+
     def feed(self, chunk: bytes) -> None:
         """Add bytes read from the stream."""
         self._buffer += chunk

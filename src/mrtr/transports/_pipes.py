@@ -31,6 +31,7 @@ import anyio.lowlevel
 __all__ = [
     "AsyncioPipeReader",
     "FdWriter",
+    "OneAtATime",
     "PipeWriter",
     "StreamWriter",
     "asyncio_stdout_pipe",
@@ -66,16 +67,30 @@ class FdWriter:
             OSError: the pipe is broken (``BrokenPipeError``: the reader is gone).
         """
         await anyio.lowlevel.checkpoint_if_cancelled()
-        if self._unsent:
-            self._unsent += data
-        else:
-            written = self._write_now(data)
-            if written == len(data):
-                return  # the usual case: the pipe took it all at once
-            self._unsent += data[written:]
+        if self.write_nowait(data):
+            return  # the usual case: the pipe took it all at once
         while self._unsent:
             await anyio.wait_writable(self._require_fd())
             del self._unsent[: self._write_now(self._unsent)]
+
+    def write_nowait(self, data: bytes) -> bool:
+        """Write what the pipe takes of `data` now and queue the rest; True if none is left.
+
+        What is queued goes out first with the next `write` (``write(b"")`` flushes it).
+        The caller makes sure no `write` is waiting meanwhile (one waiter per pipe).
+
+        Raises:
+            anyio.ClosedResourceError: `aclose` closed the pipe.
+            OSError: the pipe is broken.
+        """
+        if self._unsent:
+            self._unsent += data
+            return False
+        written = self._write_now(data)
+        if written == len(data):
+            return True
+        self._unsent += data[written:]
+        return False
 
     def _write_now(self, data: bytes | bytearray) -> int:
         try:
@@ -93,6 +108,50 @@ class FdWriter:
         _close_fd(self._fd)
         self._fd = None
         self._unsent.clear()
+
+
+class OneAtATime:
+    """A lock for one reader (or writer) at a time, cheap when nobody else wants it.
+
+    `anyio.Lock` looks up the current task on each acquire and release, which on asyncio
+    costs a system call (getpid) each; the pipes take this one per message. Waiters are
+    woken together when it is released (not first come, first served).
+    """
+
+    def __init__(self) -> None:
+        self._held = False
+        self._released: anyio.Event | None = None
+
+    def locked(self) -> bool:
+        """Whether someone holds it."""
+        return self._held
+
+    def acquire_nowait(self) -> None:
+        """Take it at once, or raise `anyio.WouldBlock`."""
+        if self._held:
+            raise anyio.WouldBlock
+        self._held = True
+
+    async def acquire(self) -> None:
+        """Take it, waiting while someone else holds it (a cancelled waiter stops there)."""
+        while self._held:
+            if self._released is None:
+                self._released = anyio.Event()
+            await self._released.wait()
+        self._held = True
+
+    def release(self) -> None:
+        """Give it back; wake whoever waits."""
+        self._held = False
+        released, self._released = self._released, None
+        if released is not None:
+            released.set()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 class StreamWriter:
@@ -119,12 +178,17 @@ class StreamWriter:
 # The asyncio reader stops reading the pipe above this many unread bytes (the server
 # then blocks writing: back-pressure) and starts again once they are taken.
 _PAUSE_ABOVE = 256 * 1024
+# The most the loop's pipe transport reads at once. Its default (256 KiB) is above
+# malloc's mmap threshold (128 KiB with glibc): every read, however short, then cost an
+# mmap, an mremap and a munmap. A smaller buffer comes from the heap.
+_READ_SIZE = 64 * 1024
 
 
 class _PipeProtocol(asyncio.Protocol):
     """Collects what an asyncio read-pipe transport reads; wakes the one waiting reader."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop  # kept: `get_running_loop` costs a system call (getpid) each time
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.eof = False
@@ -134,6 +198,8 @@ class _PipeProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)
+        if isinstance(getattr(transport, "max_size", None), int):
+            transport.max_size = _READ_SIZE  # type: ignore[attr-defined]  # see _READ_SIZE
 
     def data_received(self, data: bytes) -> None:
         self.chunks.append(data)
@@ -177,7 +243,7 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             NotImplementedError, OSError, ValueError: the loop cannot read this pipe.
         """
         loop = asyncio.get_running_loop()
-        protocol = _PipeProtocol()
+        protocol = _PipeProtocol(loop)
         pipe = os.fdopen(fd, "rb", buffering=0)
         try:
             await loop.connect_read_pipe(lambda: protocol, pipe)
@@ -186,6 +252,10 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             raise
         return cls(protocol)
 
+    def has_data(self) -> bool:
+        """Whether `receive` would return (or end) without waiting."""
+        return bool(self._protocol.chunks) or self._protocol.eof
+
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Return the next chunk of at most `max_bytes` bytes (no full checkpoint if one is there).
 
@@ -193,11 +263,19 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
         """
         await anyio.lowlevel.checkpoint_if_cancelled()
+        return await self.receive_checked(max_bytes)
+
+    async def receive_checked(self, max_bytes: int = 65536) -> bytes:
+        """`receive` for a caller that has just checked for cancellation itself.
+
+        Raises:
+            anyio.EndOfStream: the writer closed the pipe (or `aclose` did).
+        """
         protocol = self._protocol
         while not protocol.chunks:
             if protocol.eof:
                 raise anyio.EndOfStream
-            protocol.waiter = asyncio.get_running_loop().create_future()
+            protocol.waiter = protocol.loop.create_future()
             try:
                 await protocol.waiter
             finally:

@@ -29,12 +29,7 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
-from mrtr.errors import (
-    ProcessExitedError,
-    ProtocolError,
-    TransportError,
-    fresh_copy,
-)
+from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._framing import (
     decode_message,
@@ -45,6 +40,7 @@ from mrtr.transports._oversize import BoundedLines, OversizedLine
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
     FdWriter,
+    OneAtATime,
     PipeWriter,
     StreamWriter,
     asyncio_stdout_pipe,
@@ -128,6 +124,7 @@ class StdioTransport(Transport):
         self._state = _State.UNOPENED
         self._process: anyio.abc.Process | None = None
         self._stdin: PipeWriter | None = None
+        self._fd_stdin: FdWriter | None = None  # the same writer, when it can write at once
         self._stdout: anyio.abc.ByteReceiveStream | None = None
         self._own_stdout: AsyncioPipeReader | None = None
         self._failure: TransportError | None = None
@@ -136,8 +133,8 @@ class StdioTransport(Transport):
         self._stderr_done: anyio.Event | None = None
         self._stdout_ended: anyio.Event | None = None
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
-        self._send_lock = anyio.Lock()
-        self._receive_lock = anyio.Lock()
+        self._send_lock = OneAtATime()
+        self._receive_lock = OneAtATime()
 
     @property
     def max_message_size(self) -> int:
@@ -216,7 +213,7 @@ class StdioTransport(Transport):
         finally:
             close_fds(stdin_read, stdout_write)  # the child holds its own copies now
         if _OWN_PIPES:
-            self._stdin = FdWriter(stdin_write)
+            self._stdin = self._fd_stdin = FdWriter(stdin_write)
         else:
             assert process.stdin is not None
             self._stdin = StreamWriter(process.stdin)
@@ -239,17 +236,30 @@ class StdioTransport(Transport):
         data = encode_echoing(message) + b"\n"
         process = self._require_open()
         assert self._stdin is not None
-        await _acquire(self._send_lock)
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        lock = self._send_lock
         try:
-            await self._stdin.write(data)
+            # The usual case: nobody is waiting for room, and the pipe takes the line at
+            # once; no await, so no other send can come between.
+            fd_stdin = self._fd_stdin
+            if fd_stdin is not None and not lock.locked():
+                if fd_stdin.write_nowait(data):
+                    return
+                data = b""  # the rest is queued: flushed by the write below
+            try:
+                lock.acquire_nowait()
+            except anyio.WouldBlock:
+                await lock.acquire()
+            try:
+                await self._stdin.write(data)
+            finally:
+                lock.release()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             if process.returncode is not None:
                 raise ProcessExitedError(self.params.command, process.returncode) from exc
             raise TransportError(
                 f"could not write to the MCP server {self.params.command!r}: {exc!r}"
             ) from exc
-        finally:
-            self._send_lock.release()
 
     async def receive(self) -> JSONObject | RequestFailed:
         """Return the next message the server wrote on stdout.
@@ -264,7 +274,13 @@ class StdioTransport(Transport):
                 says how).
             TransportError: the transport is not open.
         """
-        await _acquire(self._receive_lock)
+        if self._must_check_cancel():
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        lock = self._receive_lock
+        try:
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
         try:
             while True:
                 self._require_open()
@@ -318,23 +334,44 @@ class StdioTransport(Transport):
         assert self._process is not None
         return self._process
 
+    def _must_check_cancel(self) -> bool:
+        """Whether `receive` could return without waiting (then it checks for cancellation).
+
+        The usual receive waits for the pipe at once, and a cancelled caller stops there.
+        """
+        reader = self._own_stdout
+        return (
+            reader is None
+            or reader.has_data()
+            or self._lines.buffered() > 0
+            or self._stdout_eof
+            or self._server_gone
+        )
+
     async def _next_line(self) -> bytes:
+        # `receive` has just checked for cancellation, or knows this read waits (where a
+        # cancelled caller stops): the first read need not check again
+        checked = True
         while True:
             line = self._lines.next_line()
             if line is not None:
                 return line
-            if self._stdout_eof or not await self._read_stdout():
+            if self._stdout_eof or not await self._read_stdout(checked):
                 return await self._at_eof()
+            checked = False
 
-    async def _read_stdout(self) -> bool:
+    async def _read_stdout(self, checked: bool = False) -> bool:
         """Append one chunk of stdout to the buffer (stderr is pumped by its own task).
 
+        `checked`: the caller has just checked for cancellation.
         Returns False at end of file (or when `aclose` closed the stream).
         """
         assert self._stdout is not None
         try:
             if self._server_gone:
                 chunk = await self._read_after_exit(self._stdout)
+            elif checked and self._own_stdout is not None:
+                chunk = await self._own_stdout.receive_checked(_CHUNK)
             else:
                 chunk = await self._stdout.receive(_CHUNK)
         except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -445,19 +482,6 @@ class StdioTransport(Transport):
                     await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
-
-
-async def _acquire(lock: anyio.Lock) -> None:
-    """Take `lock`; uncontended (the usual case) without a trip through the event loop.
-
-    A cancelled caller still stops here (`checkpoint_if_cancelled`), without the
-    scheduling round trip of a full checkpoint.
-    """
-    await anyio.lowlevel.checkpoint_if_cancelled()
-    try:
-        lock.acquire_nowait()
-    except anyio.WouldBlock:
-        await lock.acquire()
 
 
 def _signal_group(
