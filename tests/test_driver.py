@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -541,6 +543,37 @@ async def test_shell_returns_a_terminal_first_result_untouched() -> None:
     server = Server([])
     assert await run_input_required_driver(DONE, dispatch=never_called, retry=server.retry) is DONE
     assert server.legs == []
+
+
+@pytest.mark.anyio
+async def test_shell_lets_go_of_a_round_while_its_retry_waits() -> None:
+    # With many calls in flight, what each keeps alive while its leg waits is what the
+    # collector walks: an unobserved round keeps none of its result, requests or answers.
+    script = [asking("a"), asking("b")]
+    asked = [weakref.ref(result) for result in script]
+    requests = [
+        weakref.ref(next(iter((result.input_requests or {}).values()))) for result in script
+    ]
+    answers: list[weakref.ref[ElicitResult]] = []
+    alive: list[tuple[bool, bool, bool]] = []
+
+    async def dispatch(key: str, request: Any) -> Any:
+        answer = ElicitResult(action="accept", content={"region": key})
+        answers.append(weakref.ref(answer))
+        return answer
+
+    async def leg() -> Any:
+        gc.collect()
+        n = len(alive)
+        alive.append((asked[n]() is not None, requests[n]() is not None, answers[n]() is not None))
+        return script.pop(0) if script else DONE
+
+    def retry(responses: Mapping[str, Any] | None, state: str | None) -> Any:
+        assert responses is not None and set(responses) == {"ab"[len(alive)]}
+        return leg()  # like the client's legs: the coroutine keeps only the wire params
+
+    assert await run_input_required_driver(script.pop(0), dispatch=dispatch, retry=retry) is DONE
+    assert alive == [(False, False, False), (False, False, False)]
 
 
 @pytest.mark.anyio

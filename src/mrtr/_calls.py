@@ -8,7 +8,7 @@ input callbacks. `walk_pages` follows ``nextCursor`` through a listing, with bou
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
 
+Leg = Coroutine[Any, Any, Any]
+"""One leg on its way: the coroutine `ClientSession.request_leg` returns."""
+Answer = Callable[["InputRequest", ClientRequestContext], Awaitable[Any]]
+"""Calls the callback for one input request (`InputCallbacks.call`, traced or not)."""
+
 
 @dataclass(slots=True, eq=False)
 class Call:
@@ -45,11 +50,9 @@ class Call:
     progress_callback: ProgressCallback | None
     read_timeout_seconds: float | None
 
-    async def leg(
-        self, input_responses: InputResponsesArg | None, request_state: str | None
-    ) -> Any:
+    def leg(self, input_responses: InputResponsesArg | None, request_state: str | None) -> Leg:
         """Send one leg: the call's params plus this round's answers and state."""
-        return await self.session.request_leg(
+        return self.session.request_leg(
             self.method,
             self.params,
             input_responses=input_responses,
@@ -60,7 +63,7 @@ class Call:
         )
 
 
-async def drive(
+def drive(
     call: Call,
     input_responses: InputResponsesArg | None,
     request_state: str | None,
@@ -71,24 +74,72 @@ async def drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None = None,
     resumed: FlowState | None = None,
-) -> Any:
+) -> Awaitable[Any]:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
 
     With ``pausing``, a round where a request stays unanswered (no live callback of its
     kind, or the callback returned `PAUSE`) ends the call with a `PausedCall` instead;
     ``resumed`` is the flow of a paused call whose retry this call's first leg is.
 
+    Returns the awaitable of the call, not a coroutine of its own: each coroutine of the
+    chain stays alive as long as its call, and with many calls in flight what they keep
+    alive is what the collector walks.
+
     Raises:
         DeadlineExceededError: the whole call ran past `deadline`.
         the other errors of `Client.call_tool`.
     """
-    args = (call, input_responses, request_state, max_rounds, limits, on_round, pausing, resumed)
-    if deadline is None:
-        return await _drive(*args)
+    run = _drive(
+        call, input_responses, request_state, max_rounds, limits, on_round, pausing, resumed
+    )
+    return run if deadline is None else _within(run, deadline)
+
+
+async def _within(run: Awaitable[Any], deadline: float) -> Any:
     with anyio.move_on_after(deadline) as scope:
-        return await _drive(*args)
+        return await run
     assert scope.cancelled_caught
     raise DeadlineExceededError(deadline)
+
+
+class _Rounds:
+    """What a call's rounds need besides the call: one object instead of a dozen cells."""
+
+    __slots__ = ("answer", "call", "pausing", "round", "version")
+
+    def __init__(
+        self, call: Call, pausing: Pausing | None, round_number: int, answer: Answer
+    ) -> None:
+        self.call = call
+        self.pausing = pausing
+        self.round = round_number
+        self.answer = answer
+        self.version = call.session.protocol_version
+
+    def dispatch(self, key: str, request: InputRequest) -> Awaitable[Any]:
+        """Answer one input request of this round (a pausable call: `PAUSE` if no callback can)."""
+        call = self.call
+        if self.pausing is not None and not can_answer(call.session.input_callbacks, request):
+            return _paused()
+        context = ClientRequestContext(
+            session=call.session,
+            method=call.method,
+            name=call.name,
+            arguments=call.arguments,
+            round=self.round,
+            key=key,
+            protocol_version=self.version,
+        )
+        return self.answer(request, context)
+
+    def retry(self, responses: dict[str, InputResponse] | None, state: str | None) -> Leg:
+        """Send the next leg, which starts the next round."""
+        self.round += 1
+        return self.call.leg(responses, state)
+
+
+async def _paused() -> Any:
+    return PAUSE
 
 
 async def _drive(
@@ -102,57 +153,36 @@ async def _drive(
     resumed: FlowState | None,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
-    leg = call.leg
-    first = await leg(input_responses, request_state)
+    first = await call.leg(input_responses, request_state)
     if not isinstance(first, _types.InputRequiredResult):
         return first  # the common case: no round, no driver
-    session, method, name, arguments = call.session, call.method, call.name, call.arguments
-    callbacks = session.input_callbacks
-    version = session.protocol_version
-    round_number = 1 if resumed is None else resumed.round + 1
-    answer, sleep = driver_hooks(session, callbacks.call, anyio.sleep)
-
-    async def dispatch(key: str, request: InputRequest) -> Any:
-        if pausing is not None and not can_answer(callbacks, request):
-            return PAUSE
-        context = ClientRequestContext(
-            session=session,
-            method=method,
-            name=name,
-            arguments=arguments,
-            round=round_number,
-            key=key,
-            protocol_version=version,
-        )
-        return await answer(request, context)
-
-    async def retry(responses: dict[str, InputResponse] | None, state: str | None) -> Any:
-        nonlocal round_number
-        round_number += 1
-        return await leg(responses, state)
-
+    session = call.session
+    answer, sleep = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
+    rounds = _Rounds(call, pausing, 1 if resumed is None else resumed.round + 1, answer)
+    driver = run_input_required_driver(
+        first,
+        dispatch=rounds.dispatch,
+        retry=rounds.retry,
+        max_rounds=max_rounds,
+        limits=limits,
+        on_round=on_round,
+        call=CallIdentity(method=call.method, name=call.name, arguments=call.arguments),
+        state=resumed,
+        pausable=pausing is not None,
+        sleep=sleep,
+    )
+    del first  # the driver lets go of each round's result before its retry waits
     try:
-        return await run_input_required_driver(
-            first,
-            dispatch=dispatch,
-            retry=retry,
-            max_rounds=max_rounds,
-            limits=limits,
-            on_round=on_round,
-            call=CallIdentity(method=method, name=name, arguments=arguments),
-            state=resumed,
-            pausable=pausing is not None,
-            sleep=sleep,
-        )
+        return await driver
     except RoundPaused as signal:
         assert pausing is not None  # the driver pauses only when it may
         paused = paused_from_round(
             signal,
             pausing,
             session=session,
-            method=method,
-            name=name,
-            arguments=arguments,
+            method=call.method,
+            name=call.name,
+            arguments=call.arguments,
             max_rounds=max_rounds,
         )
         context = pause_current(session, paused.id, [r.method for r in paused.requests.values()])

@@ -296,7 +296,7 @@ class ClientRequests(ClientEvents):
             read_timeout_seconds,
         )
 
-    async def _run(
+    def _run(
         self,
         call: Call,
         input_responses: _InputResponses | None,
@@ -306,8 +306,11 @@ class ClientRequests(ClientEvents):
         on_round: Callable[[RoundEvent], object] | None,
         pausing: Pausing | None = None,
         resumed: FlowState | None = None,
-    ) -> Any:
-        """Run one call to its terminal result (or its pause) within its deadline, traced."""
+    ) -> Awaitable[Any]:
+        """Run one call to its terminal result (or its pause) within its deadline, traced.
+
+        Returns what to await: no coroutine of its own kept alive while the call runs.
+        """
         from mrtr._calls import drive
         from mrtr._tracing import call_trace
 
@@ -326,4 +329,4 @@ class ClientRequests(ClientEvents):
             pausing=pausing,
             resumed=resumed,
         )
-        return await (run if trace is None else trace.run(run))
+        return run if trace is None else trace.run(run)

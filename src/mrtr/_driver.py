@@ -130,6 +130,10 @@ class _Timing:
     wire: float = 0.0
 
 
+_UNOBSERVED = _Timing()
+"""Where the times of rounds nobody reports go (one object fewer per call in flight)."""
+
+
 def _accept(key: str, request: InputRequest, answer: object, pausable: bool) -> InputResponse:
     """Check one answer against its request, once; refusals become `MCPError`.
 
@@ -238,19 +242,17 @@ def _report(
         logger.warning("the on_round hook raised; the call goes on", exc_info=True)
 
 
-async def _run_round(
+async def _answer_round(
     action: DispatchInputs | Wait,
     flow: InputRequiredFlow,
-    *,
     dispatch: Dispatch,
-    retry: RetryCallable[ResultT],
     sleep: Callable[[float], Awaitable[object]],
     timing: _Timing,
     pausable: bool,
-) -> ResultT | InputRequiredResult:
-    start = time.perf_counter()
-    responses: dict[str, InputResponse] | None
+) -> tuple[dict[str, InputResponse] | None, str | None]:
+    """Answer a round's requests (or wait out a state-only round): the retry's arguments."""
     if isinstance(action, DispatchInputs):
+        start = time.perf_counter()
         responses = await _dispatch_all(action.requests, dispatch, pausable)
         # only a pausable call can get PAUSE back (`_accept` refuses it otherwise)
         paused = (
@@ -259,18 +261,11 @@ async def _run_round(
         if paused:
             kept = {key: answer for key, answer in responses.items() if not _is_pause(answer)}
             raise RoundPaused(flow.state, kept, paused)
-        sent = time.perf_counter()
-        timing.callbacks = sent - start
-        state = flow.receive_responses(responses).request_state
-    else:
-        timing.wait = action.seconds
-        await sleep(action.seconds)
-        sent = time.perf_counter()
-        responses = None
-        state = flow.wait_elapsed().request_state
-    answer = await retry(responses, state)
-    timing.wire = time.perf_counter() - sent
-    return answer
+        timing.callbacks = time.perf_counter() - start
+        return responses, flow.receive_responses(responses).request_state
+    timing.wait = action.seconds
+    await sleep(action.seconds)
+    return None, flow.wait_elapsed().request_state
 
 
 async def run_input_required_driver(
@@ -334,39 +329,44 @@ async def run_input_required_driver(
     """
     flow = InputRequiredFlow(max_rounds=max_rounds, limits=limits, state=state)
     observe = on_round is not None or logger.isEnabledFor(logging.DEBUG)
-    current: ResultT | InputRequiredResult = first
+    current: Any = first
+    # Each round lets go of what it no longer needs (its result, its requests, the answers
+    # sent) before its retry waits: with many calls in flight, what each keeps alive is
+    # what the garbage collector walks. An observed round keeps its result for the report.
+    del first
     while True:
         try:
             action = flow.receive_result(current)
         except Exception as exc:  # only an InputRequiredResult can break the cap or a limit
             if observe:
-                asked = cast("InputRequiredResult", current)
-                _report(on_round, call, flow.state.round + 1, asked, _Timing(), "error", exc)
+                _report(on_round, call, flow.state.round + 1, current, _Timing(), "error", exc)
             raise
         if isinstance(action, Finish):
             return cast(ResultT, action.result)
-        asked = cast("InputRequiredResult", current)
-        timing = _Timing()
+        number = action.round
+        asked: InputRequiredResult | None = current if observe else None
+        current = None
+        timing = _Timing() if observe else _UNOBSERVED
         try:
-            current = await _run_round(
-                action,
-                flow,
-                dispatch=dispatch,
-                retry=retry,
-                sleep=sleep,
-                timing=timing,
-                pausable=pausable,
+            responses, request_state = await _answer_round(
+                action, flow, dispatch, sleep, timing, pausable
             )
+            del action
+            sent = time.perf_counter()
+            leg = retry(responses, request_state)
+            del responses
+            current = await leg
+            timing.wire = time.perf_counter() - sent
         except RoundPaused:
-            if observe:
-                _report(on_round, call, action.round, asked, timing, "paused")
+            if asked is not None:
+                _report(on_round, call, number, asked, timing, "paused")
             raise
         except Exception as exc:
-            if observe:
-                _report(on_round, call, action.round, asked, timing, "error", exc)
+            if asked is not None:
+                _report(on_round, call, number, asked, timing, "error", exc)
             raise
-        if observe:
+        if asked is not None:
             outcome: RoundOutcome = (
                 "input_required" if isinstance(current, _types.InputRequiredResult) else "complete"
             )
-            _report(on_round, call, action.round, asked, timing, outcome)
+            _report(on_round, call, number, asked, timing, outcome)

@@ -294,15 +294,19 @@ class JSONRPCConnection:
         if request_id is None:
             request_id = self._next_id
             self._next_id = request_id + 1
-        sent_params = self._envelope(params, request_id if progress_callback is not None else None)
         pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
-        message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if sent_params is not None:
-            message["params"] = sent_params
-        try:
-            await self._transport.send(message)
-            await self._wait(pending, request_id, timeout)
+        limit = self._read_timeout if timeout is None else timeout
+        try:  # the message is no local: the wait for the response does not keep it alive
+            await self._transport.send(self._message(request_id, pending))
+            if limit is None:
+                await pending.event.wait()
+            else:
+                with anyio.move_on_after(limit):
+                    await pending.event.wait()
+                if pending.outcome is None:
+                    await self._notify_cancelled(request_id, "the request timed out")
+                    raise RequestTimeoutError(method, request_id, limit)
         except anyio.get_cancelled_exc_class():
             if pending.outcome is None:
                 await self._notify_cancelled(request_id, "the caller cancelled the request")
@@ -317,16 +321,13 @@ class JSONRPCConnection:
         assert outcome is not None
         raise outcome
 
-    async def _wait(self, pending: _Pending, request_id: RequestId, limit: float | None) -> None:
-        timeout = self._read_timeout if limit is None else limit
-        if timeout is None:
-            await pending.event.wait()
-            return
-        with anyio.move_on_after(timeout):
-            await pending.event.wait()
-        if pending.outcome is None:
-            await self._notify_cancelled(request_id, "the request timed out")
-            raise RequestTimeoutError(pending.method, request_id, timeout)
+    def _message(self, request_id: RequestId, pending: _Pending) -> JSONObject:
+        message: JSONObject = {"jsonrpc": "2.0", "id": request_id, "method": pending.method}
+        token = request_id if pending.progress_callback is not None else None
+        sent = self._envelope(pending.params, token)
+        if sent is not None:
+            message["params"] = sent
+        return message
 
     async def _notify_cancelled(self, request_id: RequestId, reason: str) -> None:
         """Tell the server we gave up on a request; best effort, never raises."""

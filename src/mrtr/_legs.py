@@ -102,16 +102,15 @@ async def send_leg(
         InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
         MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
     """
-    send = connection.send_request
     try:
-        raw = await send(
+        raw = await connection.send_request(
             method, params, timeout=read_timeout_seconds, progress_callback=progress_callback
         )
     except MCPError as exc:
         stale_headers = exc.code == HEADER_MISMATCH and method == "tools/call" and modern
         if not stale_headers or not await _relist_tools(connection):
             raise
-        raw = await send(
+        raw = await connection.send_request(
             method, params, timeout=read_timeout_seconds, progress_callback=progress_callback
         )
     result = _types.parse_result(method, raw)

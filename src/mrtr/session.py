@@ -26,7 +26,7 @@ runs that loop for you.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -275,7 +275,7 @@ class ClientSession(SessionLists, Negotiated):
 
     # -- one leg of a call that may ask for input ------------------------------------
 
-    async def request_leg(
+    def request_leg(
         self,
         method: InputMethod,
         params: JSONObject,
@@ -285,8 +285,11 @@ class ClientSession(SessionLists, Negotiated):
         allow_input_required: bool = False,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-    ) -> Any:
+    ) -> Coroutine[Any, Any, Any]:
         """Send one leg of a call that may ask for input, and parse its result strictly.
+
+        Await what it returns (the leg's own coroutine: none of the method's to keep
+        alive while the leg waits, which counts with many calls in flight).
 
         `params` (built by `mrtr.session.call_params`, say) is not changed: a leg with
         answers or state sends a copy, so a caller passes the same dict on every leg.
@@ -302,7 +305,7 @@ class ClientSession(SessionLists, Negotiated):
             InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
-        return await send_leg(
+        return send_leg(
             self._connection,
             method,
             leg_params(params, input_responses, request_state),

@@ -152,13 +152,17 @@ class _StreamServer:
         else:
             await self._answer(message)
 
+    def has_room(self) -> bool:
+        """Whether a request sent now would be queued at once (`take_now`), not wait."""
+        return self._pending < self._max_concurrent and not self._blocked
+
     def take_now(self, message: JSONObject) -> bool:
         """Queue a request for a worker if there is room now, without waiting.
 
         ``False`` for anything else (a notification, ``initialize``, a response) and for a
         request that has to wait for room: `dispatch` takes those.
         """
-        if self._pending < self._max_concurrent and not self._blocked and _is_queued(message):
+        if self.has_room() and _is_queued(message):
             self._pending += 1
             self._queue.append(message)
             self._wake_worker()
@@ -371,6 +375,8 @@ class InProcessTransport(Transport):
         if stream is None:
             raise TransportError(self._closed_reason or "the in-process transport is closed")
         text = encode_text(message)
+        queued = _is_queued(message)  # as of the server's copy: the same JSON
+        del message  # nor is the caller's dict kept while this send waits for room
         size = utf8_size(text)
         if size > self._max_message_size:
             _logger.warning(
@@ -379,6 +385,9 @@ class InProcessTransport(Transport):
                 self._max_message_size,
             )
             await self._end_of_input("the server closed the connection after an oversized message")
+            return
+        if queued and not stream.has_room():
+            await stream.wait_for_room(text)  # parsed once, when its slot comes
             return
         # the server gets its own copy, parsed from the JSON text (a dict: it was one; our
         # own compact encoding, so `raw_decode` needs none of the checks `json.loads` does)
