@@ -220,6 +220,7 @@ class JSONRPCConnection:
         self._exit_stack = stack
         self._state = SessionState.OPEN
         self._task_group.start_soon(self._read_loop)
+        self._transport.set_response_sink(self._take_response)
         return self
 
     async def __aexit__(
@@ -236,6 +237,7 @@ class JSONRPCConnection:
             self._state = SessionState.CLOSED
             return
         self._state = SessionState.CLOSED
+        self._transport.set_response_sink(None)
         self._fail_all(ClientStateError("the session was closed while the request waited"))
         assert self._task_group is not None and self._exit_stack is not None
         self._task_group.cancel_scope.cancel()
@@ -393,6 +395,18 @@ class JSONRPCConnection:
             failure = TransportError(f"the transport failed: {exc!r}")
             failure.__cause__ = exc
             self._fail_all(failure)
+
+    def _take_response(self, message: JSONObject) -> bool:
+        """Settle a request with `message`, its plain result, handed over by the transport."""
+        result = message.get("result")
+        request_id = message.get("id")
+        if type(result) is not dict or "error" in message or not is_request_id(request_id):
+            return False
+        pending = self._pending.get(request_id)
+        if pending is None or pending.outcome is not None:
+            return False
+        pending.settle(result)
+        return True
 
     def _fail_all(self, error: MRTRError) -> None:
         if self._failure is None:

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 from contextlib import asynccontextmanager
 
 import anyio
@@ -34,6 +35,7 @@ from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestF
 from mrtr.transports._framing import (
     decode_message,
     encode_echoing,
+    parse_quietly,
     response_id_of_unparseable,
 )
 from mrtr.transports._oversize import BoundedLines, OversizedLine
@@ -135,6 +137,8 @@ class StdioTransport(Transport):
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = OneAtATime()
         self._receive_lock = OneAtATime()
+        self._response_sink: Callable[[JSONObject], bool] | None = None
+        self._ready: JSONObject | None = None  # decoded by `_take_response`, not taken
 
     @property
     def max_message_size(self) -> int:
@@ -219,6 +223,7 @@ class StdioTransport(Transport):
             self._stdin = StreamWriter(process.stdin)
         if reader is not None:
             self._stdout = self._own_stdout = reader
+            reader.offer_chunks_to(self._take_response)
         else:
             assert process.stdout is not None
             self._stdout = process.stdout
@@ -284,6 +289,9 @@ class StdioTransport(Transport):
         try:
             while True:
                 self._require_open()
+                if self._ready is not None:
+                    message, self._ready = self._ready, None
+                    return message
                 try:
                     line = await self._next_line()
                 except OversizedLine as big:
@@ -305,6 +313,42 @@ class StdioTransport(Transport):
                     return RequestFailed(failed_id, error)
         finally:
             self._receive_lock.release()
+
+    def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
+        """Offer `sink` each response read while `receive` waits (on asyncio's pipe only).
+
+        It spares the response a trip through the task waiting in `receive`.
+        """
+        self._response_sink = sink
+
+    def _take_response(self, data: bytes) -> bytes | None:
+        """Give the sink the one response `data` holds, if it is just that (see `_pipes`).
+
+        A single line that is another message is decoded here all the same, kept for
+        `receive`, and the reader is woken with ``b""``; anything else is left whole.
+        """
+        sink = self._response_sink
+        if (
+            sink is None
+            or self._state is not _State.OPEN
+            or self._failure is not None
+            or self._server_gone
+            or self._ready is not None
+            or not self._lines.idle()
+            or len(data) > self._max_message_size
+            or data.find(b"\n") != len(data) - 1  # one whole line, nothing after it
+        ):
+            return data
+        message: Any = parse_quietly(data)
+        if not isinstance(message, dict):
+            return data  # `receive` says what is wrong with it
+        try:
+            if "method" not in message and sink(message):
+                return None
+        except Exception:  # raising here would close the pipe
+            _logger.exception("the response sink failed")
+        self._ready = message
+        return b""
 
     async def aclose(self) -> None:
         """Stop the server: close its stdin, wait, terminate, wait, kill.
@@ -342,6 +386,7 @@ class StdioTransport(Transport):
         reader = self._own_stdout
         return (
             reader is None
+            or self._ready is not None
             or reader.has_data()
             or self._lines.buffered() > 0
             or self._stdout_eof
@@ -356,6 +401,8 @@ class StdioTransport(Transport):
             line = self._lines.next_line()
             if line is not None:
                 return line
+            if self._ready is not None:
+                return b""  # `receive` returns it next
             if self._stdout_eof or not await self._read_stdout(checked):
                 return await self._at_eof()
             checked = False
