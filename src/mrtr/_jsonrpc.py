@@ -6,7 +6,9 @@ hooks for what is MCP-specific (the params envelope of each request, the server'
 requests, notifications other than progress).
 
 One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
-the reader fills it and sets its event. When the transport ends, every slot is failed
+the reader fills it and sets its event (or, while the reader waits with nothing read
+before it, a transport that reads in callbacks does, through `set_response_sink`: one
+trip through the event loop less per response). When the transport ends, every slot is failed
 with (its own copy of) the transport's error, and later requests raise copies of it too.
 """
 
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import math
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -27,12 +28,12 @@ import anyio.abc
 from typing_extensions import Self
 
 from mrtr._anyio import event_factory
+from mrtr._jsonrpc_wire import error_from_wire, is_number, with_progress_token
 from mrtr._otel import CURRENT_CALL
 from mrtr._session_context import ProgressCallback
 from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr.errors import (
     ClientStateError,
-    MCPError,
     MRTRError,
     ProtocolError,
     RequestTimeoutError,
@@ -108,33 +109,6 @@ class _Pending:
         if self.outcome is None:
             self.outcome = outcome
             self.event.set()
-
-
-def error_from_wire(error: Any, *, method: str | None) -> MRTRError:
-    """Turn a JSON-RPC ``error`` member into `MCPError` (or `ProtocolError` if malformed)."""
-    if (
-        not isinstance(error, dict)
-        or not isinstance(error.get("code"), int)
-        or not isinstance(error.get("message"), str)
-    ):
-        return ProtocolError(
-            f"the server sent a malformed JSON-RPC error: {error!r}", method=method
-        )
-    from mrtr.types import ErrorData
-
-    data = ErrorData(code=error["code"], message=error["message"], data=error.get("data"))
-    return MCPError.from_error_data(data, method=method)
-
-
-def with_progress_token(
-    params: Mapping[str, Any] | None, progress_token: RequestId | None
-) -> Mapping[str, Any] | None:
-    """`params` with ``_meta.progressToken`` set (the default `ParamsEnvelope`)."""
-    if progress_token is None:
-        return params
-    meta = dict(params.get("_meta") or {}) if params else {}
-    meta["progressToken"] = progress_token
-    return {**(params or {}), "_meta": meta}
 
 
 async def _ignore_notification(method: str, params: Any) -> None:
@@ -504,7 +478,7 @@ class JSONRPCConnection:
         progress: Any = params.get("progress")
         total = params.get("total")
         message = params.get("message")
-        if not _is_number(progress) or not (total is None or _is_number(total)):
+        if not is_number(progress) or not (total is None or is_number(total)):
             _logger.warning("ignoring a malformed progress notification: %r", params)
             return
         await pending.progress_callback(
@@ -517,7 +491,3 @@ class JSONRPCConnection:
         self, request_id: RequestId, method: str, message: JSONObject
     ) -> None:
         await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

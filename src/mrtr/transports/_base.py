@@ -123,6 +123,7 @@ class Transport(abc.ABC):
         overtakes nothing); True means `sink` took it and `receive` will not return it.
         `sink` must not block or raise. The default never offers anything.
         """
+        del sink  # nothing to offer: every message comes through `receive`
 
     @abc.abstractmethod
     async def aclose(self) -> None:

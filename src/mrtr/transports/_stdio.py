@@ -14,7 +14,6 @@ are this transport's own (see `_pipes`: fewer trips through the event loop per m
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 import os
@@ -22,7 +21,6 @@ import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 from contextlib import asynccontextmanager
 
 import anyio
@@ -35,7 +33,6 @@ from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestF
 from mrtr.transports._framing import (
     decode_message,
     encode_echoing,
-    parse_quietly,
     response_id_of_unparseable,
 )
 from mrtr.transports._oversize import BoundedLines, OversizedLine
@@ -48,6 +45,8 @@ from mrtr.transports._pipes import (
     asyncio_stdout_pipe,
     close_fds,
 )
+from mrtr.transports._process_group import PROCESS_GROUPS, SIGKILL, signal_group
+from mrtr.transports._response_shortcut import ResponseShortcut
 from mrtr.transports._stdio_params import StdioServerParameters, default_environment
 from mrtr.transports._stdio_stderr import DEFAULT_MAX_STDERR_BACKLOG, StderrLines, StderrSink
 
@@ -68,9 +67,6 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 _CHUNK = 65536
 # `anyio.wait_writable` takes pipes on POSIX only (sockets on Windows).
 _OWN_PIPES = sys.platform != "win32"
-# The server runs in a process group of its own, stopped as a whole (POSIX only).
-_PROCESS_GROUPS = sys.platform != "win32"
-_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
 
 
 class _State(enum.Enum):
@@ -137,8 +133,7 @@ class StdioTransport(Transport):
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = OneAtATime()
         self._receive_lock = OneAtATime()
-        self._response_sink: Callable[[JSONObject], bool] | None = None
-        self._ready: JSONObject | None = None  # decoded by `_take_response`, not taken
+        self._shortcut = ResponseShortcut(self._lines, max_message_size)
 
     @property
     def max_message_size(self) -> int:
@@ -207,7 +202,7 @@ class StdioTransport(Transport):
                 cwd=self.params.cwd,
                 # its own process group, so that closing stops the children it started
                 # too (a server behind `sh -c`, a worker pool)
-                start_new_session=_PROCESS_GROUPS,
+                start_new_session=PROCESS_GROUPS,
             )
         except BaseException:
             close_fds(stdin_write)
@@ -223,7 +218,7 @@ class StdioTransport(Transport):
             self._stdin = StreamWriter(process.stdin)
         if reader is not None:
             self._stdout = self._own_stdout = reader
-            reader.offer_chunks_to(self._take_response)
+            reader.offer_chunks_to(self._shortcut.take)
         else:
             assert process.stdout is not None
             self._stdout = process.stdout
@@ -289,9 +284,8 @@ class StdioTransport(Transport):
         try:
             while True:
                 self._require_open()
-                if self._ready is not None:
-                    message, self._ready = self._ready, None
-                    return message
+                if (ready := self._shortcut.pop_ready()) is not None:
+                    return ready
                 try:
                     line = await self._next_line()
                 except OversizedLine as big:
@@ -315,40 +309,8 @@ class StdioTransport(Transport):
             self._receive_lock.release()
 
     def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
-        """Offer `sink` each response read while `receive` waits (on asyncio's pipe only).
-
-        It spares the response a trip through the task waiting in `receive`.
-        """
-        self._response_sink = sink
-
-    def _take_response(self, data: bytes) -> bytes | None:
-        """Give the sink the one response `data` holds, if it is just that (see `_pipes`).
-
-        A single line that is another message is decoded here all the same, kept for
-        `receive`, and the reader is woken with ``b""``; anything else is left whole.
-        """
-        sink = self._response_sink
-        if (
-            sink is None
-            or self._state is not _State.OPEN
-            or self._failure is not None
-            or self._server_gone
-            or self._ready is not None
-            or not self._lines.idle()
-            or len(data) > self._max_message_size
-            or data.find(b"\n") != len(data) - 1  # one whole line, nothing after it
-        ):
-            return data
-        message: Any = parse_quietly(data)
-        if not isinstance(message, dict):
-            return data  # `receive` says what is wrong with it
-        try:
-            if "method" not in message and sink(message):
-                return None
-        except Exception:  # raising here would close the pipe
-            _logger.exception("the response sink failed")
-        self._ready = message
-        return b""
+        """Offer `sink` the responses read while `receive` waits (asyncio's pipe only)."""
+        self._shortcut.sink = sink
 
     async def aclose(self) -> None:
         """Stop the server: close its stdin, wait, terminate, wait, kill.
@@ -360,6 +322,7 @@ class StdioTransport(Transport):
         if self._state is _State.CLOSED:
             return
         self._state = _State.CLOSED
+        self._shortcut.open = False
         process = self._process
         if process is None:
             return
@@ -386,7 +349,7 @@ class StdioTransport(Transport):
         reader = self._own_stdout
         return (
             reader is None
-            or self._ready is not None
+            or self._shortcut.ready is not None
             or reader.has_data()
             or self._lines.buffered() > 0
             or self._stdout_eof
@@ -401,7 +364,7 @@ class StdioTransport(Transport):
             line = self._lines.next_line()
             if line is not None:
                 return line
-            if self._ready is not None:
+            if self._shortcut.ready is not None:
                 return b""  # `receive` returns it next
             if self._stdout_eof or not await self._read_stdout(checked):
                 return await self._at_eof()
@@ -477,6 +440,7 @@ class StdioTransport(Transport):
             if self._stdout_eof or self._stdout is None:
                 return
             self._server_gone = True
+            self._shortcut.open = False
             _logger.info(
                 "the MCP server %r exited but its stdout is still open (a child of it "
                 "holds it); ending the connection",
@@ -497,13 +461,13 @@ class StdioTransport(Transport):
         if process.returncode is None:
             await self._wait_draining(process)
         if process.returncode is None:
-            _signal_group(process, signal.SIGTERM, process.terminate)
+            signal_group(process, signal.SIGTERM, process.terminate)
             await self._wait_for_exit()
         if process.returncode is None:
-            _signal_group(process, _SIGKILL, process.kill)
+            signal_group(process, SIGKILL, process.kill)
             await self._wait_for_exit()
         # whatever the server started and left behind goes with it
-        _signal_group(process, _SIGKILL, None)
+        signal_group(process, SIGKILL, None)
         with anyio.move_on_after(self._shutdown_timeout):
             await process.aclose()
         if self._own_stdout is not None:
@@ -529,15 +493,3 @@ class StdioTransport(Transport):
                     await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
-
-
-def _signal_group(
-    process: anyio.abc.Process, signum: int, fallback: Callable[[], None] | None
-) -> None:
-    """Signal the server's whole process group (POSIX), or just the server (``fallback``)."""
-    # It may have exited between our check and the signal: what we wanted anyway.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if _PROCESS_GROUPS:
-            os.killpg(process.pid, signum)  # the server leads its group: pgid == pid
-        elif fallback is not None:
-            fallback()
