@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
         "mrtr._defaults",
     },
     {"mrtr.transports", "mrtr.auth"},  # auth: an httpx.Auth the HTTP transport is given
-    {"mrtr._jsonrpc"},
+    {"mrtr._jsonrpc", "mrtr._jsonrpc_wire"},
     {"mrtr._events", "mrtr._listen", "mrtr._cache"},
     {
         "mrtr._legs",

@@ -12,7 +12,8 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from mrtr._jsonrpc import JSONRPCConnection, with_progress_token
+from mrtr._jsonrpc import JSONRPCConnection
+from mrtr._jsonrpc_wire import with_progress_token
 from mrtr.errors import ProtocolError
 from mrtr.types._constants import (
     LEGACY_PROTOCOL_VERSIONS,

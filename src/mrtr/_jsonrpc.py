@@ -6,7 +6,9 @@ hooks for what is MCP-specific (the params envelope of each request, the server'
 requests, notifications other than progress).
 
 One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
-the reader fills it and sets its event. When the transport ends, every slot is failed
+the reader fills it and sets its event (or, while the reader waits with nothing read
+before it, a transport that reads in callbacks does, through `set_response_sink`: one
+trip through the event loop less per response). When the transport ends, every slot is failed
 with (its own copy of) the transport's error, and later requests raise copies of it too.
 """
 
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import math
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -27,12 +28,12 @@ import anyio.abc
 from typing_extensions import Self
 
 from mrtr._anyio import event_factory
+from mrtr._jsonrpc_wire import error_from_wire, is_number, with_progress_token
 from mrtr._otel import CURRENT_CALL
 from mrtr._session_context import ProgressCallback
 from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr.errors import (
     ClientStateError,
-    MCPError,
     MRTRError,
     ProtocolError,
     RequestTimeoutError,
@@ -108,33 +109,6 @@ class _Pending:
         if self.outcome is None:
             self.outcome = outcome
             self.event.set()
-
-
-def error_from_wire(error: Any, *, method: str | None) -> MRTRError:
-    """Turn a JSON-RPC ``error`` member into `MCPError` (or `ProtocolError` if malformed)."""
-    if (
-        not isinstance(error, dict)
-        or not isinstance(error.get("code"), int)
-        or not isinstance(error.get("message"), str)
-    ):
-        return ProtocolError(
-            f"the server sent a malformed JSON-RPC error: {error!r}", method=method
-        )
-    from mrtr.types import ErrorData
-
-    data = ErrorData(code=error["code"], message=error["message"], data=error.get("data"))
-    return MCPError.from_error_data(data, method=method)
-
-
-def with_progress_token(
-    params: Mapping[str, Any] | None, progress_token: RequestId | None
-) -> Mapping[str, Any] | None:
-    """`params` with ``_meta.progressToken`` set (the default `ParamsEnvelope`)."""
-    if progress_token is None:
-        return params
-    meta = dict(params.get("_meta") or {}) if params else {}
-    meta["progressToken"] = progress_token
-    return {**(params or {}), "_meta": meta}
 
 
 async def _ignore_notification(method: str, params: Any) -> None:
@@ -220,6 +194,7 @@ class JSONRPCConnection:
         self._exit_stack = stack
         self._state = SessionState.OPEN
         self._task_group.start_soon(self._read_loop)
+        self._transport.set_response_sink(self._take_response)
         return self
 
     async def __aexit__(
@@ -236,6 +211,7 @@ class JSONRPCConnection:
             self._state = SessionState.CLOSED
             return
         self._state = SessionState.CLOSED
+        self._transport.set_response_sink(None)
         self._fail_all(ClientStateError("the session was closed while the request waited"))
         assert self._task_group is not None and self._exit_stack is not None
         self._task_group.cancel_scope.cancel()
@@ -394,6 +370,18 @@ class JSONRPCConnection:
             failure.__cause__ = exc
             self._fail_all(failure)
 
+    def _take_response(self, message: JSONObject) -> bool:
+        """Settle a request with `message`, its plain result, handed over by the transport."""
+        result = message.get("result")
+        request_id = message.get("id")
+        if type(result) is not dict or "error" in message or not is_request_id(request_id):
+            return False
+        pending = self._pending.get(request_id)
+        if pending is None or pending.outcome is not None:
+            return False
+        pending.settle(result)
+        return True
+
     def _fail_all(self, error: MRTRError) -> None:
         if self._failure is None:
             self._failure = error
@@ -490,7 +478,7 @@ class JSONRPCConnection:
         progress: Any = params.get("progress")
         total = params.get("total")
         message = params.get("message")
-        if not _is_number(progress) or not (total is None or _is_number(total)):
+        if not is_number(progress) or not (total is None or is_number(total)):
             _logger.warning("ignoring a malformed progress notification: %r", params)
             return
         await pending.progress_callback(
@@ -503,7 +491,3 @@ class JSONRPCConnection:
         self, request_id: RequestId, method: str, message: JSONObject
     ) -> None:
         await self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

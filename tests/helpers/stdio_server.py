@@ -67,6 +67,19 @@ def handle(request: dict[str, Any]) -> bool:
             out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(request["id"]).encode())
             out.write(b',"result":{"blob":"' + blob + b'"}}\n')
         out.flush()
+    elif method == "script":
+        # write the given messages ("$id" stands for this request's id), one write each
+        # or (together) all in one; "wait" instead of a message: read a line of stdin first
+        request_id = json.dumps(request.get("id")).encode()
+        lines = [json.dumps(m).encode().replace(b'"$id"', request_id) for m in params["messages"]]
+        if params.get("together"):
+            out.write(b"".join(line + b"\n" for line in lines))
+            out.flush()
+        for line in [] if params.get("together") else lines:
+            if line == b'"wait"':
+                sys.stdin.buffer.readline()
+            else:
+                write_line(line)
     elif method == "env":
         respond(request, {"env": dict(os.environ), "cwd": os.getcwd()})
     elif method == "linger":

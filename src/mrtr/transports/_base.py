@@ -23,7 +23,7 @@ transport never originates JSON-RPC requests of its own.
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -114,6 +114,16 @@ class Transport(abc.ABC):
         Raises:
             TransportError: the connection ended; no more messages will come.
         """
+
+    def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
+        """Let the transport hand responses to `sink` in place of `receive` (optional).
+
+        A shortcut for a transport that reads in callbacks: it may offer `sink` a message
+        with no ``method`` while a `receive` waits with nothing read before it (so it
+        overtakes nothing); True means `sink` took it and `receive` will not return it.
+        `sink` must not block or raise. The default never offers anything.
+        """
+        del sink  # nothing to offer: every message comes through `receive`
 
     @abc.abstractmethod
     async def aclose(self) -> None:

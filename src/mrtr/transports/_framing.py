@@ -19,6 +19,7 @@ __all__ = [
     "encode_echoing",
     "encode_message",
     "encode_text",
+    "parse_quietly",
     "response_id_of_unparseable",
     "utf8_size",
 ]
@@ -143,6 +144,14 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
         )
         return None
     return value
+
+
+def parse_quietly(data: bytes) -> Any:
+    """The JSON value of `data`, or ``None`` where `decode_message` would log and drop it."""
+    try:
+        return _loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
 
 
 def response_id_of_unparseable(data: bytes) -> int | str | None:

@@ -144,6 +144,10 @@ class BoundedLines:
         """How many bytes wait in the buffer (of a line not complete yet, or lines)."""
         return len(self._buffer)
 
+    def idle(self) -> bool:
+        """Whether nothing is buffered and no over-long line is being skipped."""
+        return not self._buffer and self._skipping is None
+
     def feed(self, chunk: bytes) -> None:
         """Add bytes read from the stream."""
         self._buffer += chunk

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import os
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol, cast
 
 import anyio
@@ -195,6 +196,9 @@ class _PipeProtocol(asyncio.Protocol):
         self.paused = False
         self.waiter: asyncio.Future[None] | None = None
         self.transport: asyncio.ReadTransport | None = None
+        # Offered each chunk read while the reader waits with nothing buffered; returns
+        # what is left for the reader (``None``: nothing, it sleeps on).
+        self.take: Callable[[bytes], bytes | None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)
@@ -202,6 +206,13 @@ class _PipeProtocol(asyncio.Protocol):
             transport.max_size = _READ_SIZE  # type: ignore[attr-defined]  # see _READ_SIZE
 
     def data_received(self, data: bytes) -> None:
+        take, waiter = self.take, self.waiter
+        if take is not None and waiter is not None and not waiter.done():
+            # nothing is read before it (chunks is empty while the reader waits)
+            left = take(data)
+            if left is None:
+                return
+            data = left
         self.chunks.append(data)
         self.buffered += len(data)
         if self.buffered > _PAUSE_ABOVE and not self.paused and self.transport is not None:
@@ -251,6 +262,15 @@ class AsyncioPipeReader(anyio.abc.ByteReceiveStream):
             pipe.close()
             raise
         return cls(protocol)
+
+    def offer_chunks_to(self, take: Callable[[bytes], bytes | None] | None) -> None:
+        """Offer `take` each chunk that arrives while `receive` waits with nothing buffered.
+
+        `take` runs in the loop's callback and must not raise. It returns what is left
+        for `receive`, which returns it as the next chunk (``b""`` too: a wake-up), or
+        ``None`` when it took the chunk whole: the waiting `receive` then waits on.
+        """
+        self._protocol.take = take
 
     def has_data(self) -> bool:
         """Whether `receive` would return (or end) without waiting."""

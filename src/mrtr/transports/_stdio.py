@@ -14,7 +14,6 @@ are this transport's own (see `_pipes`: fewer trips through the event loop per m
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 import os
@@ -46,6 +45,8 @@ from mrtr.transports._pipes import (
     asyncio_stdout_pipe,
     close_fds,
 )
+from mrtr.transports._process_group import PROCESS_GROUPS, SIGKILL, signal_group
+from mrtr.transports._response_shortcut import ResponseShortcut
 from mrtr.transports._stdio_params import StdioServerParameters, default_environment
 from mrtr.transports._stdio_stderr import DEFAULT_MAX_STDERR_BACKLOG, StderrLines, StderrSink
 
@@ -66,9 +67,6 @@ DEFAULT_SHUTDOWN_TIMEOUT = 2.0
 _CHUNK = 65536
 # `anyio.wait_writable` takes pipes on POSIX only (sockets on Windows).
 _OWN_PIPES = sys.platform != "win32"
-# The server runs in a process group of its own, stopped as a whole (POSIX only).
-_PROCESS_GROUPS = sys.platform != "win32"
-_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # no SIGKILL on Windows
 
 
 class _State(enum.Enum):
@@ -135,6 +133,7 @@ class StdioTransport(Transport):
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = OneAtATime()
         self._receive_lock = OneAtATime()
+        self._shortcut = ResponseShortcut(self._lines, max_message_size)
 
     @property
     def max_message_size(self) -> int:
@@ -203,7 +202,7 @@ class StdioTransport(Transport):
                 cwd=self.params.cwd,
                 # its own process group, so that closing stops the children it started
                 # too (a server behind `sh -c`, a worker pool)
-                start_new_session=_PROCESS_GROUPS,
+                start_new_session=PROCESS_GROUPS,
             )
         except BaseException:
             close_fds(stdin_write)
@@ -219,6 +218,7 @@ class StdioTransport(Transport):
             self._stdin = StreamWriter(process.stdin)
         if reader is not None:
             self._stdout = self._own_stdout = reader
+            reader.offer_chunks_to(self._shortcut.take)
         else:
             assert process.stdout is not None
             self._stdout = process.stdout
@@ -284,6 +284,8 @@ class StdioTransport(Transport):
         try:
             while True:
                 self._require_open()
+                if (ready := self._shortcut.pop_ready()) is not None:
+                    return ready
                 try:
                     line = await self._next_line()
                 except OversizedLine as big:
@@ -306,6 +308,10 @@ class StdioTransport(Transport):
         finally:
             self._receive_lock.release()
 
+    def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
+        """Offer `sink` the responses read while `receive` waits (asyncio's pipe only)."""
+        self._shortcut.sink = sink
+
     async def aclose(self) -> None:
         """Stop the server: close its stdin, wait, terminate, wait, kill.
 
@@ -316,6 +322,7 @@ class StdioTransport(Transport):
         if self._state is _State.CLOSED:
             return
         self._state = _State.CLOSED
+        self._shortcut.open = False
         process = self._process
         if process is None:
             return
@@ -342,6 +349,7 @@ class StdioTransport(Transport):
         reader = self._own_stdout
         return (
             reader is None
+            or self._shortcut.ready is not None
             or reader.has_data()
             or self._lines.buffered() > 0
             or self._stdout_eof
@@ -356,6 +364,8 @@ class StdioTransport(Transport):
             line = self._lines.next_line()
             if line is not None:
                 return line
+            if self._shortcut.ready is not None:
+                return b""  # `receive` returns it next
             if self._stdout_eof or not await self._read_stdout(checked):
                 return await self._at_eof()
             checked = False
@@ -430,6 +440,7 @@ class StdioTransport(Transport):
             if self._stdout_eof or self._stdout is None:
                 return
             self._server_gone = True
+            self._shortcut.open = False
             _logger.info(
                 "the MCP server %r exited but its stdout is still open (a child of it "
                 "holds it); ending the connection",
@@ -450,13 +461,13 @@ class StdioTransport(Transport):
         if process.returncode is None:
             await self._wait_draining(process)
         if process.returncode is None:
-            _signal_group(process, signal.SIGTERM, process.terminate)
+            signal_group(process, signal.SIGTERM, process.terminate)
             await self._wait_for_exit()
         if process.returncode is None:
-            _signal_group(process, _SIGKILL, process.kill)
+            signal_group(process, SIGKILL, process.kill)
             await self._wait_for_exit()
         # whatever the server started and left behind goes with it
-        _signal_group(process, _SIGKILL, None)
+        signal_group(process, SIGKILL, None)
         with anyio.move_on_after(self._shutdown_timeout):
             await process.aclose()
         if self._own_stdout is not None:
@@ -482,15 +493,3 @@ class StdioTransport(Transport):
                     await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
-
-
-def _signal_group(
-    process: anyio.abc.Process, signum: int, fallback: Callable[[], None] | None
-) -> None:
-    """Signal the server's whole process group (POSIX), or just the server (``fallback``)."""
-    # It may have exited between our check and the signal: what we wanted anyway.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        if _PROCESS_GROUPS:
-            os.killpg(process.pid, signum)  # the server leads its group: pgid == pid
-        elif fallback is not None:
-            fallback()
