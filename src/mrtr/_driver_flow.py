@@ -202,6 +202,7 @@ class Finish:
 
 
 FlowAction = DispatchInputs | Wait | Retry | Finish
+"""What `InputRequiredFlow` asks its shell to do next: one of four plain values."""
 
 
 def _check_state_size(state: str, maximum: int) -> None:

@@ -146,17 +146,25 @@ class PausedCallStore(Protocol):
         """Record answers, all or nothing; the first answer per key wins.
 
         Raises:
-            PausedCallNotFoundError, PausedCallExpiredError, StaleRoundError,
-            AlreadyAnsweredError, PausedCallClosedError, UnknownInputKeyError,
-            InvalidInputResponseError (an answer of the wrong kind).
+            PausedCallNotFoundError: no call with this id.
+            PausedCallExpiredError: the call's ``expires_at`` has passed.
+            StaleRoundError: the call has left that round.
+            AlreadyAnsweredError: a key was answered before (the first answer wins).
+            PausedCallClosedError: the call is no longer waiting for answers.
+            UnknownInputKeyError: a key the round did not ask.
+            InvalidInputResponseError: an answer of the wrong kind.
         """
 
     async def claim(self, id: str, *, owner: str, lease: float) -> Claim:
         """Take the answered call for one retry (fence + 1).
 
         Raises:
-            PausedCallNotFoundError, PausedCallExpiredError, PausedCallBusyError,
-            PausedCallInDoubtError, PausedCallClosedError, PausedCallIncompleteError.
+            PausedCallNotFoundError: no call with this id.
+            PausedCallExpiredError: the call's ``expires_at`` has passed.
+            PausedCallBusyError: another worker holds it.
+            PausedCallInDoubtError: a retry may have left already (see `resend_in_doubt`).
+            PausedCallClosedError: the call is finished, failed or cancelled.
+            PausedCallIncompleteError: a request of the round is still unanswered.
         """
 
     async def mark_sent(self, id: str, fence: int, *, lease: float) -> None:
@@ -191,14 +199,17 @@ class PausedCallStore(Protocol):
         """Opt in to at-least-once: an in-doubt call becomes answered again.
 
         Raises:
-            PausedCallNotFoundError, PausedCallClosedError (not in doubt).
+            PausedCallNotFoundError: no call with this id.
+            PausedCallClosedError: the call is not in doubt.
         """
 
     async def cancel(self, id: str) -> None:
         """Cancel a call that is paused or answered.
 
         Raises:
-            PausedCallNotFoundError, PausedCallBusyError, PausedCallClosedError.
+            PausedCallNotFoundError: no call with this id.
+            PausedCallBusyError: a worker holds it.
+            PausedCallClosedError: the call is already finished, failed or cancelled.
         """
 
     async def list_calls(

@@ -416,9 +416,10 @@ class Client(ClientRequests):
         Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
-            DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
-            InputLimitExceededError, InvalidInputResponseError, RequestTimeoutError,
-            TransportError, ProtocolError, ClientStateError: as `call_tool`.
+            MRTRError: what `call_tool` raises, for the same reasons (`DeadlineExceededError`,
+                `InputRequiredRoundsExceededError`, `MCPError`, `InputLimitExceededError`,
+                `InvalidInputResponseError`, `RequestTimeoutError`, `TransportError`,
+                `ProtocolError`, `ClientStateError`).
         """
         call = self._call("prompts/get", name, arguments, progress_callback, read_timeout_seconds)
         result: GetPromptResult | PausedCall = await self._run(
@@ -478,9 +479,10 @@ class Client(ClientRequests):
         Keywords and errors as in `call_tool` (``pause`` too).
 
         Raises:
-            DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
-            InputLimitExceededError, InvalidInputResponseError, RequestTimeoutError,
-            TransportError, ProtocolError, ClientStateError: as `call_tool`.
+            MRTRError: what `call_tool` raises, for the same reasons (`DeadlineExceededError`,
+                `InputRequiredRoundsExceededError`, `MCPError`, `InputLimitExceededError`,
+                `InvalidInputResponseError`, `RequestTimeoutError`, `TransportError`,
+                `ProtocolError`, `ClientStateError`).
         """
         call = self._call("resources/read", str(uri), None, progress_callback, read_timeout_seconds)
         result: ReadResourceResult | PausedCall = await self._run(

@@ -194,6 +194,7 @@ class IdentityAssertion:
 
 
 Grant = AuthorizationCode | ClientCredentials | JWTBearer | IdentityAssertion
+"""How `OAuth` gets a token: one of the four grants."""
 
 
 def choose_auth_method(

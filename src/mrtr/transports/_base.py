@@ -34,7 +34,9 @@ from typing_extensions import Self
 from mrtr.errors import MRTRError
 
 JSONObject = dict[str, Any]
+"""One decoded JSON-RPC message, as a transport moves it."""
 RequestId = int | str
+"""A JSON-RPC request id: an integer or a string."""
 
 DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Default cap on one incoming message, in bytes (a knob on every transport).

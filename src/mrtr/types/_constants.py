@@ -29,8 +29,10 @@ __all__ = [
 ]
 
 JSONRPC_VERSION: Final = "2.0"
+"""The ``jsonrpc`` member of every message."""
 
 LATEST_PROTOCOL_VERSION: Final = "2026-07-28"
+"""The newest protocol version mrtr speaks: the multi-round-trip era."""
 MODERN_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
 """Versions without `initialize`: every request carries the `_meta` envelope. Newest first."""
 LEGACY_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = (
@@ -44,12 +46,18 @@ SUPPORTED_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = (
     *MODERN_PROTOCOL_VERSIONS,
     *LEGACY_PROTOCOL_VERSIONS,
 )
+"""Every version mrtr negotiates, newest first."""
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+"""The `_meta` key that carries a 2026-07-28 request's protocol version."""
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+"""The `_meta` key that carries the client's capabilities on every 2026-07-28 request."""
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+"""The `_meta` key that carries the client's name and version."""
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+"""The `_meta` key that carries the log level the client asked for (no `logging/setLevel`)."""
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+"""The `_meta` key of a result that names the server that produced it."""
 
 BASE64_HEADER_PREFIX: Final = "=?base64?"
 BASE64_HEADER_SUFFIX: Final = "?="
@@ -60,10 +68,18 @@ INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resourc
 """The only methods whose result may be an `InputRequiredResult`."""
 
 PARSE_ERROR: Final = -32700
+"""JSON-RPC: the message was not JSON."""
 INVALID_REQUEST: Final = -32600
+"""JSON-RPC: JSON, but not a request."""
 METHOD_NOT_FOUND: Final = -32601
+"""JSON-RPC: the peer has no such method (or not in this era)."""
 INVALID_PARAMS: Final = -32602
+"""JSON-RPC: bad parameters; also a refused ``requestState``."""
 INTERNAL_ERROR: Final = -32603
+"""JSON-RPC: the handler failed (its message is never sent)."""
 HEADER_MISMATCH: Final = -32020
+"""MCP: the ``Mcp-Param-*`` headers disagree with the arguments they mirror."""
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+"""MCP: the request needs a client capability the client did not declare."""
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+"""MCP: the server does not speak the request's protocol version."""

@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal["user", "assistant"]
+"""Who speaks a message: the user or the assistant."""
 
 
 class Icon(WireModel):
@@ -110,6 +111,7 @@ AnyResourceContents: TypeAlias = Annotated[
     Annotated[TextResourceContents, Tag("text")] | Annotated[BlobResourceContents, Tag("blob")],
     Discriminator(_contents_kind),
 ]
+"""A resource's contents, text or blob (told apart by which field is present)."""
 
 
 class ResourceLink(_Block):

@@ -240,6 +240,7 @@ class ResourceTemplateReference(WireModel):
 CompletionReference = Annotated[
     PromptReference | ResourceTemplateReference, Field(discriminator="type")
 ]
+"""What `completion/complete` completes an argument of: a prompt or a resource template."""
 
 
 class CompletionArgument(WireModel):

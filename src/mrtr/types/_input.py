@@ -211,7 +211,9 @@ InputResponse: TypeAlias = Annotated[
 """The client's answer to one input request, sent bare (no JSON-RPC envelope)."""
 
 InputRequests: TypeAlias = dict[str, InputRequest]
+"""A round's input requests, by the key the server chose."""
 InputResponses: TypeAlias = dict[str, InputResponse]
+"""The client's answers, by the key of the request each answers."""
 
 
 class InputRequiredResult(Result):
