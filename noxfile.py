@@ -1,8 +1,9 @@
-"""Sessions: lint, typecheck, conformance, tests, interop. `nox` runs all of these.
+"""Sessions: lint, typecheck, conformance, docs, tests, interop. `nox` runs all of these.
 
 `tests` is everything but the interop tests (fast, in-process and local subprocesses);
 `interop` runs against the official MCP Python SDK in real subprocesses. Both run on
-asyncio and trio. `bench` is on demand only.
+asyncio and trio. `docs` builds the site with `--strict` (`nox -s docs -- serve` serves
+it); `tests` then checks the built site in headless Chromium. `bench` is on demand only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "typecheck", "conformance", "tests", "interop"]
+nox.options.sessions = ["lint", "typecheck", "conformance", "docs", "tests", "interop"]
 nox.options.reuse_existing_virtualenvs = False
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
@@ -24,15 +25,19 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 WORKERS = ["-n", "auto"] if (os.cpu_count() or 1) >= 4 else []
 
 
-def _pytest(session: nox.Session, marker: str) -> None:
-    session.install("-e", ".[server]", *nox.project.dependency_groups(PYPROJECT, "test"))
+def _pytest(session: nox.Session, marker: str, *groups: str) -> None:
+    deps = nox.project.dependency_groups(PYPROJECT, "test", *groups)
+    session.install("-e", ".[server]", *deps)
     session.run("pytest", "-m", marker, *WORKERS, *session.posargs)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it."""
-    _pytest(session, "not interop and not old_mcp and not npm_everything")
+    """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it.
+
+    With the `docs` group: tests/docs/ builds the site and opens it in Chromium.
+    """
+    _pytest(session, "not interop and not old_mcp and not npm_everything", "docs")
 
 
 @nox.session
@@ -57,10 +62,27 @@ def interop_old_mcp(session: nox.Session) -> None:
 
 
 @nox.session
+def docs(session: nox.Session) -> None:
+    """The site: `mkdocs build --strict` into site/; `nox -s docs -- serve` serves it locally.
+
+    Strict: a broken link, an unresolved cross-reference or any warning fails, and so does
+    a public name without a docstring (docs/_hooks/mrtr_docs.py checks before building).
+    """
+    session.install("-e", ".[server]", *nox.project.dependency_groups(PYPROJECT, "docs"))
+    session.env["NO_MKDOCS_2_WARNING"] = "1"
+    if session.posargs[:1] == ["serve"]:
+        session.run("mkdocs", "serve", "--strict", "-a", "127.0.0.1:8000", *session.posargs[1:])
+    else:
+        session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
-    session.run("ruff", "check", "src", "tests", "examples", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "examples", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "examples", "docs/_hooks", "noxfile.py")
+    session.run(
+        "ruff", "format", "--check", "src", "tests", "examples", "docs/_hooks", "noxfile.py"
+    )
 
 
 @nox.session
