@@ -169,8 +169,14 @@ class DemoAuthority:
             user = self.jwt.verify(form.get("subject_token", ""), audience="enterprise-app")
             if user is None or form.get("requested_token_type") != ID_JAG:
                 return 400, {}, {"error": "invalid_grant"}
-            claims = {"iss": self.idp, "sub": user["sub"], "aud": form.get("audience"),
-                      "resource": form.get("resource"), "typ": "id-jag", "exp": now + 300}  # fmt: skip
+            claims = {
+                "iss": self.idp,
+                "sub": user["sub"],
+                "aud": form.get("audience"),
+                "resource": form.get("resource"),
+                "typ": "id-jag",
+                "exp": now + 300,
+            }
             jag = self.jwt.sign(claims, typ="oauth-id-jag+jwt")
             return 200, {}, {"access_token": jag, "issued_token_type": ID_JAG,
                              "token_type": "N_A", "expires_in": 300}  # fmt: skip

@@ -8,6 +8,7 @@ mrtr stands; the numbers are the file's own, nothing is measured or edited here.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 from dataclasses import dataclass
@@ -66,10 +67,8 @@ def _rows(lines: list[str], index: int) -> tuple[tuple[tuple[str, float], ...], 
     rows = []
     while index < len(lines) and lines[index].startswith("|"):
         cells = [cell.strip() for cell in lines[index].strip("|").split("|")]
-        try:
+        with contextlib.suppress(IndexError, ValueError):  # "n/a": a ratio of zeros
             rows.append((cells[0], float(cells[3])))
-        except (IndexError, ValueError):
-            pass  # "n/a": a ratio of zeros (errors)
         index += 1
     return tuple(rows), index
 
@@ -89,7 +88,8 @@ def chart(table: Table) -> str:
     for row, (metric, ratio) in enumerate(table.rows):
         y = row * ROW_HEIGHT + 4
         length = BAR_WIDTH * ratio / scale_max
-        better = ratio > 1 if "throughput" in metric or "per client CPU second" in metric else ratio < 1
+        higher_is_better = "throughput" in metric or "per client CPU second" in metric
+        better = ratio > 1 if higher_is_better else ratio < 1
         colour = "#2e7d32" if better else "#c62828"
         parts += [
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 14}" text-anchor="end" font-size="12" '
@@ -97,7 +97,7 @@ def chart(table: Table) -> str:
             f'<rect x="{LABEL_WIDTH}" y="{y + 3}" width="{length:.1f}" height="{ROW_HEIGHT - 8}" '
             f'fill="{colour}" opacity="0.8"/>',
             f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{y + 14}" font-size="12" '
-            f'fill="currentColor">{ratio:.2f}×</text>',
+            f'fill="currentColor">{ratio:.2f}&#215;</text>',
         ]
     bottom = ROW_HEIGHT * len(table.rows) + 4
     parts += [

@@ -58,7 +58,7 @@ def on_pre_build(config: Any) -> None:
 
 
 def undocumented() -> list[str]:
-    """Every public name (and public class member) of the referenced packages without a docstring."""
+    """The public names (and public class members) of the packages that have no docstring."""
     import griffe
 
     package = griffe.load(

@@ -1,0 +1,113 @@
+"""The built site, as a person sees it: headless Chromium on a loopback HTTP server.
+
+The site is built here (``mkdocs build --strict``, so this test also fails on what the
+``docs`` session fails on), served from 127.0.0.1 on a free port, and opened in Debian's
+``chromium``: the home page, a guide and an API page load without a console error, and
+a search for ``requestState`` lists results. Screenshots go to the test's temporary
+directory. Without Chromium the test is skipped, saying so, unless ``CI`` is set: then it
+fails, because CI must run it (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.docs.blocks import ROOT
+from tests.docs.cdp import Browser, chromium
+
+BOUND = 60.0  # seconds for any one step: generous, never a timing claim
+PAGES = {
+    "home": "",
+    "guide": "guides/multi-round/",
+    "api": "reference/mrtr/",
+}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(BOUND)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    binary = chromium()
+    if binary is None:
+        message = "chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the site test")
+        pytest.skip(message)
+    opened = Browser(binary, tmp_path_factory.mktemp("chromium-profile"), timeout=BOUND)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_the_page_loads_without_console_errors(
+    browser: Browser, base_url: str, name: str, tmp_path: Path
+) -> None:
+    browser.open(base_url + PAGES[name])
+    title = browser.wait_until("document.querySelector('article h1')?.textContent")
+    assert title.strip()
+    shot = browser.screenshot(tmp_path / f"{name}.png")
+    assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
+    assert browser.errors() == []
+    if name == "api":  # the reference is generated: a documented class is on the page
+        assert browser.evaluate("!!document.getElementById('mrtr.Client')")
+    if name == "guide":  # the exception tree is drawn from mrtr/errors.py
+        assert "InputRequiredRoundsExceededError" in browser.evaluate("document.body.innerText")
+
+
+def test_a_search_for_request_state_finds_pages(
+    browser: Browser, base_url: str, tmp_path: Path
+) -> None:
+    browser.open(base_url)
+    browser.wait_until("!!document.querySelector('[data-md-component=search-query]')")
+    browser.evaluate("document.querySelector('label.md-search__icon, [for=__search]')?.click()")
+    browser.evaluate("document.querySelector('[data-md-component=search-query]').focus()")
+    browser.send("Input.insertText", {"text": "requestState"})
+    count = browser.wait_until("document.querySelectorAll('.md-search-result__item').length")
+    assert count > 0
+    text = browser.evaluate("document.querySelector('.md-search-result').innerText")
+    assert "requestState" in text
+    browser.screenshot(tmp_path / "search.png")
+    assert browser.errors() == []
