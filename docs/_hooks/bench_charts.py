@@ -90,7 +90,7 @@ def chart(table: Table) -> str:
         length = BAR_WIDTH * ratio / scale_max
         higher_is_better = "throughput" in metric or "per client CPU second" in metric
         better = ratio > 1 if higher_is_better else ratio < 1
-        colour = "#2e7d32" if better else "#c62828"
+        colour = ("#2e7d32" if better else "#c62828") if table.left == "mrtr" else "#757575"
         parts += [
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 14}" text-anchor="end" font-size="12" '
             f'fill="currentColor">{html.escape(metric)}</text>',
@@ -120,7 +120,8 @@ def render(path: Path) -> str:
         out += [
             f"### {table.title}",
             "",
-            f"*{table.left} / {table.right}, ratio of the medians; green is better for mrtr.*",
+            f"*{table.left} / {table.right}, ratio of the medians"
+            + ("; green is better for mrtr.*" if table.left == "mrtr" else " (for scale).*"),
             "",
             chart(table),
             "",
