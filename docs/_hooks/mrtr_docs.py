@@ -57,18 +57,23 @@ def on_pre_build(config: Any) -> None:
         )
 
 
-def undocumented() -> list[str]:
-    """The public names (and public class members) of the packages that have no docstring."""
+def undocumented(src: Path = ROOT / "src", modules: tuple[str, ...] = REFERENCED) -> list[str]:
+    """The public names (and public class members) of ``modules`` that have no docstring.
+
+    ``modules`` belong to one top-level package under ``src``; their public names are
+    their runtime ``__all__``, their docstrings what griffe reads from the source.
+    """
     import griffe
 
+    top = modules[0].split(".")[0]
     package = griffe.load(
-        "mrtr", search_paths=[str(ROOT / "src")], resolve_aliases=True, resolve_external=False
+        top, search_paths=[str(src)], resolve_aliases=True, resolve_external=False
     )
     missing: list[str] = []
-    for module in REFERENCED:
+    for module in modules:
         for name in public_names(module):
             path = f"{module}.{name}"
-            found = package[path.removeprefix("mrtr.")] if "." in path else package
+            found = package[path.removeprefix(f"{top}.")]
             target = found.final_target if found.is_alias else found
             if not target.docstring:
                 missing.append(path)

@@ -7,7 +7,8 @@ renders as nothing:
   repository's root with this interpreter; it must exit 0 and print TEXT.
   ``server=FILE`` first starts ``python FILE --http PORT`` on a free loopback port and
   points the program's ``127.0.0.1:8000`` at it (the guides say to start the example
-  server on port 8000).
+  server on port 8000). ``redis=yes`` first starts a private ``redis-server`` on a free
+  loopback port and points the program's ``port=6379`` at it.
 - ``<!-- check: sh expect="TEXT" -->``: shell lines run with ``bash -e`` in a fresh
   directory, with this interpreter's ``bin`` (and so ``mrtr``) first on PATH.
 - ``<!-- check: typecheck (why it cannot run) -->``: a Python module type-checked by mypy.

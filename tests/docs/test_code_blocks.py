@@ -7,7 +7,9 @@ repository's root against the example servers: over stdio, or over HTTP on a fre
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -48,6 +50,18 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], name: str) -> None:
+    deadline = time.monotonic() + BOUND
+    while True:
+        assert process.poll() is None, f"{name} exited with {process.returncode}"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"{name} did not listen on {port}"
+            time.sleep(0.05)  # polling a real process that is starting, not a timing
+
+
 @contextmanager
 def _http_server(script: str) -> Iterator[int]:
     port = _free_port()
@@ -56,34 +70,50 @@ def _http_server(script: str) -> Iterator[int]:
         cwd=ROOT,
         env=_env(),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + BOUND
-        while True:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, f"{script} did not listen on {port}"
-                time.sleep(0.05)  # polling a real process that is starting, not a timing
+        _wait_for_port(port, process, script)
         yield port
     finally:
         process.terminate()
         process.wait(timeout=BOUND)
-        if process.stderr is not None:
-            process.stderr.close()
+
+
+@contextmanager
+def _redis_server() -> Iterator[int]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the Redis examples")
+        pytest.skip(message)
+    port = _free_port()
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen(
+        [binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for_port(port, process, "redis-server")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=BOUND)
 
 
 @pytest.mark.parametrize("block", RUN, ids=[b.id for b in RUN])
 def test_the_program_runs(block: Block, tmp_path: Path) -> None:
     program = tmp_path / "program.py"
-    with _maybe_server(block.options.get("server")) as port:
+    with contextlib.ExitStack() as services:
         code = block.body
-        if port is not None:
+        if block.options.get("server"):
+            port = services.enter_context(_http_server(block.options["server"]))
             assert "127.0.0.1:8000" in code, f"{block.id}: a server= block talks to 127.0.0.1:8000"
             code = code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        if block.options.get("redis"):
+            port = services.enter_context(_redis_server())
+            assert "port=6379" in code, f"{block.id}: a redis= block talks to port=6379"
+            code = code.replace("port=6379", f"port={port}")
         program.write_text(code, encoding="utf-8")
         done = subprocess.run(
             [sys.executable, str(program)],
@@ -95,15 +125,6 @@ def test_the_program_runs(block: Block, tmp_path: Path) -> None:
         )
     assert done.returncode == 0, f"{block.id}\n{done.stdout}\n{done.stderr}"
     assert block.options["expect"] in done.stdout, f"{block.id}\n{done.stdout}"
-
-
-@contextmanager
-def _maybe_server(script: str | None) -> Iterator[int | None]:
-    if script is None:
-        yield None
-        return
-    with _http_server(script) as port:
-        yield port
 
 
 @pytest.mark.parametrize("block", SH, ids=[b.id for b in SH])
