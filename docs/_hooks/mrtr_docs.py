@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
 
 import bench_charts  # noqa: E402  (beside this file)
+from mkdocs.exceptions import PluginError  # noqa: E402
 
 REFERENCED = (
     "mrtr",
@@ -43,8 +44,8 @@ REFERENCED = (
 MARKER = re.compile(r"^<!-- mrtr:(?P<what>[a-z-]+)(?P<args>(?: [\w./-]+)*) -->$", re.MULTILINE)
 
 
-class DocsCheckError(Exception):
-    """A public name without a docstring, or a marker the hook cannot fill."""
+class DocsCheckError(PluginError):
+    """A public name without a docstring, or a marker the hook cannot fill (aborts the build)."""
 
 
 def on_pre_build(config: Any) -> None:
