@@ -133,10 +133,12 @@ def _reference(module: str, *skip_from: str) -> str:
 
 
 def _reference_links(module: str, source: str) -> str:
-    rows = ["| name | |", "|---|---|"]
+    rows = ["| name | what it means |", "|---|---|"]
     for name in public_names(module):
         if _defining_package(module, name).startswith(source) and name in public_names(source):
-            rows.append(f"| [`{name}`][{source}.{name}] | also `{module}.{name}` |")
+            doc = getattr(importlib.import_module(source), name).__doc__ or ""
+            summary = doc.strip().split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+            rows.append(f"| [`{name}`][{source}.{name}] | {summary} |")
     return "\n".join(rows)
 
 
