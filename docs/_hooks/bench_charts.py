@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HEADING = re.compile(r"^#{2,4} (?P<title>.+)$")
-TABLE_HEADER = re.compile(
-    r"^\| metric \| (?P<left>[\w ]+) \(median\) \| (?P<right>[\w ]+) \(median\) \| ratio \|"
-)
+MEDIAN = re.compile(r"^(?P<side>[\w ]+) \(median\)$")
+RATIO = re.compile(r"^(?P<left>[\w ]+) / (?P<right>[\w ]+)$")
+MRTR_SIDES = ("mrtr", "ours")  # the bench names mrtr's side either way
 ROW_HEIGHT = 22
 LABEL_WIDTH = 300
 BAR_WIDTH = 330
@@ -36,7 +36,12 @@ class Table:
 
 
 def parse(text: str) -> tuple[list[str], list[Table]]:
-    """The run's header lines (command, date, tree, versions) and every ratio table."""
+    """The run's header lines (command, date, tree, versions) and every ratio table.
+
+    Two layouts are read: ``| metric | A (median) | B (median) | ratio | ...`` (one
+    ratio, A / B) and ``| metric | A (median) | B (median) | C (median) | A / B | A / C
+    | ...`` (a ratio per named column); each ratio column becomes one chart.
+    """
     lines = text.splitlines()
     header = []
     for line in lines:
@@ -52,25 +57,48 @@ def parse(text: str) -> tuple[list[str], list[Table]]:
         heading = HEADING.match(line)
         if heading:
             title = heading["title"]
-        columns = TABLE_HEADER.match(line)
+        columns = _ratio_columns(line)
         if columns:
-            rows, index = _rows(lines, index + 2)
-            note = lines[index + 1] if index + 1 < len(lines) else ""
-            if rows:
-                tables.append(Table(title, columns["left"], columns["right"], rows, note))
+            end = index + 2
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            note = lines[end + 1] if end + 1 < len(lines) else ""
+            for column, left, right in columns:
+                rows = _rows(lines[index + 2 : end], column)
+                if rows:
+                    tables.append(Table(title, left, right, rows, note))
+            index = end
             continue
         index += 1
     return header, tables
 
 
-def _rows(lines: list[str], index: int) -> tuple[tuple[tuple[str, float], ...], int]:
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _ratio_columns(line: str) -> list[tuple[int, str, str]]:
+    """For a table's header line: each ratio column's index and its two sides."""
+    if not line.startswith("| metric |"):
+        return []
+    cells = _cells(line)
+    sides = [m["side"] for cell in cells if (m := MEDIAN.match(cell))]
+    found = []
+    for column, cell in enumerate(cells):
+        if cell == "ratio" and len(sides) >= 2:
+            found.append((column, sides[0], sides[1]))
+        elif (match := RATIO.match(cell)) and not cell.endswith("min-max"):
+            found.append((column, match["left"], match["right"]))
+    return found
+
+
+def _rows(lines: list[str], column: int) -> tuple[tuple[str, float], ...]:
     rows = []
-    while index < len(lines) and lines[index].startswith("|"):
-        cells = [cell.strip() for cell in lines[index].strip("|").split("|")]
-        with contextlib.suppress(IndexError, ValueError):  # "n/a": a ratio of zeros
-            rows.append((cells[0], float(cells[3])))
-        index += 1
-    return tuple(rows), index
+    for line in lines:
+        cells = _cells(line)
+        with contextlib.suppress(IndexError, ValueError):  # "n/a": no ratio for this row
+            rows.append((cells[0], float(cells[column])))
+    return tuple(rows)
 
 
 def chart(table: Table) -> str:
@@ -90,7 +118,7 @@ def chart(table: Table) -> str:
         length = BAR_WIDTH * ratio / scale_max
         higher_is_better = "throughput" in metric or "per client CPU second" in metric
         better = ratio > 1 if higher_is_better else ratio < 1
-        colour = ("#2e7d32" if better else "#c62828") if table.left == "mrtr" else "#757575"
+        colour = ("#2e7d32" if better else "#c62828") if table.left in MRTR_SIDES else "#757575"
         parts += [
             f'<text x="{LABEL_WIDTH - 8}" y="{y + 14}" text-anchor="end" font-size="12" '
             f'fill="currentColor">{html.escape(metric)}</text>',
@@ -121,7 +149,7 @@ def render(path: Path) -> str:
             f"### {table.title}",
             "",
             f"*{table.left} / {table.right}, ratio of the medians"
-            + ("; green is better for mrtr.*" if table.left == "mrtr" else " (for scale).*"),
+            + ("; green is better for mrtr.*" if table.left in MRTR_SIDES else " (for scale).*"),
             "",
             chart(table),
             "",

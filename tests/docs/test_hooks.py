@@ -73,7 +73,20 @@ Date: 2026-12-01 19:57 UTC, tree abc1234
 | throughput (calls/s) | 1761 | 795 | 2.22 | 1208-1789 | 783-811 |  |
 
 Each library in its own process.
+
 """
+SAMPLE += "\n".join(
+    [
+        "### 7c. Memory floor, stdio",
+        "",
+        "| metric | ours (median) | official (median) | floor (median) | ours / official "
+        "| ours / floor | ours min-max | official min-max | floor min-max | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| RSS after 1,000 calls (MiB) | 40.0 | 70.0 | 36.0 | 0.57 | 1.11 | 39-41 | 69-71 "
+        "| 35-37 |  |",
+        "",
+    ]
+)
 
 
 def test_the_bench_charts_are_drawn_from_the_bench_output(tmp_path: Path) -> None:
@@ -83,8 +96,14 @@ def test_the_bench_charts_are_drawn_from_the_bench_output(tmp_path: Path) -> Non
         "Command: `python -m bench --quick`",
         "Date: 2026-12-01 19:57 UTC, tree abc1234",
     ]
-    (table,) = tables
+    table, vs_official, vs_floor = tables
     assert (table.left, table.right) == ("mrtr", "official")
+    assert (vs_official.left, vs_official.right, vs_official.rows) == (
+        "ours",
+        "official",
+        (("RSS after 1,000 calls (MiB)", 0.57),),
+    )
+    assert (vs_floor.right, vs_floor.rows) == ("floor", (("RSS after 1,000 calls (MiB)", 1.11),))
     assert table.rows == (("import wall time (ms)", 0.16), ("throughput (calls/s)", 2.22))
     svg = charts.chart(table)
     assert svg.count("<rect") == 2 and "0.16&#215;" in svg and "2.22&#215;" in svg
