@@ -162,6 +162,8 @@ def _cli_help() -> str:
         parts = [f"## `mrtr`\n\n```text\n{_help_of(parser)}```\n"]
         for action in parser._subparsers._group_actions if parser._subparsers else ():
             for name, sub in (getattr(action, "choices", None) or {}).items():
+                if sub.epilog == parser.epilog:
+                    sub.epilog = None  # the targets and exit codes: shown once, above
                 parts.append(f"## `mrtr {name}`\n\n```text\n{_help_of(sub)}```\n")
         return "\n".join(parts)
     finally:
