@@ -50,7 +50,12 @@ class Block:
 
 def pages() -> list[Path]:
     found = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    return [p for p in found if str(p.relative_to(ROOT)) not in NOTES and "_hooks" not in p.parts]
+    skipped = {"_hooks", "_pending"}  # build code; pages waiting for their branches
+    return [
+        page
+        for page in found
+        if str(page.relative_to(ROOT)) not in NOTES and not skipped & set(page.parts)
+    ]
 
 
 def blocks() -> list[Block]:
