@@ -8,7 +8,6 @@ entry point maps them to exit codes in one place.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
 from mrtr.cli._pause import check_can_pause
 from mrtr.cli._render import Output, result_text
+from mrtr.cli._safe import json_text, say
 from mrtr.errors import MCPError, NotInThisEraError
 
 if TYPE_CHECKING:
@@ -266,7 +266,10 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         connected(ctx, client)
         if opts.tool_help:
             found = await _find_tool(client, tool)
-            print(schema_help(tool, found.get("description"), found.get("inputSchema") or {}))
+            say(
+                schema_help(tool, found.get("description"), found.get("inputSchema") or {}),
+                file=sys.stdout,
+            )
             return OK
         schema = None if opts.no_validate else (await _find_tool(client, tool)).get("inputSchema")
         base = load_args_option(opts.args)
@@ -403,13 +406,13 @@ def list_servers(opts: argparse.Namespace) -> int:
         except UsageError as exc:
             problems.append(str(exc))
     for problem in problems:
-        print(f"mrtr: warning: {problem}", file=sys.stderr)
+        say(f"mrtr: warning: {problem}", file=sys.stderr)
     if opts.output == "json":
         doc = {"format": "mrtr.servers/1", "servers": shown, "problems": problems}
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json_text(doc, indent=2))
         return OK
     if not shown:
-        print("no servers configured (looked in the project and user config files)")
+        say("no servers configured (looked in the project and user config files)", file=sys.stdout)
         return OK
     home = os.path.expanduser("~")
     for entry in shown:
@@ -417,9 +420,12 @@ def list_servers(opts: argparse.Namespace) -> int:
         path = (
             entry["file"].replace(home, "~", 1) if entry["file"].startswith(home) else entry["file"]
         )
-        print(f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}")
-        print(f"    {path}")
+        lines = [
+            f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}",
+            f"    {path}",
+        ]
         for part in ("env", "headers"):
             for key, value in (entry.get(part) or {}).items():
-                print(f"    {part[:-1] if part == 'headers' else part} {key}={value}")
+                lines.append(f"    {part[:-1] if part == 'headers' else part} {key}={value}")
+        say("\n".join(lines), file=sys.stdout)
     return OK

@@ -38,7 +38,9 @@ class ServerStderr:
     def __call__(self, line: str) -> None:
         """Take one line."""
         if self.passthrough:
-            print(f"[server] {line}", file=sys.stderr, flush=True)
+            from mrtr.cli._safe import say
+
+            say(f"[server] {line}", file=sys.stderr)
         else:
             self.tail.append(line)
 

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, UsageError, exit_code_for
+from mrtr.cli._safe import say
 
 __all__ = ["main"]
 
@@ -103,15 +104,13 @@ def _report(ctx: Any, exc: BaseException) -> int:
         parts["pending"] = {"inputRequests": pending}
     sink = getattr(ctx, "sink", None) if ctx is not None else None
     if ctx is None:
-        print(f"mrtr: {message}", file=sys.stderr)
+        say(f"mrtr: {message}")
         return code
     ctx.output.failure(code, message, **parts)
     if details and ctx.output.mode not in ("json", "jsonl"):
-        print(f"  {details}", file=sys.stderr)
+        say(f"  {details}")
     if code == 4 and sink is not None and sink.tail:
-        print("the server's last stderr lines:", file=sys.stderr)
-        for line in sink.tail:
-            print(f"  [server] {line}", file=sys.stderr)
+        say("\n".join(["the server's last stderr lines:", *(f"  [server] {x}" for x in sink.tail)]))
     return code
 
 
@@ -266,6 +265,6 @@ def _dispatch(
         try:
             return list_servers(opts)
         except CLIError as exc:
-            print(f"mrtr: {exc}", file=sys.stderr)
+            say(f"mrtr: {exc}")
             return exc.exit_code
     return _run(opts, server_command)

@@ -25,6 +25,7 @@ from mrtr.cli._exit import (
     RestartNeededError,
     UsageError,
 )
+from mrtr.cli._safe import json_text, say
 
 if TYPE_CHECKING:
     from mrtr import PausedCall
@@ -90,7 +91,7 @@ def pause_to_file(ctx: Context, paused: PausedCall) -> int:
     path = ctx.opts.pause
     data = json.loads(paused.to_json())
     if path == "-":
-        print(json.dumps(data, indent=2))
+        print(json_text(data, indent=2))
     else:
         write_private(path, data)
     hint = resume_command(path, paused)
@@ -105,7 +106,7 @@ def pause_to_file(ctx: Context, paused: PausedCall) -> int:
     if ctx.output.mode not in ("json", "jsonl") or path != "-":
         ctx.output.failure(INPUT_REQUIRED, message, pending=pending)
     if ctx.output.mode not in ("json", "jsonl"):
-        print(f"resume with: {hint}", file=sys.stderr)
+        say(f"resume with: {hint}", file=sys.stderr)
     return INPUT_REQUIRED
 
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from typing_extensions import Self
 
+from mrtr.cli._safe import json_text
 from mrtr.transports import JSONObject, RequestFailed, Transport
 
 __all__ = ["TracingTransport", "redact_frame"]
@@ -69,11 +70,11 @@ class TracingTransport(Transport):
         if self._jsonl is not None:
             way = {"→": "send", "←": "receive"}.get(arrow, "failed")
             record = {"ms": round(elapsed, 3), "direction": way, "message": shown}
-            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")  # a file
             self._jsonl.flush()
             return
         out = self._out or sys.stderr
-        out.write(f"{arrow} {elapsed:8.1f} ms {json.dumps(shown, ensure_ascii=False)}\n")
+        out.write(f"{arrow} {elapsed:8.1f} ms {json_text(shown)}\n")
         out.flush()
 
     async def __aenter__(self) -> Self:
