@@ -84,7 +84,7 @@ def style(text: str, code: str) -> str:
 
 def render_styles(text: str, *, color: bool) -> str:
     """Sanitised text with the style marks made ANSI sequences (or dropped without colour)."""
-    safe = sanitize(text, limit=max(len(text), 1), keep_styles=True)
+    safe = sanitize(text, limit=8 * len(text) + 1, keep_styles=True)  # escapes only lengthen
     return (
         _STYLE.sub(lambda m: f"\x1b[{m.group(1)}m" if color else "", safe)
         .replace(_STYLE_ON, "")
