@@ -53,6 +53,7 @@ class Context:
     answerer: Answerer | None = None
     sink: ServerStderr | None = None
     target: Target | None = None
+    transport: Any = None
 
     def resolve(self, words: list[str]) -> list[str]:
         """Resolve the TARGET from the words (unless the server came after ``--``)."""
@@ -110,7 +111,10 @@ class Context:
         assert self.target is not None
         self.sink = ServerStderr(passthrough=self.opts.server_stderr or self.opts.verbose >= 2)
         return connect(self.target, self.opts, answerer=self.answerer, output=self.output,
-                       sink=self.sink, mode=mode)  # fmt: skip
+                       sink=self.sink, mode=mode, on_transport=self._keep)  # fmt: skip
+
+    def _keep(self, transport: Any) -> None:
+        self.transport = getattr(transport, "inner", transport)  # under --trace's wrapper
 
 
 def connected(ctx: Context, client: Client) -> None:

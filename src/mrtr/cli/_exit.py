@@ -91,6 +91,18 @@ class InputUnansweredError(CLIError):
         self.pending = pending or {}
 
 
+class ConnectTimeoutError(CLIError):
+    """The server did not finish the handshake within --connect-timeout (exit 8)."""
+
+    exit_code = TIMEOUT
+
+
+class ServerExitedError(CLIError):
+    """The stdio server exited: its exit code says why better than the broken pipe (exit 4)."""
+
+    exit_code = UNREACHABLE
+
+
 class RestartNeededError(CLIError):
     """The paused call cannot go on (state refused, expired, another server): exit 10."""
 

@@ -68,9 +68,41 @@ def _attach_answerer(ctx: Any) -> None:
     output.header["answers"] = ctx.answerer.answered  # who answered what, filled as it goes
 
 
+def _show_transport_warnings(output: Any) -> None:
+    """The transports' warnings (a stdio server writing non-JSON ...) shown, made safe."""
+    import logging
+
+    class ToOutput(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            output.note(f"mrtr: warning: {record.getMessage()}")
+
+    transports = logging.getLogger("mrtr.transports")
+    transports.addHandler(ToOutput(logging.WARNING))
+
+
+def _server_exit(ctx: Any, exc: BaseException) -> BaseException:
+    """A failed stdio connection whose server has exited: say so, with its exit code."""
+    from mrtr.errors import TransportError
+
+    returncode = getattr(getattr(ctx, "transport", None), "returncode", None)
+    if returncode is None or not isinstance(exc, TransportError):
+        return exc
+    from mrtr.cli._exit import ServerExitedError
+
+    how = (
+        f"was killed by signal {-returncode}"
+        if returncode < 0
+        else f"exited with code {returncode}"
+    )
+    label = ctx.target.label if ctx.target is not None else "the server"
+    return ServerExitedError(f"the server ({label}) {how}", details=str(exc))
+
+
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
     """The failure to report: what the command line knows caused the library's error."""
     answerer = getattr(ctx, "answerer", None)
+    if ctx is not None:
+        exc = _server_exit(ctx, exc)
     if answerer is not None and answerer.failure is not None:
         exc = answerer.failure  # the back-channel refusal it caused is only a consequence
     elif ctx is not None and ctx.target is not None and ctx.target.transport == "http":
@@ -114,17 +146,66 @@ def _report(ctx: Any, exc: BaseException) -> int:
     return code
 
 
+def _help(parser: argparse.ArgumentParser, topic: str | None) -> int:
+    """``mrtr help [COMMAND]``."""
+    from mrtr.cli._args import SUBPARSERS
+
+    if topic is None:
+        parser.print_help()
+        return 0
+    if topic not in SUBPARSERS:
+        import difflib
+
+        close = difflib.get_close_matches(topic, list(SUBPARSERS), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f"; one of {', '.join(SUBPARSERS)}"
+        say(f"mrtr help: no command {topic!r}{hint}")
+        return USAGE
+    SUBPARSERS[topic].print_help()
+    return 0
+
+
+def _backend(opts: argparse.Namespace) -> str:
+    """The event loop to run on (checked: a typo or a missing trio is a usage error)."""
+    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
+    if backend not in ("asyncio", "trio"):
+        raise UsageError(f"MRTR_BACKEND must be asyncio or trio, not {backend!r}")
+    if backend == "trio":
+        try:
+            import trio  # noqa: F401  (the run needs it anyway)
+        except ImportError:
+            where = "--backend trio" if opts.backend else "MRTR_BACKEND=trio"
+            raise UsageError(f"{where}: trio is not installed (pip install trio)") from None
+    return backend
+
+
+def _quiet_library(verbose: int) -> None:
+    """The library's log: shown with -vv; otherwise outcomes are reported, not logged."""
+    import logging
+
+    if verbose >= 2:
+        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
+    else:
+        library_log = logging.getLogger("mrtr")
+        library_log.addHandler(logging.NullHandler())
+        library_log.propagate = False
+
+
 def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
     import anyio
 
     ctx = None
-    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
+    try:
+        backend = _backend(opts)
+    except UsageError as bad:
+        return _report(None, bad)
 
     async def go() -> int:
         nonlocal ctx
         from mrtr.cli._commands import run_server_command
 
         ctx = _context(opts, server_command)
+        if opts.verbose < 2:
+            _show_transport_warnings(ctx.output)
         try:
             _attach_answerer(ctx)
             return await run_server_command(ctx)
@@ -133,14 +214,7 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             if terminal is not None:
                 terminal.close()
 
-    import logging
-
-    library_log = logging.getLogger("mrtr")
-    if opts.verbose >= 2:
-        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
-    else:
-        library_log.addHandler(logging.NullHandler())  # outcomes are reported, not logged
-        library_log.propagate = False
+    _quiet_library(opts.verbose)
     try:
         return anyio.run(go, backend=backend)
     except KeyboardInterrupt:
@@ -197,7 +271,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _wants_json(words: list[str]) -> bool:
-    pairs = zip(words, [*words[1:], ""], strict=True)
+    pairs = zip(words, [*words[1:], ""], strict=False)
     return (
         "--json" in words
         or any(a in ("-o", "--output") and b in ("json", "jsonl") for a, b in pairs)
@@ -239,14 +313,17 @@ def _dispatch(
         print(f"mrtr {__version__}")
         return 0
     if opts.command is None:
-        parser.print_help(sys.stderr)
+        parser.print_usage(sys.stderr)
+        say("mrtr: give a COMMAND (mrtr help lists them; mrtr help COMMAND shows one)")
         return USAGE
-    if opts.command == "call" and opts.tool_help:
+    if opts.command == "help":
+        return _help(parser, opts.topic)
+    if opts.command in ("call", "prompt") and opts.tool_help:
         needed = 1 if server_command else 2
         if len(opts.words) < needed:
             from mrtr.cli._args import SUBPARSERS
 
-            SUBPARSERS["call"].print_help()
+            SUBPARSERS[opts.command].print_help()
             return 0
     if opts.command == "demo":
         import anyio
