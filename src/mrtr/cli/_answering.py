@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from mrtr.cli._answers import AnswerBook, Recorder, elicit_response, sampling_response
+from mrtr.cli._answers import (
+    AnswerBook,
+    Recorder,
+    answer_hint,
+    elicit_response,
+    sampling_response,
+)
 from mrtr.cli._ask import PAUSE, ask_form, ask_sampling, ask_url
 from mrtr.cli._exit import CLIError, InputUnansweredError, UsageError
 from mrtr.cli._terminal import Terminal, sanitize
@@ -127,11 +133,17 @@ class Answerer:
                     "params": params})  # fmt: skip
         spec = self.book.find(key, method, params)
         if spec is not None:
-            response = (
-                elicit_response(spec, key, params)
-                if method == ELICIT
-                else sampling_response(spec, key)
-            )
+            try:
+                response = (
+                    elicit_response(spec, key, params)
+                    if method == ELICIT
+                    else sampling_response(spec, key)
+                )
+            except UsageError as exc:
+                typos = self.book.typos(key, method, params)
+                if not typos:
+                    raise
+                raise UsageError(f"{exc}; " + "; ".join(typos)) from None
             return self._note(key, method, spec.source, round_, response)
         if method == SAMPLE and self.sampling_cmd and self.terminal is None:
             return self._note(key, method, "sampling-cmd", round_, await self._run_cmd(params))
@@ -216,10 +228,12 @@ class Answerer:
 
             self._emit({"event": "paused", "round": round_, "key": key})
             return LIBRARY_PAUSE
+        if self.policy in ("decline", "cancel") and method == ELICIT:
+            # answered by the policy, as --decline KEY would: the call goes on to its result
+            self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
+            return self._note(key, method, "policy", round_, {"action": self.policy})
         self.unanswered[key] = {"method": method, "params": params}
         self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
-        if self.policy in ("decline", "cancel") and method == ELICIT:
-            return self._note(key, method, "policy", round_, {"action": self.policy})
         if round_ is None:
             # legacy back-channel: the server holds the request open; refuse it and report
             from mrtr.types import ErrorData
@@ -227,9 +241,13 @@ class Answerer:
             if method == ELICIT:
                 return {"action": "cancel"}
             return ErrorData(code=-1, message="no answer was supplied for this request")
+        hint = " ".join(
+            shlex.quote(w) if "…" not in w else w for w in answer_hint(key, method, params)
+        )
+        typos = "".join(f"; {t}" for t in self.book.typos(key, method, params))
         raise InputUnansweredError(
             f"input request {key!r} ({method}) has no answer and there is no terminal to ask;"
-            f" pass --answer {key}=... (or --pause FILE)",
+            f" answer it with {hint} (or --pause FILE){typos}",
             pending={key: {"method": method, "params": params}},
         )
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from mrtr.cli._forms import choices, field_kind, parse_field
+from mrtr.cli._forms import choices, field_kind, parse_field, usable_pattern
 from mrtr.cli._terminal import Terminal, sanitize
 
 __all__ = ["PAUSE", "ask_form", "ask_sampling", "ask_url"]
@@ -61,6 +61,9 @@ def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: 
         hint = f" ({kind}{', ' + shown if shown else ''})"
     elif kind == "string" and prop.get("format"):
         hint = f" ({prop['format']})"
+    pattern = prop.get("pattern")
+    if kind == "string" and isinstance(pattern, str) and not usable_pattern(pattern):
+        lines.append("  (the server's pattern for this field is not a valid regex: not checked)")
     if "default" in prop:
         hint += f" [default {json.dumps(prop['default'])}]"
     elif not required:

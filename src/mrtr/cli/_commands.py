@@ -70,7 +70,7 @@ class Context:
             configs=config_files(opts.config, discover=not opts.no_discover),
             expander=expander,
             headers=opts.header,
-            env=_pairs(opts.env, "-e"),
+            env={k: expander(v, f"-e {k}") for k, v in _pairs(opts.env, "-e").items()},
             cwd=opts.cwd,
         )
         self.output.header["label"] = self.target.label
@@ -352,6 +352,11 @@ def finish_call(ctx: Context, method: str, result: Any) -> int:
         )
     if answerer is not None and answerer.recorder is not None:
         answerer.recorder.write()
+    if answerer is not None:
+        for left in answerer.book.unmatched():
+            ctx.output.note(
+                f"mrtr: warning: {left}: no input request had this key; it was not used"
+            )
     text = result_text(method, wire)
     only = result_text(method, wire, only_text=True)
     return ctx.output.success(wire, text, code=TOOL_ERROR if error else OK, only_text=only)

@@ -44,11 +44,23 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
 def _attach_answerer(ctx: Any) -> None:
     """The answer sources of this command (flags and files are checked here, up front)."""
     from mrtr.cli._answering import Answerer
-    from mrtr.cli._answers import AnswerBook, Recorder
+    from mrtr.cli._answers import AnswerBook, Recorder, check_writable
 
     opts, output = ctx.opts, ctx.output
     if opts.unanswered == "pause" and not opts.pause:
         raise UsageError("--unanswered pause needs --pause FILE (where to write the call)")
+    for flag, path in (("--record-answers", opts.record_answers), ("--pause", opts.pause),
+                       ("--trace-file", getattr(opts, "trace_file", None))):  # fmt: skip
+        if path and path != "-":
+            check_writable(path, flag)
+    if opts.sampling_cmd is not None:
+        import shlex
+
+        try:
+            if not shlex.split(opts.sampling_cmd):
+                raise ValueError("it is empty")
+        except ValueError as exc:
+            raise UsageError(f"--sampling-cmd {opts.sampling_cmd!r}: {exc}") from None
     book = AnswerBook()
     book.add_flags(opts.answer, opts.accept, opts.decline, opts.cancel)
     if opts.answers:

@@ -93,7 +93,7 @@ def pause_to_file(ctx: Context, paused: PausedCall) -> int:
     if path == "-":
         print(json_text(data, indent=2))
     else:
-        write_private(path, data)
+        write_private(path, data, flag="--pause")
     hint = resume_command(path, paused)
     pending = {
         "inputRequests": {key: paused.requests[key].to_wire() for key in paused.missing},

@@ -95,7 +95,15 @@ class TracingTransport(Transport):
     async def open(self) -> None:
         """Open the trace file, then enter the inner transport (its whole lifespan)."""
         if self._jsonl_path is not None:
-            descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                descriptor = os.open(
+                    self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+                )
+            except OSError as exc:
+                from mrtr.cli._exit import UsageError
+
+                where = f"--trace-file {self._jsonl_path}"
+                raise UsageError(f"{where}: cannot write: {exc.strerror or exc}") from None
             self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
         self._started = time.monotonic()
         try:
