@@ -105,7 +105,9 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
         reply = got.get("r")
         if isinstance(reply, ElicitResult):
             return CallToolResult(content=[TextContent(text=json.dumps(reply.content))])
-        return InputRequiredResult(input_requests={"r": _form("Word?", BAD_REGEX)}, request_state="r")
+        return InputRequiredResult(
+            input_requests={"r": _form("Word?", BAD_REGEX)}, request_state="r"
+        )
     reply = got.get(KEY)
     if isinstance(reply, ElicitResult):
         return CallToolResult(content=[TextContent(text="done " + TRAPS)])

@@ -62,8 +62,13 @@ class Context:
         opts = self.opts
         target_word = None if self.server_command else (words[0] if words else None)
         rest = words if self.server_command else words[1:]
-        ask = self._ask_input if self.output.terminal is not None else None
-        expander = default_expander(_pairs(opts.input, "--input"), ask_input=ask)
+        asking = self.output.terminal is not None
+        expander = default_expander(
+            _pairs(opts.input, "--input"),
+            ask_input=self._ask_input if asking else None,
+            trust_project=opts.trust_project,
+            consent=self._consent if asking else None,
+        )
         self.target = resolve_target(
             target_word,
             self.server_command,
@@ -75,7 +80,21 @@ class Context:
         )
         self.output.header["label"] = self.target.label
         self.output.header["server"] = self.target.describe()
+        for note in self.target.notes:
+            self.output.note(f"mrtr: {note}")
         return rest
+
+    def _consent(self, entry: Any, names: list[str]) -> bool:
+        """Ask before a project file's server gets the person's environment variables."""
+        terminal = self.output.terminal
+        assert terminal is not None
+        wanted = ", ".join(f"${{{n}}}" for n in names)
+        terminal.write(
+            f"the project file {entry.path} (in this directory, not your own config) wants"
+            f" {wanted} for its server {entry.name!r}\n"
+        )
+        answer = terminal.read_line("  give it these values? [y/N] > ").strip().lower()
+        return answer in ("y", "yes")
 
     def _ask_input(self, ident: str, spec: Mapping[str, Any]) -> str | None:
         """Ask the person for a VS Code ``${input:ID}`` (a password without echo)."""
@@ -431,7 +450,8 @@ def list_servers(opts: argparse.Namespace) -> int:
         )
         lines = [
             f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}",
-            f"    {path}",
+            f"    {path}"
+            + ("  (a project file: this directory's)" if entry.get("projectFile") else ""),
         ]
         for part in ("env", "headers"):
             for key, value in (entry.get(part) or {}).items():

@@ -96,9 +96,7 @@ class TracingTransport(Transport):
         """Open the trace file, then enter the inner transport (its whole lifespan)."""
         if self._jsonl_path is not None:
             try:
-                descriptor = os.open(
-                    self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
-                )
+                descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             except OSError as exc:
                 from mrtr.cli._exit import UsageError
 
