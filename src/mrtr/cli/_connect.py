@@ -74,7 +74,16 @@ def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr
     if getattr(opts, "trace", False) or getattr(opts, "trace_file", None):
         from mrtr.cli._trace import TracingTransport
 
-        transport = TracingTransport(transport, jsonl=getattr(opts, "trace_file", None))
+        url = target.url
+
+        def scrub(text: str) -> str:
+            from mrtr.cli._config import redact_url
+
+            return text.replace(url, redact_url(url)) if url else text
+
+        transport = TracingTransport(
+            transport, jsonl=getattr(opts, "trace_file", None), scrub=scrub
+        )
     return transport
 
 

@@ -132,13 +132,24 @@ def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
     return exc
 
 
+def _scrub(ctx: Any, text: str) -> str:
+    """A message with the target URL's secrets (userinfo, ?api_key=...) redacted."""
+    url = getattr(getattr(ctx, "target", None), "url", None)
+    if not url:
+        return text
+    from mrtr.cli._config import redact_url
+
+    return text.replace(url, redact_url(url))
+
+
 def _report(ctx: Any, exc: BaseException) -> int:
     """Print a failure the way the output mode asks; returns its exit code."""
     exc = _root_cause(ctx, exc)
     code = exit_code_for(exc)
-    message = str(exc) or type(exc).__name__
+    message = _scrub(ctx, str(exc) or type(exc).__name__)
     parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
     details = getattr(exc, "details", None)
+    details = _scrub(ctx, details) if details else details
     if details:
         parts["error"]["details"] = details
     if getattr(exc, "code", None) is not None and not isinstance(exc, CLIError):

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any
 
@@ -56,9 +57,15 @@ class TracingTransport(Transport):
     """
 
     def __init__(
-        self, inner: Transport, *, out: IO[str] | None = None, jsonl: str | None = None
+        self,
+        inner: Transport,
+        *,
+        out: IO[str] | None = None,
+        jsonl: str | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.inner = inner
+        self._scrub = scrub or (lambda text: text)
         self._out = out
         self._jsonl_path = jsonl
         self._jsonl: IO[str] | None = None
@@ -124,7 +131,8 @@ class TracingTransport(Transport):
         """Receive, then print."""
         message = await self.inner.receive()
         if isinstance(message, RequestFailed):
-            self._print("✗", {"id": message.request_id, "failed": str(message.error)})
+            failed = self._scrub(str(message.error))
+            self._print("✗", {"id": message.request_id, "failed": failed})
         else:
             self._print("←", message)
         return message
