@@ -7,7 +7,8 @@ Usage: ``python raw_server.py MODE``. It answers ``initialize``, ``tools/list`` 
 - ``noise``: before answering ``tools/call`` it prints a line that is not JSON, and then
   never answers the call;
 - ``silent``: it never answers ``server/discover`` (nor ``initialize`` after it);
-- ``exit``: it writes two lines on stderr and exits with code 3 before reading anything.
+- ``exit``: it writes two lines on stderr and exits with code 3 before reading anything;
+- ``empty``: it declares no capabilities, and answers -32601 to ``tools/list``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def main() -> None:
         if method == "initialize":
             result: dict[str, object] = {
                 "protocolVersion": request["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": {} if MODE == "empty" else {"tools": {}},
                 "serverInfo": {"name": "raw", "version": "1"},
             }
-        elif method == "tools/list":
+        elif method == "tools/list" and MODE != "empty":
             result = {"tools": [TOOL]}
         elif method == "tools/call":
             if MODE == "noise":

@@ -201,6 +201,24 @@ def _item_line(kind: str, item: dict[str, Any]) -> str:
     return sanitize(text + (f"\n    {summary[0]}" if summary else ""))
 
 
+async def _walk(client: Client, kind: str, declared: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every item of one list; none (not an error) when the server has no such list."""
+    walks: dict[str, Callable[[], Any]] = {
+        "tools": client.iter_tools,
+        "prompts": client.iter_prompts,
+        "resources": client.iter_resources,
+        "templates": client.iter_resource_templates,
+    }
+    if ("resources" if kind == "templates" else kind) not in declared:
+        return []  # the server has none: asking would only get -32601
+    try:
+        return [item.to_wire() async for item in walks[kind]()]
+    except MCPError as exc:
+        if exc.code != METHOD_NOT_FOUND:
+            raise
+        return []
+
+
 async def cmd_list(ctx: Context, words: list[str]) -> int:
     """List the server's tools (or prompts, resources, templates) as signatures."""
     rest = ctx.resolve(words)
@@ -211,31 +229,21 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
     for kind in kinds:
         if kind not in LIST_KINDS:
             raise UsageError(f"list what? one of {', '.join(LIST_KINDS)} or all, not {kind!r}")
-    found: dict[str, list[dict[str, Any]]] = {}
     async with ctx.client() as client:
         connected(ctx, client)
-        walks: dict[str, Callable[[], Any]] = {
-            "tools": client.iter_tools,
-            "prompts": client.iter_prompts,
-            "resources": client.iter_resources,
-            "templates": client.iter_resource_templates,
-        }
+        declared = client.server_capabilities.to_wire()
         if every:  # only what the server declared; a missing optional list is no failure
-            declared = client.server_capabilities.to_wire()
             kinds = [k for k in kinds if ("resources" if k == "templates" else k) in declared]
-        for kind in kinds:
-            try:
-                found[kind] = [item.to_wire() async for item in walks[kind]()]
-            except MCPError as exc:
-                if not every or exc.code != METHOD_NOT_FOUND:
-                    raise
-                found[kind] = []
+        found = {kind: await _walk(client, kind, declared) for kind in kinds}
     lines = []
+    names = []
     for kind in kinds:
         if len(kinds) > 1:
             lines.append(f"{kind}:")
         lines += [_item_line(kind, item) for item in found[kind]] or [f"(no {kind})"]
-    return ctx.output.success(found, "\n".join(lines))
+        names += [str(item.get("name") or item.get("uri") or item.get("uriTemplate"))
+                  for item in found[kind]]  # fmt: skip
+    return ctx.output.success(found, "\n".join(lines), only_text="\n".join(names))
 
 
 async def cmd_ping(ctx: Context, words: list[str]) -> int:
@@ -309,6 +317,51 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
     return finish_call(ctx, "tools/call", result)
 
 
+async def _find_prompt(client: Client, name: str) -> dict[str, Any]:
+    import difflib
+
+    names = []
+    async for prompt in client.iter_prompts():
+        if prompt.name == name:
+            wire: dict[str, Any] = prompt.to_wire()
+            return wire
+        names.append(prompt.name)
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; prompts: {', '.join(names)}"
+    raise UsageError(f"the server has no prompt {name!r}{hint or ' (it has none)'}")
+
+
+def prompt_signature(prompt: Mapping[str, Any]) -> str:
+    """``name(who, style?)``: a prompt's arguments at a glance."""
+    arguments = prompt.get("arguments") or []
+    names = [str(a.get("name")) + ("" if a.get("required") else "?") for a in arguments]
+    return f"{prompt.get('name')}({', '.join(names)})"
+
+
+def _prompt_help(prompt: Mapping[str, Any]) -> str:
+    lines = [f"usage: mrtr prompt TARGET {prompt.get('name')} [KEY=VALUE ...]", ""]
+    if prompt.get("description"):
+        lines += [str(prompt["description"]).strip(), ""]
+    arguments = prompt.get("arguments") or []
+    lines.append("arguments:" if arguments else "arguments: none")
+    for argument in arguments:
+        need = "required" if argument.get("required") else "optional"
+        lines.append(f"  {argument.get('name')}  ({need})")
+        if argument.get("description"):
+            lines.append(f"      {argument['description']}")
+    return "\n".join(lines)
+
+
+def _check_prompt_arguments(prompt: Mapping[str, Any], arguments: Mapping[str, str]) -> list[str]:
+    """Missing required arguments are a usage error; unknown ones a warning (returned)."""
+    declared = {str(a.get("name")): a for a in prompt.get("arguments") or []}
+    missing = [n for n, a in declared.items() if a.get("required") and n not in arguments]
+    sig = prompt_signature(prompt)
+    if missing:
+        raise UsageError(f"missing required argument(s): {', '.join(missing)}", details=sig)
+    return [f"{k!r} is not an argument of {sig}" for k in arguments if k not in declared]
+
+
 async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     """Get a prompt (its arguments are strings), answering every round."""
     rest = ctx.resolve(words)
@@ -318,6 +371,13 @@ async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     ctx.output.header["call"] = {"method": "prompts/get", "name": name, "arguments": arguments}
     async with ctx.client() as client:
         connected(ctx, client)
+        if ctx.opts.tool_help or not ctx.opts.no_validate:
+            found = await _find_prompt(client, name)
+            if ctx.opts.tool_help:
+                say(_prompt_help(found), file=sys.stdout)
+                return OK
+            for warning in _check_prompt_arguments(found, arguments):
+                ctx.output.note(f"mrtr: warning: {warning}")
         check_can_pause(ctx, client.protocol_version)
         result = await client.get_prompt(
             name, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
