@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -41,6 +42,9 @@ ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 SAMPLING_CMD_TIMEOUT = 300.0
 """Seconds a ``--sampling-cmd`` may run before it is stopped."""
+SAMPLING_CMD_MODEL = "sampling-cmd"
+"""The model named in a reply from ``--sampling-cmd`` unless its JSON names one (never its
+path: that is no model name, and it tells the server about the user's files)."""
 
 
 def root_list(roots: Sequence[str]) -> list[dict[str, str]]:
@@ -255,13 +259,27 @@ class Answerer:
         """Run ``--sampling-cmd`` with the request as JSON on stdin; its output is the reply."""
         assert self.sampling_cmd is not None
         argv = shlex.split(self.sampling_cmd)
-        with anyio.fail_after(SAMPLING_CMD_TIMEOUT):
-            try:
-                done = await anyio.run_process(argv, input=json.dumps(params).encode(), check=False)
-            except OSError as exc:
-                raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
+        request = json.dumps(params).encode()
+
+        def run() -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(
+                argv, input=request, capture_output=True, timeout=SAMPLING_CMD_TIMEOUT, check=False
+            )
+
+        try:  # subprocess.run copes with a command that never reads its stdin
+            done = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except OSError as exc:
+            raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
+        except subprocess.TimeoutExpired:
+            raise UsageError(
+                f"--sampling-cmd {argv[0]!r} ran longer than {SAMPLING_CMD_TIMEOUT:g} s"
+            ) from None
         if done.returncode != 0:
-            raise UsageError(f"--sampling-cmd exited with {done.returncode}")
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+            said = ("; its stderr ended: " + " | ".join(tail)) if tail else " (nothing on stderr)"
+            raise UsageError(
+                f"--sampling-cmd {argv[0]!r} failed with exit code {done.returncode}{said}"
+            )
         text = done.stdout.decode("utf-8", "replace").strip()
         try:
             reply = json.loads(text)
@@ -269,9 +287,10 @@ class Answerer:
             reply = None
         if isinstance(reply, dict) and "content" in reply:
             reply.setdefault("role", "assistant")
-            reply.setdefault("model", argv[0])
+            reply.setdefault("model", SAMPLING_CMD_MODEL)
             return reply
-        return {"role": "assistant", "content": {"type": "text", "text": text}, "model": argv[0]}
+        return {"role": "assistant", "content": {"type": "text", "text": text},
+                "model": SAMPLING_CMD_MODEL}  # fmt: skip
 
     # -- bookkeeping -----------------------------------------------------------------------
 

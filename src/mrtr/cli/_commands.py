@@ -438,6 +438,11 @@ def finish_call(ctx: Context, method: str, result: Any) -> int:
             )
     text = result_text(method, wire)
     only = result_text(method, wire, only_text=True)
+    if ctx.output.mode == "content" and not only:
+        summary = " ".join(text.split()) if text else "nothing"
+        ctx.output.note(
+            f"mrtr: the result holds no text ({summary[:200]}); -o result shows all of it"
+        )
     return ctx.output.success(wire, text, code=TOOL_ERROR if error else OK, only_text=only)
 
 

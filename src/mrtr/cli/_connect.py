@@ -132,7 +132,7 @@ async def connect(
     )
     limit = getattr(opts, "connect_timeout", None) or CONNECT_TIMEOUT
     handshake = "initialize" if mode == "legacy" else "server/discover"
-    advice = "try --mode legacy" if mode != "legacy" else "is it an MCP server?"
+    advice = "an older server may need --mode legacy" if mode != "legacy" else "slow to start?"
     connected = anyio.Event()
     timed_out = False
 
@@ -141,8 +141,8 @@ async def connect(
         with anyio.move_on_after(NOTICE_AFTER):
             await connected.wait()
             return
-        output.note(f"mrtr: waiting for {target.label} to answer {handshake}... ({advice};"
-                    f" giving up after --connect-timeout {limit:g} s)")  # fmt: skip
+        output.note(f"mrtr: still waiting for {target.label} to answer {handshake} ({advice};"
+                    f" --connect-timeout {limit:g} s)")  # fmt: skip
         with anyio.move_on_after(max(limit - NOTICE_AFTER, 0)):
             await connected.wait()
             return

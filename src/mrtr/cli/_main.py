@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, UsageError, exit_code_for
@@ -80,7 +81,7 @@ def _attach_answerer(ctx: Any) -> None:
     output.header["answers"] = ctx.answerer.answered  # who answered what, filled as it goes
 
 
-def _show_transport_warnings(output: Any) -> None:
+def _show_transport_warnings(output: Any) -> Callable[[], None]:
     """The transports' warnings (a stdio server writing non-JSON ...) shown, made safe."""
     import logging
 
@@ -89,7 +90,9 @@ def _show_transport_warnings(output: Any) -> None:
             output.note(f"mrtr: warning: {record.getMessage()}")
 
     transports = logging.getLogger("mrtr.transports")
-    transports.addHandler(ToOutput(logging.WARNING))
+    handler = ToOutput(logging.WARNING)
+    transports.addHandler(handler)
+    return lambda: transports.removeHandler(handler)
 
 
 def _server_exit(ctx: Any, exc: BaseException) -> BaseException:
@@ -110,9 +113,31 @@ def _server_exit(ctx: Any, exc: BaseException) -> BaseException:
     return ServerExitedError(f"the server ({label}) {how}", details=str(exc))
 
 
+def _reworded(exc: BaseException) -> BaseException:
+    """A library error whose message names library parameters, in the CLI's own words."""
+    from mrtr import errors
+
+    if isinstance(exc, errors.InputRequiredRoundsExceededError):
+        from mrtr.cli._exit import RoundsExceededError
+
+        return RoundsExceededError(
+            f"the server still asked for input after {exc.max_rounds} rounds;"
+            " raise --max-rounds if the call needs more"
+        )
+    if isinstance(exc, errors.EraProbeTimeoutError):
+        from mrtr.cli._exit import ConnectTimeoutError
+
+        return ConnectTimeoutError(
+            f"the server answered neither server/discover nor initialize within {exc.timeout:g} s;"
+            " if it is an older MCP server, use --mode legacy (or raise --probe-timeout)"
+        )
+    return exc
+
+
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
     """The failure to report: what the command line knows caused the library's error."""
     answerer = getattr(ctx, "answerer", None)
+    exc = _reworded(exc)
     if ctx is not None:
         exc = _server_exit(ctx, exc)
     if answerer is not None and answerer.failure is not None:
@@ -154,6 +179,11 @@ def _report(ctx: Any, exc: BaseException) -> int:
         parts["error"]["details"] = details
     if getattr(exc, "code", None) is not None and not isinstance(exc, CLIError):
         parts["error"]["code"] = exc.code  # type: ignore[attr-defined]
+        if getattr(exc, "data", None) is not None:
+            parts["error"]["data"] = exc.data  # type: ignore[attr-defined]
+    result = getattr(exc, "result", None)
+    if isinstance(exc, CLIError) and result is not None:
+        parts["result"] = result  # a finished call's kept result (resume refused)
     pending = getattr(exc, "pending", None)
     if pending:
         parts["pending"] = {"inputRequests": pending}
@@ -164,6 +194,11 @@ def _report(ctx: Any, exc: BaseException) -> int:
     ctx.output.failure(code, message, **parts)
     if details and ctx.output.mode not in ("json", "jsonl"):
         say(f"  {details}")
+    from mrtr.cli._url_required import describe, required_urls
+
+    urls = required_urls(exc)
+    if urls and ctx.output.mode not in ("json", "jsonl"):
+        say(describe(urls))
     if code == 4 and sink is not None and sink.tail:
         say("\n".join(["the server's last stderr lines:", *(f"  [server] {x}" for x in sink.tail)]))
     return code
@@ -214,21 +249,44 @@ def _quiet_library(verbose: int) -> None:
 
 
 def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
-    import anyio
-
-    ctx = None
     try:
         backend = _backend(opts)
     except UsageError as bad:
         return _report(None, bad)
+    _quiet_library(opts.verbose)
+    from mrtr.cli._url_required import RETRIES, ask_retry
+
+    for attempt in range(RETRIES + 1):
+        failure: list[BaseException] = []
+        code = _run_once(opts, server_command, backend, failure)
+        urls = _urls_of(failure)
+        if not urls or attempt == RETRIES or not _interactive(opts):
+            return code
+        if not ask_retry(urls, color={"always": True, "never": False}.get(opts.color)):
+            return code
+    return code
+
+
+def _urls_of(failure: list[BaseException]) -> list[Any]:
+    from mrtr.cli._url_required import required_urls
+
+    return required_urls(failure[0]) if failure else []
+
+
+def _run_once(
+    opts: argparse.Namespace, server_command: list[str], backend: str, failure: list[BaseException]
+) -> int:
+    """Run the command once; what ended it goes into `failure`."""
+    import anyio
+
+    ctx = None
 
     async def go() -> int:
         nonlocal ctx
         from mrtr.cli._commands import run_server_command
 
         ctx = _context(opts, server_command)
-        if opts.verbose < 2:
-            _show_transport_warnings(ctx.output)
+        handler = _show_transport_warnings(ctx.output) if opts.verbose < 2 else None
         try:
             _attach_answerer(ctx)
             return await run_server_command(ctx)
@@ -236,8 +294,9 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             terminal = ctx.output.terminal
             if terminal is not None:
                 terminal.close()
+            if handler is not None:
+                handler()
 
-    _quiet_library(opts.verbose)
     try:
         return anyio.run(go, backend=backend)
     except KeyboardInterrupt:
@@ -254,6 +313,7 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             import traceback
 
             traceback.print_exception(exc)
+        failure.append(exc)
         return _report(ctx, exc)
 
 
