@@ -287,7 +287,8 @@ class AnswerBook:
         data = _load_json_value("@" + path, f"--answers {path}")
         if not isinstance(data, dict) or data.get("format", ANSWERS_FORMAT) != ANSWERS_FORMAT:
             raise UsageError(f"--answers {path}: not an {ANSWERS_FORMAT} answers file")
-        keyed, rules = data.get("answers") or {}, data.get("rules") or []
+        keyed = data["answers"] if data.get("answers") is not None else {}
+        rules = data["rules"] if data.get("rules") is not None else []
         if not isinstance(keyed, dict):
             raise UsageError(
                 f"--answers {path}: 'answers' must be an object, not {_json_kind(keyed)}"

@@ -36,7 +36,7 @@ the server command at the end after --:  mrtr call provision name=orders -- pyth
 examples:
   mrtr list demo
   mrtr call demo provision name=orders
-  mrtr call demo provision name=orders --answer region.region=eu-west-1 --accept confirm --json
+  mrtr call demo provision name=orders --answer region=eu-west-1 --answer confirm=yes --json
   mrtr call https://example.com/mcp search q=mcp -H 'Authorization: Bearer ${TOKEN}'
 """
 
