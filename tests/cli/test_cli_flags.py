@@ -41,6 +41,7 @@ BAD: dict[str, list[str]] = {
     "--answers": ["/nonexistent/answers.json", "{tmp}", "{list}"],
     "--record-answers": ["/nonexistent/folder/answers.json", "{tmp}"],
     "--sampling-cmd": ['"unclosed', ""],
+    "--sampling-timeout": SECONDS,
     "--root": ["", "not a uri://"],
     "--no-input": SWITCH,
     "--unanswered": ["maybe"],

@@ -68,6 +68,7 @@ class Answerer:
     terminal: Terminal | None = None
     recorder: Recorder | None = None
     sampling_cmd: str | None = None
+    sampling_timeout: float = SAMPLING_CMD_TIMEOUT
     roots: Sequence[str] = ()
     policy: str = "fail"  # what to do with no answer: fail, pause, decline, cancel
     on_event: Callable[[dict[str, Any]], None] | None = None
@@ -260,10 +261,11 @@ class Answerer:
         assert self.sampling_cmd is not None
         argv = shlex.split(self.sampling_cmd)
         request = json.dumps(params).encode()
+        limit = self.sampling_timeout
 
         def run() -> subprocess.CompletedProcess[bytes]:
             return subprocess.run(
-                argv, input=request, capture_output=True, timeout=SAMPLING_CMD_TIMEOUT, check=False
+                argv, input=request, capture_output=True, timeout=limit, check=False
             )
 
         try:  # subprocess.run copes with a command that never reads its stdin
@@ -272,7 +274,7 @@ class Answerer:
             raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
         except subprocess.TimeoutExpired:
             raise UsageError(
-                f"--sampling-cmd {argv[0]!r} ran longer than {SAMPLING_CMD_TIMEOUT:g} s"
+                f"--sampling-cmd {argv[0]!r} ran longer than {limit:g} s (--sampling-timeout)"
             ) from None
         if done.returncode != 0:
             tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]

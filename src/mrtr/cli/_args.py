@@ -73,7 +73,8 @@ def _count(text: str) -> int:
 
 ANSWER_DEFAULTS: dict[str, object] = {
     "answer": [], "accept": [], "decline": [], "cancel": [], "answers": None,
-    "record_answers": None, "sampling_cmd": None, "no_input": False, "unanswered": None,
+    "record_answers": None, "sampling_cmd": None, "sampling_timeout": None, "no_input": False,
+    "unanswered": None,
     "pause": None, "root": [], "force": False, "tool_help": False,
 }  # fmt: skip
 """The answering flags' values for the commands that take none (info, list, ping ...)."""
@@ -197,6 +198,12 @@ def _answer_flags() -> argparse.ArgumentParser:
         default=[],
         metavar="PATH",
         help="a root offered to the server (repeatable)",
+    )
+    ans.add_argument(
+        "--sampling-timeout",
+        type=_seconds,
+        metavar="S",
+        help="how long --sampling-cmd may run (default 300)",
     )
     ans.add_argument("--no-input", action="store_true", help="never prompt on the terminal")
     ans.add_argument(

@@ -44,7 +44,7 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
 
 def _attach_answerer(ctx: Any) -> None:
     """The answer sources of this command (flags and files are checked here, up front)."""
-    from mrtr.cli._answering import Answerer
+    from mrtr.cli._answering import SAMPLING_CMD_TIMEOUT, Answerer
     from mrtr.cli._answers import AnswerBook, Recorder, check_writable
 
     opts, output = ctx.opts, ctx.output
@@ -74,6 +74,7 @@ def _attach_answerer(ctx: Any) -> None:
         terminal=output.terminal,
         recorder=Recorder(opts.record_answers) if opts.record_answers else None,
         sampling_cmd=opts.sampling_cmd,
+        sampling_timeout=opts.sampling_timeout or SAMPLING_CMD_TIMEOUT,
         roots=opts.root,
         policy=policy,
         on_event=output.event,
