@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from mrtr.cli._safe import json_text, render_styles, sanitize
 from tests.cli._run import HERE, PY, mrtr, one_json
 from tests.cli.test_cli_prompts import finish, spawn
 
@@ -32,6 +31,8 @@ def inert(text: str, *, pty: bool = False) -> None:
 
 
 def test_the_one_safe_rendering_function() -> None:
+    from mrtr.cli._safe import json_text, render_styles, sanitize
+
     hostile = "a\x1b[2Jb\x1b]52;c;eA==\x07c\x9b31md\x08e\u202ef\rg\ud800h\u2028i\ufdd0j"
     shown = sanitize(hostile)
     inert(shown)

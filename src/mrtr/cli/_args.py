@@ -334,8 +334,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     login.add_argument("--force", action="store_true", help="log in again even with a token")
     add("logout", "forget a server's OAuth token", "TARGET")
-    sub.add_parser("demo", help="run a multi-round call against the bundled demo server")
-    sub.add_parser("demo-server", help="serve the bundled demo server on stdio")
+    SUBPARSERS["demo"] = sub.add_parser(
+        "demo", help="run a multi-round call against the bundled demo server"
+    )
+    SUBPARSERS["demo-server"] = sub.add_parser(
+        "demo-server", help="serve the bundled demo server on stdio"
+    )
     help_parser = sub.add_parser("help", help="show the help of mrtr or of one COMMAND")
     help_parser.add_argument("topic", nargs="?", metavar="COMMAND")
     return parser
