@@ -141,8 +141,9 @@ async def connect(
         with anyio.move_on_after(NOTICE_AFTER):
             await connected.wait()
             return
-        output.note(f"mrtr: still waiting for {target.label} to answer {handshake} ({advice};"
-                    f" --connect-timeout {limit:g} s)")  # fmt: skip
+        if output.terminal is not None or output.verbose:  # a person is watching
+            output.note(f"mrtr: still waiting for {target.label} to answer {handshake}"
+                        f" ({advice}; --connect-timeout {limit:g} s)")  # fmt: skip
         with anyio.move_on_after(max(limit - NOTICE_AFTER, 0)):
             await connected.wait()
             return
