@@ -161,8 +161,10 @@ class InputRequiredError(MRTRError):
     """A multi-round-trip exchange could not finish."""
 
 
-class InputRequiredRoundsExceededError(InputRequiredError):
+class InputRequiredRoundsExceededError(InputRequiredError, RuntimeError):
     """The server kept answering InputRequiredResult past the round cap.
+
+    Also a `RuntimeError`, as in the official SDK, so ``except RuntimeError:`` ports.
 
     Attributes:
         max_rounds: the cap that was reached (retries, not legs).
@@ -178,8 +180,10 @@ class InputRequiredRoundsExceededError(InputRequiredError):
         self.last = last
 
 
-class InputRequiredNotAllowedError(InputRequiredError):
+class InputRequiredNotAllowedError(InputRequiredError, RuntimeError):
     """An InputRequiredResult reached a caller that did not opt in to receive one.
+
+    Also a `RuntimeError`, as in the official SDK, so ``except RuntimeError:`` ports.
 
     Attributes:
         result: the InputRequiredResult that arrived.

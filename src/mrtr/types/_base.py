@@ -72,16 +72,45 @@ class NotificationParams(WireModel):
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
+_SPEC_DEFAULTS: dict[str, object] = {
+    "result_type": "complete",
+    "is_error": False,
+    "ttl_ms": 0,
+    "cache_scope": "private",
+}
+
+
 class Result(WireModel):
     """A server result.
 
-    `result_type` is `None` when the server left it out (legacy servers), which means
-    `"complete"`; an `InputRequiredResult` says `"input_required"`.
+    The fields the spec gives a default have it here as in the official SDK
+    (``result_type`` ``"complete"``, ``is_error`` ``False``, ``ttl_ms`` ``0``,
+    ``cache_scope`` ``"private"``), so a received result equals a hand-built one. A
+    default that was not set is left out of `to_wire` (the server half adds what an
+    era requires); whether the peer sent one is in ``model_fields_set``.
     """
 
     meta: Meta | None = Field(default=None, alias="_meta")
-    result_type: str | None = None
+    result_type: str | None = "complete"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object to send: wire names, `None` and unset spec defaults left out."""
+        fields_set = self.model_fields_set
+        fields = type(self).model_fields
+        unset = {
+            name
+            for name, value in _SPEC_DEFAULTS.items()
+            if name not in fields_set and name in fields and fields[name].default == value
+        }
+        return self.model_dump(
+            by_alias=True, exclude_none=True, mode="json", exclude=unset or None
+        )
 
 
 class EmptyResult(Result):
-    """A result that carries nothing (`ping`, `logging/setLevel`, ...)."""
+    """A result that carries nothing (`ping`, `logging/setLevel`, ...).
+
+    Its ``result_type`` stays ``None``, as in the official SDK: an empty result is ``{}``.
+    """
+
+    result_type: str | None = None
