@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 from mrtr.transports._base import Transport
+from mrtr.transports._official import is_official_server
 from mrtr.transports._stdio import StdioTransport
 from mrtr.transports._stdio_compat import as_stdio_parameters, looks_like_stdio_parameters
 from mrtr.transports._stdio_params import StdioServerParameters
@@ -73,10 +74,12 @@ def check_target(target: object) -> None:
         not isinstance(target, (str, Transport))
         and not looks_like_stdio_parameters(target)
         and not callable(getattr(target, "client_transport", None))
+        and not is_official_server(target)
     ):
         raise TypeError(
-            "Client target must be a URL, StdioServerParameters, a Transport or an object "
-            f"with client_transport(); got {type(target).__name__}"
+            "Client target must be a URL, StdioServerParameters, a Transport, an object "
+            "with client_transport() or an official-SDK Server/MCPServer; got "
+            f"{type(target).__name__}"
         )
 
 
@@ -131,5 +134,9 @@ def transport_for(
             max_message_size=max_message_size,
             max_sse_event_size=max_message_size,
         )
+    if is_official_server(target):
+        from mrtr.transports._official import OfficialServerTransport
+
+        return OfficialServerTransport(target, max_message_size=max_message_size)
     assert isinstance(target, SupportsClientTransport)
     return target.client_transport()

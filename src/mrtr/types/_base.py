@@ -102,9 +102,7 @@ class Result(WireModel):
             for name, value in _SPEC_DEFAULTS.items()
             if name not in fields_set and name in fields and fields[name].default == value
         }
-        return self.model_dump(
-            by_alias=True, exclude_none=True, mode="json", exclude=unset or None
-        )
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude=unset or None)
 
 
 class EmptyResult(Result):
