@@ -52,6 +52,12 @@ if TYPE_CHECKING:
         Repaused as Repaused,
         StoredCall as StoredCall,
     )
+    from mrtr._session_group import (
+        ClientSessionGroup as ClientSessionGroup,
+        ClientSessionParameters as ClientSessionParameters,
+        SseServerParameters as SseServerParameters,
+        StreamableHttpParameters as StreamableHttpParameters,
+    )
     from mrtr._store_redis import RedisPausedCallStore as RedisPausedCallStore
     from mrtr._store_sqlite import SqlitePausedCallStore as SqlitePausedCallStore
     from mrtr.client import (
@@ -140,6 +146,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PausedCallStore",
         "Repaused",
         "StoredCall",
+    ),
+    "mrtr._session_group": (
+        "ClientSessionGroup",
+        "ClientSessionParameters",
+        "SseServerParameters",
+        "StreamableHttpParameters",
     ),
     "mrtr._store_redis": ("RedisPausedCallStore",),
     "mrtr._store_sqlite": ("SqlitePausedCallStore",),
