@@ -9,7 +9,7 @@ A URL is streamable HTTP (imported on first use, with httpx), `StdioServerParame
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from mrtr.transports._base import Transport
 from mrtr.transports._official import is_official_server
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientTarget",
     "HTTPClientArg",
+    "OfficialServerLike",
     "StdioLike",
     "SupportsClientTransport",
     "check_target",
@@ -55,10 +56,29 @@ class StdioLike(Protocol):
         ...
 
 
+class OfficialServerLike(Protocol):
+    """The official SDK's ``Server`` or ``MCPServer`` (for type checkers only).
+
+    At run time the object is recognised by its class (`is_official_server`), so a
+    look-alike of another kind is still refused.
+    """
+
+    @property
+    def session_manager(self) -> Any:
+        """The official server's HTTP session manager."""
+        ...
+
+    def streamable_http_app(self, *args: Any, **kwargs: Any) -> Any:
+        """The official server's ASGI app."""
+        ...
+
+
 ClientTarget: TypeAlias = (
     "str | StdioServerParameters | StdioLike | Transport | SupportsClientTransport"
+    " | OfficialServerLike"
 )
-"""What `Client` connects to: a URL, a stdio command, a transport or an in-process server."""
+"""What `Client` connects to: a URL, a stdio command, a transport or an in-process server
+(mrtr's, or the official SDK's ``Server``/``MCPServer``)."""
 
 HTTPClientArg: TypeAlias = "httpx.AsyncClient | Callable[[], httpx.AsyncClient]"
 """An ``httpx.AsyncClient`` to use (it stays the caller's), or a factory of one."""
