@@ -26,7 +26,7 @@ from mrtr import (
     StreamableHttpParameters,
     TransportError,
 )
-from mrtr._session_group import _target_of
+from mrtr.client._group import _target_of
 from mrtr.server import Server, ServerRequestContext
 from mrtr.transports.http import StreamableHTTPTransport
 

@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from mrtr._paused import PausedCall
-from mrtr._paused_store import (
+from mrtr.errors import (
+    PausedCallClosedError,
+    PausedCallError,
+    PausedCallNotFoundError,
+    PausedCallStoreLockedError,
+)
+from mrtr.flow._paused import PausedCall
+from mrtr.paused._store import (
     DEFAULT_KEEP_SECONDS,
     CallStatus,
     Claim,
@@ -37,12 +43,6 @@ from mrtr._paused_store import (
     do_release,
     do_renew,
     do_resend,
-)
-from mrtr.errors import (
-    PausedCallClosedError,
-    PausedCallError,
-    PausedCallNotFoundError,
-    PausedCallStoreLockedError,
 )
 
 if TYPE_CHECKING:

@@ -21,14 +21,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import anyio
 import anyio.abc
 
-from mrtr._defaults import MAX_PAGES
 from mrtr.errors import MCPError
+from mrtr.flow._defaults import MAX_PAGES
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from mrtr._legs import InputResponsesArg
-    from mrtr._session_context import (
+    from mrtr.client import Client
+    from mrtr.session import ClientSession
+    from mrtr.session._context import (
         ElicitationCallback,
         ListRootsCallback,
         LoggingCallback,
@@ -36,8 +37,7 @@ if TYPE_CHECKING:
         ProgressCallback,
         SamplingCallback,
     )
-    from mrtr.client import Client
-    from mrtr.session import ClientSession
+    from mrtr.session._legs import InputResponsesArg
     from mrtr.types import (
         CallToolResult,
         Implementation,
