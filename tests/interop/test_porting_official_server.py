@@ -96,11 +96,15 @@ async def test_the_auto_loop_answers_an_official_servers_input_request() -> None
     assert seen == [("user_name", "Name?")]
 
 
-async def test_without_a_callback_the_official_server_refuses_as_the_spec_says() -> None:
+async def test_without_a_callback_the_client_refuses_as_the_official_one_does() -> None:
     with anyio.fail_after(BOUND):
         async with Client(official_mcpserver()) as client:
-            with pytest.raises(MCPError):
+            with pytest.raises(MCPError) as caught:
                 await client.call_tool("greet")
+    assert (caught.value.code, caught.value.message) == (
+        types.INVALID_REQUEST,
+        "Elicitation not supported",
+    )
 
 
 def test_importing_and_connecting_elsewhere_never_imports_mcp() -> None:
