@@ -65,7 +65,7 @@ async def test_a_custom_handler_replaces_a_spec_method_and_may_ask() -> None:
 
     server = make_server()
     server.add_request_handler("tools/call", types.CallToolRequestParams, handler)
-    assert server.capabilities()["tools"] == {}
+    assert "tools" in server.capabilities()
     response = await ask(server.connection(), call("provision", {"name": "x"}))
     assert response["result"]["resultType"] == "input_required"
     assert response["result"]["_meta"][STAMP]["name"] == "Provisioner"

@@ -148,9 +148,13 @@ class _ContextBase:
         )
 
 
+_FROZEN_DATA = {"reason": "invalid_request_state"}
+
+
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
     _state_logger.warning("requestState rejected on %s: %s", method, reason)
-    return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE)
+    # the frozen answer, the same whatever the cause, and the official SDK's data
+    return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE, dict(_FROZEN_DATA))
 
 
 def _required_capabilities(
