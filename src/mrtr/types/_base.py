@@ -72,12 +72,28 @@ class NotificationParams(WireModel):
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
-_SPEC_DEFAULTS: dict[str, object] = {
-    "result_type": "complete",
-    "is_error": False,
-    "ttl_ms": 0,
-    "cache_scope": "private",
-}
+# the fields the spec gives a default: name, wire name, default
+_SPEC_DEFAULTS: tuple[tuple[str, str, object], ...] = (
+    ("result_type", "resultType", "complete"),
+    ("is_error", "isError", False),
+    ("ttl_ms", "ttlMs", 0),
+    ("cache_scope", "cacheScope", "private"),
+)
+_DEFAULTED: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _defaulted(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """The (name, wire name) of `cls`'s fields that default to the spec's value."""
+    found = _DEFAULTED.get(cls)
+    if found is None:
+        fields = cls.model_fields
+        found = tuple(
+            (name, alias)
+            for name, alias, value in _SPEC_DEFAULTS
+            if name in fields and fields[name].default == value
+        )
+        _DEFAULTED[cls] = found
+    return found
 
 
 class Result(WireModel):
@@ -95,14 +111,12 @@ class Result(WireModel):
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object to send: wire names, `None` and unset spec defaults left out."""
+        wire = self.model_dump(by_alias=True, exclude_none=True, mode="json")
         fields_set = self.model_fields_set
-        fields = type(self).model_fields
-        unset = {
-            name
-            for name, value in _SPEC_DEFAULTS.items()
-            if name not in fields_set and name in fields and fields[name].default == value
-        }
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json", exclude=unset or None)
+        for name, alias in _defaulted(type(self)):
+            if name not in fields_set:  # popped after: model_dump(exclude=) is 2x slower
+                wire.pop(alias, None)
+        return wire
 
 
 class EmptyResult(Result):
