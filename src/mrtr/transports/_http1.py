@@ -17,7 +17,16 @@ from collections.abc import Iterable
 
 import httpx
 
-__all__ = ["MAX_HEAD_SIZE", "BodyReader", "ResponseHead", "encode_request", "parse_head"]
+__all__ = [
+    "MAX_CONTENT_LENGTH_DIGITS",
+    "MAX_HEAD_SIZE",
+    "BodyReader",
+    "ResponseHead",
+    "content_length",
+    "encode_request",
+    "head_end",
+    "parse_head",
+]
 
 MAX_HEAD_SIZE = 64 * 1024
 """The cap on a response's status line and headers together, in bytes."""
@@ -26,6 +35,15 @@ _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
 _CHUNK_LINE_MAX = 1024
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}")
+_HEAD_END = re.compile(rb"\n\r?\n")
+MAX_CONTENT_LENGTH_DIGITS = 20
+"""The longest ``Content-Length`` read (h11's cap): more digits is a protocol error."""
+_CONTENT_LENGTH = re.compile(rb"[0-9]{1,%d}" % MAX_CONTENT_LENGTH_DIGITS)
+_VCHAR = rb"[^\x00\s]"  # visible bytes and obs-text (h11's field-vchar)
+_STATUS_LINE = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ((?:[ \t]|%s)*))?" % _VCHAR)
+_FIELD_LINE = re.compile(
+    rb"([!#$%%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*(%s(?:[ \t]*%s)*)?[ \t]*" % (_VCHAR, _VCHAR)
+)
 
 
 def _checked(name: str, value: str) -> bytes:
@@ -76,29 +94,72 @@ class ResponseHead:
         self.keep_alive = keep_alive
 
 
+def head_end(buffer: bytes) -> tuple[int, int] | None:
+    """Where the head in `buffer` ends: (end of its last line, start of the body).
+
+    A blank line ends it, with CRLF or bare LF line ends (as h11 reads them).
+    """
+    match = _HEAD_END.search(buffer)
+    return None if match is None else (match.start(), match.end())
+
+
 def parse_head(block: bytes) -> ResponseHead:
-    """Parse a response head (without its final blank line).
+    """Parse a response head (without its final blank line), by RFC 9112's grammar.
+
+    Lines end with CRLF or a bare LF; an obsolete line fold joins a line to the one
+    before it. The status code is three digits and every field is checked, so no
+    integer or byte a server chooses can escape as anything but the error below.
 
     Raises:
-        httpx.RemoteProtocolError: the head is not HTTP/1.x.
+        httpx.RemoteProtocolError: the head is not a well-formed HTTP/1.x response head.
     """
-    lines = block.split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+    lines = block.split(b"\n")
+    lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    status_line = _STATUS_LINE.fullmatch(lines[0])
+    if status_line is None:
         raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:100]!r}")
-    status = int(parts[1])
-    reason = parts[2].decode("latin-1") if len(parts) > 2 else ""
+    version, code, reason = status_line.groups()
+    keep_alive = version == b"1"  # HTTP/1.1: persistent unless it says close
     headers: list[tuple[bytes, bytes]] = []
-    keep_alive = parts[0] == b"HTTP/1.1"
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon or not name or name != name.strip():
+    for line in _unfolded(lines[1:]):
+        field = _FIELD_LINE.fullmatch(line)
+        if field is None:
             raise httpx.RemoteProtocolError(f"malformed response header line: {line[:100]!r}")
-        value = value.strip(b" \t")
+        name, value = field.group(1), field.group(2) or b""
         headers.append((name, value))
         if name.lower() == b"connection" and b"close" in value.lower():
             keep_alive = False
-    return ResponseHead(status, reason, headers, keep_alive)
+    return ResponseHead(int(code), (reason or b"").decode("latin-1"), headers, keep_alive)
+
+
+def _unfolded(lines: list[bytes]) -> list[bytes]:
+    """The field lines with obsolete line folds joined to their line (one space)."""
+    out: list[bytes] = []
+    for line in lines:
+        if line[:1] in (b" ", b"\t"):
+            if not out:
+                raise httpx.RemoteProtocolError("a response head starts with a folded line")
+            out[-1] = out[-1].rstrip(b" \t") + b" " + line.lstrip(b" \t")
+        else:
+            out.append(line)
+    return out
+
+
+def content_length(values: list[bytes]) -> int | None:
+    """The one length that every ``Content-Length`` value says, at most 20 digits.
+
+    Raises:
+        httpx.RemoteProtocolError: the values disagree or one is not a short number.
+    """
+    if not values:
+        return None
+    lengths = {part.strip(b" \t") for value in values for part in value.split(b",")}
+    if len(lengths) != 1:
+        raise httpx.RemoteProtocolError("conflicting Content-Length values in the response")
+    length = lengths.pop()
+    if _CONTENT_LENGTH.fullmatch(length) is None:
+        raise httpx.RemoteProtocolError("invalid Content-Length in the response")
+    return int(length)
 
 
 class BodyReader:
@@ -120,17 +181,17 @@ class BodyReader:
         if method == "HEAD" or head.status in (204, 304) or 100 <= head.status < 200:
             self.done = True
             return
-        encodings = [v.lower() for k, v in head.headers if k.lower() == b"transfer-encoding"]
+        encodings = [v for k, v in head.headers if k.lower() == b"transfer-encoding"]
         lengths = [v for k, v in head.headers if k.lower() == b"content-length"]
         if encodings:
-            if encodings[-1].rsplit(b",", 1)[-1].strip() != b"chunked":
-                self.reusable = False  # framed by the end of the connection
-            else:
-                self._chunked = True
+            # h11's rule: chunked is the one transfer coding, named once
+            if len(encodings) > 1 or encodings[0].lower() != b"chunked":
+                raise httpx.RemoteProtocolError(
+                    "unsupported Transfer-Encoding in the response (only chunked)"
+                )
+            self._chunked = True
         elif lengths:
-            if len(set(lengths)) != 1 or not lengths[0].isdigit():
-                raise httpx.RemoteProtocolError("invalid Content-Length in the response")
-            self._length = int(lengths[0])
+            self._length = content_length(lengths)
             self.done = self._length == 0
         else:
             self.reusable = False
