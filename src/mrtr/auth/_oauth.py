@@ -336,7 +336,7 @@ class OAuth(httpx.Auth):
                     )
             except TokenEndpointError as exc:
                 logger.info("refreshing the token for %s failed: %s", self.server_url, exc.error)
-                await self._drop_tokens(key, exc)
+                await self._refresh_refused(key, exc)
                 return
             except AuthError as exc:
                 logger.info("could not refresh the token for %s: %s", self.server_url, exc)
@@ -389,7 +389,8 @@ class OAuth(httpx.Auth):
                 try:
                     fresh = await refresh(context, self.grant, discovery, latest or previous)
                 except TokenEndpointError as exc:
-                    await self._drop_tokens(key, exc)
+                    if not await self._refresh_refused(key, exc):
+                        raise  # transient (a 503...): the refresh token is kept for later
                     fresh = None
                 if fresh is not None:
                     await self._save_token(key, fresh)
@@ -399,11 +400,20 @@ class OAuth(httpx.Auth):
         fresh = await obtain(context, self.grant, discovery, challenged=challenged, previous=held)
         await self._save_token(key, fresh)
 
-    async def _drop_tokens(self, key: str, exc: TokenEndpointError) -> None:
-        await self.store.delete("tokens", key)
-        self._set_token(None)
+    async def _refresh_refused(self, key: str, exc: TokenEndpointError) -> bool:
+        """Forget the tokens only when the server says they are dead; True if it did.
+
+        ``invalid_grant`` is the one answer that kills a refresh token (RFC 6749 5.2):
+        a 503, a ``server_error`` or an unparseable answer leaves it stored, so a later
+        attempt (or the next process) still refreshes without a login.
+        """
         if exc.error == "invalid_client" and self._discovery is not None:
             await forget_client(self.store, self.grant, self._discovery.issuer)
+        if exc.error != "invalid_grant":
+            return False
+        await self.store.delete("tokens", key)
+        self._set_token(None)
+        return True
 
     async def _save_token(self, key: str, token: TokenSet) -> None:
         await self.store.save("tokens", key, token.to_json())  # stored before it is used

@@ -128,6 +128,11 @@ async def decoded_body(response: HTTPResponse) -> AsyncGenerator[bytes, None]:
     Raises:
         ProtocolError: the body's encoding is stacked, unknown or corrupt.
     """
+    if isinstance(response, httpx.Response) and response.is_stream_consumed:
+        # a caller's httpx transport that made the body in memory (a MockTransport):
+        # httpx has read and decoded it already, there is nothing left to bound
+        yield response.content
+        return
     decoder = body_decoder(response.headers.get("content-encoding"))
     if decoder is None:
         async for chunk in response.aiter_raw():
