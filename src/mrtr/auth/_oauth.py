@@ -403,14 +403,15 @@ class OAuth(httpx.Auth):
     async def _refresh_refused(self, key: str, exc: TokenEndpointError) -> bool:
         """Forget the tokens only when the server says they are dead; True if it did.
 
-        ``invalid_grant`` is the one answer that kills a refresh token (RFC 6749 5.2):
-        a 503, a ``server_error`` or an unparseable answer leaves it stored, so a later
+        ``invalid_grant`` kills a refresh token (RFC 6749 5.2), and ``invalid_client``
+        the client it was issued to (forgotten too, to register again). Anything else,
+        a 503, a ``server_error`` or an unparseable answer, leaves it stored, so a later
         attempt (or the next process) still refreshes without a login.
         """
+        if exc.error not in ("invalid_grant", "invalid_client"):
+            return False
         if exc.error == "invalid_client" and self._discovery is not None:
             await forget_client(self.store, self.grant, self._discovery.issuer)
-        if exc.error != "invalid_grant":
-            return False
         await self.store.delete("tokens", key)
         self._set_token(None)
         return True
