@@ -178,8 +178,12 @@ class OwnClient:
             pairs.append(("Cookie", cookie))
         data = encode_request(method, target.raw_path, self._netloc, pairs, content)
         connection, head, rest = await self._exchange(data, limits)
-        self._cookies.learn(head.headers)
-        body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
+        try:
+            self._cookies.learn(head.headers)
+            body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
+        except BaseException:  # a head whose framing is refused: the connection is done
+            await connection.close()
+            raise
         try:
             yield OwnResponse(head, target, body)
         finally:

@@ -34,6 +34,7 @@ import httpx
 
 from mrtr.errors import RedirectError
 from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_cookies import sanitized_set_cookies
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
@@ -342,6 +343,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _ReleasingStream(response.stream, self._busy, index)
+        cleaned = sanitized_set_cookies(response.headers.raw)
+        if cleaned is not None:  # before httpx's jar stores what it could not send back
+            response.headers = httpx.Headers(cleaned)
         return response
 
     async def aclose(self) -> None:
