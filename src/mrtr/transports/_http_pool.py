@@ -4,7 +4,7 @@
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
 With no proxy configured and no ``auth`` (or ``mrtr.auth.OAuth``, which has a fast
-path for it: `FastAuth`), the transport's own client is `_http_client.OwnClient`, a
+path for it: `SupportsTransportAuth`), the transport's own client is `_http_client.OwnClient`, a
 lean HTTP/1.1 pool on anyio sockets (TLS with httpx's default context); otherwise (any
 other ``httpx.Auth``, proxies from the environment) it is httpx, as below, and a client
 the caller gives is always used as given. With OAuth on the own client, a request whose
@@ -26,20 +26,20 @@ import logging
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
+from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_client import OwnClient
 from mrtr.transports._http_cookies import sanitized_set_cookies
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",
-    "FastAuth",
     "HTTPClientSource",
     "HTTPExchange",
     "ShardedTransport",
@@ -64,26 +64,6 @@ MAX_DISCARDED_BODY = 65_536
 _AUTH_HEADERS = frozenset({"authorization", "dpop"})
 
 
-class FastAuth(Protocol):
-    """An ``httpx.Auth`` that can also authorize a request without httpx (``mrtr.auth.OAuth``).
-
-    `_headers_for` gives the headers of a request when no token work can be needed
-    (``None``: run the httpx flow); `_accepts` says whether the response stands, or the
-    request must be sent again through the flow (a refused token).
-    """
-
-    def _headers_for(self, method: str, url: str) -> dict[str, str] | None: ...
-
-    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool: ...
-
-
-def fast_auth(auth: httpx.Auth | None) -> FastAuth | None:
-    """`auth` as a `FastAuth`, if it is one."""
-    if callable(getattr(auth, "_headers_for", None)) and callable(getattr(auth, "_accepts", None)):
-        return auth  # type: ignore[return-value]
-    return None
-
-
 class HTTPExchange:
     """The httpx client one transport uses, with its request slots and request options.
 
@@ -93,7 +73,7 @@ class HTTPExchange:
         auth: an ``httpx.Auth`` applied to every request.
         timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
             caller's client its own timeout.
-        target: the endpoint; without proxies, and without auth or with a `FastAuth`,
+        target: the endpoint; without proxies, and without auth or with a `SupportsTransportAuth`,
             the own client is `OwnClient`.
     """
 
@@ -108,7 +88,7 @@ class HTTPExchange:
         target: httpx.URL | None = None,
     ) -> None:
         self._auth = auth
-        self._fast_auth: FastAuth | None = None
+        self._fast_auth: SupportsTransportAuth | None = None
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
         self._timeout = timeout
         self._slots: anyio.Semaphore | None = None
@@ -116,7 +96,7 @@ class HTTPExchange:
         self._own_timeout = own_timeout
         self._flow_client: httpx.AsyncClient | None = None
         self._closed = False
-        fast = fast_auth(auth)
+        fast = transport_auth(auth)
         if isinstance(source, httpx.AsyncClient):
             self.client, self._owned = source, False
         elif source is not None:
@@ -233,9 +213,9 @@ class HTTPExchange:
 
     @asynccontextmanager
     async def _authorized(
-        self, auth: FastAuth, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+        self, auth: SupportsTransportAuth, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
     ) -> AsyncIterator[HTTPResponse]:
-        """One request with a `FastAuth`: on the own client when its token is ready.
+        """One request with a `SupportsTransportAuth`: on the own client when its token is ready.
 
         A request the auth cannot authorize by itself, or whose response it refuses
         (the refused response is read and dropped), is sent through httpx with the
@@ -243,14 +223,14 @@ class HTTPExchange:
         """
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         where = str(target)
-        extra = auth._headers_for(method, where)
+        extra = auth.headers_for(method, where)
         if extra is not None:
             assert isinstance(self.client, OwnClient)
             headers = _with_auth(kwargs.get("headers"), extra)
             async with self.client.stream(
                 method, target, **{**kwargs, "headers": headers}
             ) as response:
-                if auth._accepts(where, response.status_code, response.headers):
+                if auth.accepts(where, response.status_code, response.headers):
                     yield response
                     return
                 await _discard(response)
