@@ -331,3 +331,29 @@ async def test_a_token_endpoint_off_the_issuers_origin_is_warned_about(
             with anyio.fail_after(BOUND), caplog.at_level(logging.WARNING, "mrtr.auth"):
                 assert (await machine(url).login()).access_token == "a"
     assert any("another origin" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_bomb_on_the_authorization_redirect_is_never_decoded() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from mrtr.auth import AuthorizationCode, FollowRedirectAuthorizer, StaticClient
+
+    payload = bomb(64 * MIB, 1)
+
+    async def authorize(request: ReceivedRequest, respond: Responder, base: str) -> None:
+        query = parse_qs(urlsplit(request.path).query)
+        location = f"{query['redirect_uri'][0]}?code=c1&state={query['state'][0]}"
+        headers = {"Location": location, "Content-Encoding": "gzip"}
+        await respond.body(302, payload, content_type="text/html", headers=headers)
+
+    routes: Routes = {
+        PRM: resource_metadata,
+        ASM: server_metadata(),
+        "/authorize": authorize,
+        "/token": token(b'{"access_token": "a", "token_type": "Bearer"}'),
+    }
+    grant = AuthorizationCode(FollowRedirectAuthorizer(), static=StaticClient("c"))
+    async with auth_server(routes) as url:
+        with anyio.fail_after(BOUND):
+            async with bounded_memory(16 * MIB):
+                assert (await OAuth(url, grant=grant).login()).access_token == "a"
