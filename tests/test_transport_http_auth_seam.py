@@ -104,3 +104,35 @@ async def test_an_auth_off_the_seam_runs_on_httpx() -> None:
                 await client.list_tools()
     sent = [request for _, request in seen.requests]
     assert {request.header("authorization") for request in sent} == {"Bearer flow"}
+
+
+class RefreshingToken(StaticToken):
+    """Token work every other request: those go through the flow."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def headers_for(self, method: str, url: str) -> dict[str, str] | None:
+        self.asked += 1
+        return {"Authorization": "Bearer seam"} if self.asked % 2 else None
+
+
+async def test_the_auth_flow_runs_on_the_own_client_with_its_cookies_and_agent() -> None:
+    def with_cookie(connection: int, request: RawRequest) -> bytes:
+        return answer(connection, request).replace(
+            b"\r\n\r\n", b"\r\nSet-Cookie: lb=replica-2\r\n\r\n", 1
+        )
+
+    auth = RefreshingToken()
+    async with keepalive_server(with_cookie) as (url, seen):
+        with anyio.fail_after(BOUND):
+            async with Client(url, auth=auth) as client:
+                for _ in range(3):
+                    await client.list_tools()
+    sent = [request for _, request in seen.requests]
+    assert auth.flows >= 2  # the flow ran for some of them
+    assert {request.header("authorization") for request in sent} == {"Bearer seam", "Bearer flow"}
+    # one client: one User-Agent, and the endpoint's cookie rides on every later request
+    assert all((request.header("user-agent") or "").startswith("mrtr/") for request in sent)
+    assert all(request.header("cookie") == "lb=replica-2" for request in sent[1:])

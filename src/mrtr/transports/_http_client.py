@@ -19,7 +19,7 @@ from __future__ import annotations
 import select
 import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -158,7 +158,7 @@ class OwnClient:
         url: httpx.URL | str,
         *,
         content: bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         timeout: httpx.Timeout | None = None,  # noqa: ASYNC109 (httpx's keyword, per request)
         follow_redirects: bool = False,
     ) -> AsyncIterator[OwnResponse]:
@@ -170,7 +170,7 @@ class OwnClient:
         del follow_redirects  # redirects are the exchange's business
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         limits = timeout or self.timeout
-        pairs = list((headers or {}).items())
+        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
         if not any(name.lower() == "user-agent" for name, _ in pairs):
             pairs.append(("User-Agent", USER_AGENT))
         cookie = self._cookies.header()

@@ -34,7 +34,8 @@ import httpx
 
 from mrtr.errors import RedirectError
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
-from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_auth_flow import run_auth_flow
+from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import sanitized_set_cookies
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
@@ -218,8 +219,9 @@ class HTTPExchange:
         """One request with a `SupportsTransportAuth`: on the own client when its token is ready.
 
         A request the auth cannot authorize by itself, or whose response it refuses
-        (the refused response is read and dropped), is sent through httpx with the
-        auth's full flow (discovery, refresh, step-up, DPoP nonces).
+        (the refused response is read and dropped), is sent again through the auth's
+        full flow (discovery, refresh, step-up, DPoP nonces), still on the own client
+        (`run_auth_flow`): one cookie jar and one User-Agent for every MCP request.
         """
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         where = str(target)
@@ -237,11 +239,15 @@ class HTTPExchange:
             logger.debug(
                 "HTTP %s: %s %s again through the auth flow", response.status_code, method, where
             )
-        flow_client = self._flow_http()
-        if flow_client is None:
-            raise httpx.ReadError("the HTTP transport is closed")
-        async with flow_client.stream(
-            method, target, auth=self._auth, follow_redirects=False, **kwargs
+        assert isinstance(self.client, OwnClient) and self._auth is not None
+        async with run_auth_flow(
+            self.client,
+            self._auth,
+            method,
+            target,
+            headers=kwargs.get("headers"),
+            content=kwargs.get("content", b""),
+            timeout=kwargs.get("timeout"),
         ) as flowed:
             yield flowed
 
@@ -279,7 +285,8 @@ class HTTPExchange:
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
     """An httpx client of our own, on small pools (see the module docstring)."""
     pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
-    return httpx.AsyncClient(timeout=timeout, transport=pools)
+    # the own client's User-Agent: one per transport, whichever client sends
+    return httpx.AsyncClient(timeout=timeout, transport=pools, headers={"User-Agent": USER_AGENT})
 
 
 def _with_auth(headers: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:
