@@ -3,14 +3,15 @@
 `HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
-With no proxy configured and no ``auth`` (or ``mrtr.auth.OAuth``, which has a fast
-path for it: `SupportsTransportAuth`), the transport's own client is `_http_client.OwnClient`, a
-lean HTTP/1.1 pool on anyio sockets (TLS with httpx's default context); otherwise (any
-other ``httpx.Auth``, proxies from the environment) it is httpx, as below, and a client
-the caller gives is always used as given. With OAuth on the own client, a request whose
-token needs work (none yet, due for refresh, refused with 401 or 403
-``insufficient_scope``) goes through httpx and the OAuth flow instead, on an httpx
-client made on first use.
+With no proxy configured and no ``auth`` (or an auth on the public seam
+`SupportsTransportAuth`, as ``mrtr.auth.OAuth`` is), the transport's own client is
+`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
+default context); otherwise (any other ``httpx.Auth``, proxies from the environment) it
+is httpx, as below, and a client the caller gives is always used as given. With OAuth
+on the own client, a request whose token needs work (none yet, due for refresh, refused
+with 401 or 403 ``insufficient_scope``) runs the OAuth flow on that same client
+(`_http_auth_flow`); the auth's own requests to other origins (discovery, tokens) go on
+an httpx client made on first use.
 
 httpcore 1.0's pool rescans all its connections (and every queued request against each
 of them) whenever a request starts or ends, and closes every idle connection while it
@@ -128,7 +129,7 @@ class HTTPExchange:
         return self._flow_http
 
     def _flow_http(self) -> httpx.AsyncClient | None:
-        """The httpx client for auth flows next to the own client, made on first use."""
+        """The httpx client for the auth's own requests (other origins), made on first use."""
         if self._flow_client is None:
             if self._closed:
                 return None
