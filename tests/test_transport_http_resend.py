@@ -124,7 +124,7 @@ async def test_resume_from_never_sends_an_answered_round_twice(path: str, tmp_pa
             )
             async with client_for(path, url, capabilities=declare) as worker:
                 with pytest.raises(TransportError):
-                    await worker.resume_from(store, paused.id, lease=0.5)
+                    await worker.resume_from(store, paused.id, lease=30)
                 assert calls(seen) == 2  # the first call, and the answered round once
                 stored = await store.get(paused.id)
                 assert stored is not None and stored.status == "sending"
