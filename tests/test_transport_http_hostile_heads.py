@@ -119,11 +119,15 @@ async def test_a_max_age_of_hundreds_of_digits_is_a_long_lived_cookie(
     assert cookies_sent(seen)[-1] == "lb=r1"
 
 
-@pytest.mark.parametrize("path", ["own", "httpx"])
+@pytest.mark.parametrize("path", ["own", "httpx", "proxied"])
 @pytest.mark.parametrize("octet", [b"\x00", b"\x7f", b"\xe9"], ids=["NUL", "DEL", "0xE9"])
 async def test_a_cookie_that_could_not_be_sent_back_is_refused_on_arrival(
-    path: str, octet: bytes
+    path: str, octet: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if path == "proxied":  # a proxy in the environment: the transport makes plain httpx
+        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # ...which goes direct to 127.0.0.1
+        path = "own"
     bad = b"Set-Cookie: bad=x" + octet + b"y\r\nSet-Cookie: good=1\r\n"
     async with keepalive_server(server(listing(bad))) as (url, seen):
         with anyio.fail_after(BOUND):

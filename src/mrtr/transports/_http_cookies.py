@@ -15,11 +15,14 @@ bounds the digits of a ``Max-Age`` a server may send.
 
 from __future__ import annotations
 
+import email.message
 import email.utils
+import http.cookiejar
 import re
 import time
+from typing import Any, cast
 
-__all__ = ["MAX_COOKIES", "MAX_COOKIE_AGE", "MAX_COOKIE_SIZE", "CookieJar", "sanitized_set_cookies"]
+__all__ = ["MAX_COOKIES", "MAX_COOKIE_AGE", "MAX_COOKIE_SIZE", "CookieJar", "SafeCookieJar"]
 
 MAX_COOKIES = 50
 MAX_COOKIE_SIZE = 4096
@@ -72,25 +75,35 @@ class CookieJar:
             self._cookies[name] = (value, expires, secure)
 
 
-def sanitized_set_cookies(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]] | None:
-    """`headers` with the ``Set-Cookie`` lines this module would refuse dropped.
+class SafeCookieJar(http.cookiejar.CookieJar):
+    """The cookie jar of the httpx clients the transport makes: this module's rules first.
 
-    For the httpx clients the transport makes itself: httpx's cookie jar stores a value
-    that h11 then refuses to send (every later request fails), and a ``Max-Age`` of
-    hundreds of digits overflows inside ``http.cookiejar``. ``Max-Age`` is capped at
-    `MAX_COOKIE_AGE`. ``None`` when there is nothing to change.
+    httpx's jar (``http.cookiejar``) stores a value that h11 then refuses to send, so
+    every later request would fail, and a ``Max-Age`` of hundreds of digits overflows
+    inside it. Here each ``Set-Cookie`` passes the checks of `CookieJar` first: a
+    cookie that breaks RFC 6265's grammar is dropped, and ``Max-Age`` is capped at
+    `MAX_COOKIE_AGE`, before ``http.cookiejar`` reads the rest.
     """
-    if not any(len(name) == 10 and name.lower() == b"set-cookie" for name, _ in headers):
-        return None
-    kept: list[tuple[bytes, bytes]] = []
-    for name, value in headers:
-        if len(name) == 10 and name.lower() == b"set-cookie":
-            line = _sanitized(value.decode("latin-1"))
-            if line is None:
-                continue
-            value = line.encode("latin-1")
-        kept.append((name, value))
-    return kept
+
+    def make_cookies(self, response: Any, request: Any) -> Any:
+        return super().make_cookies(cast(Any, _Sanitized(response)), request)
+
+
+class _Sanitized:
+    """A response as ``http.cookiejar`` sees it, with its ``Set-Cookie`` lines checked."""
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    def info(self) -> email.message.Message:
+        cleaned = email.message.Message()
+        for name, value in self._response.info().items():
+            if name.lower() == "set-cookie":
+                value = _sanitized(value)
+                if value is None:
+                    continue
+            cleaned[name] = value
+        return cleaned
 
 
 def _sanitized(line: str) -> str | None:

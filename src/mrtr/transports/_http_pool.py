@@ -37,7 +37,7 @@ from mrtr.errors import RedirectError
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_auth_flow import run_auth_flow
 from mrtr.transports._http_client import USER_AGENT, OwnClient
-from mrtr.transports._http_cookies import sanitized_set_cookies
+from mrtr.transports._http_cookies import SafeCookieJar
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
@@ -105,7 +105,7 @@ class HTTPExchange:
             self.client, self._owned = source(), True
         elif urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
-            self.client = httpx.AsyncClient(timeout=own_timeout)
+            self.client = _httpx_client(own_timeout)
             self._owned = True
         elif (auth is None or fast is not None) and target is not None:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
@@ -285,9 +285,19 @@ class HTTPExchange:
 
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
     """An httpx client of our own, on small pools (see the module docstring)."""
-    pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
-    # the own client's User-Agent: one per transport, whichever client sends
-    return httpx.AsyncClient(timeout=timeout, transport=pools, headers={"User-Agent": USER_AGENT})
+    return _httpx_client(timeout, ShardedTransport(pools=POOLS, limits=POOL_LIMITS))
+
+
+def _httpx_client(
+    timeout: httpx.Timeout | float | None, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """An httpx client the transport makes: mrtr's User-Agent, the checked cookie jar."""
+    return httpx.AsyncClient(
+        timeout=timeout,
+        transport=transport,  # None: httpx's own, with proxies from the environment
+        headers={"User-Agent": USER_AGENT},  # one User-Agent per transport
+        cookies=SafeCookieJar(),  # no cookie it could not send back (kept as given)
+    )
 
 
 def _with_auth(headers: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:
@@ -331,9 +341,6 @@ class ShardedTransport(httpx.AsyncBaseTransport):
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _ReleasingStream(response.stream, self._busy, index)
-        cleaned = sanitized_set_cookies(response.headers.raw)
-        if cleaned is not None:  # before httpx's jar stores what it could not send back
-            response.headers = httpx.Headers(cleaned)
         return response
 
     async def aclose(self) -> None:
