@@ -357,3 +357,38 @@ async def test_a_bomb_on_the_authorization_redirect_is_never_decoded() -> None:
         with anyio.fail_after(BOUND):
             async with bounded_memory(16 * MIB):
                 assert (await OAuth(url, grant=grant).login()).access_token == "a"
+
+
+async def test_a_bomb_on_a_401_is_never_decoded_by_the_auth_flow() -> None:
+    from mrtr import Client
+
+    payload = bomb(64 * MIB, 1)
+    discover = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "bombed", "version": "0"}},
+    }
+
+    async def mcp(request: ReceivedRequest, respond: Responder, base: str) -> None:
+        if request.header("authorization") != "Bearer a":
+            challenge = f'Bearer resource_metadata="{base}{PRM}"'
+            headers = {"WWW-Authenticate": challenge, "Content-Encoding": "gzip"}
+            await respond.body(401, payload, content_type="text/html", headers=headers)
+            return
+        message = request.json()
+        if "id" not in message:
+            await respond.accepted()
+            return
+        result = discover if message["method"] == "server/discover" else {"tools": []}
+        await respond.json({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    routes: Routes = {
+        "/mcp": mcp,
+        PRM: resource_metadata,
+        ASM: server_metadata(),
+        "/token": token(b'{"access_token": "a", "token_type": "Bearer"}'),
+    }
+    async with auth_server(routes) as url:
+        with anyio.fail_after(BOUND):
+            async with bounded_memory(16 * MIB), Client(url, auth=machine(url)) as client:
+                assert (await client.list_tools()).tools == []
