@@ -317,7 +317,7 @@ class InProcessTransport(Transport):
         self._closed_reason: str | None = None
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         """Connect to the server; its request workers run in the lifespan's task group.
 
         Raises:

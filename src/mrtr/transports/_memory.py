@@ -235,7 +235,7 @@ class MemoryTransport(Transport):
         return self._closed_reason is not None
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         # The pair is connected from the start: the lifespan only checks and closes.
         self._check_open()
         if self._entered:

@@ -171,7 +171,7 @@ class StreamableHTTPTransport(Transport):
     # -- lifecycle ------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         """Create (or adopt) the httpx client and own the task group of the POSTs.
 
         Raises:
