@@ -7,8 +7,9 @@ exactly where a watchdog or a timeout calls it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import partial
+from typing import Any
 
 import anyio
 import pytest
@@ -22,15 +23,15 @@ from tests.helpers.peer import JSON, MODERN, ScriptedPeer, memory_pair
 
 pytestmark = pytest.mark.anyio
 
-Close = Callable[[Callable[[], Awaitable[None]]], Awaitable[None]]
+Close = Callable[[Callable[[], Coroutine[Any, Any, None]]], Awaitable[None]]
 
 
-async def _from_a_sibling_task(aclose: Callable[[], Awaitable[None]]) -> None:
+async def _from_a_sibling_task(aclose: Callable[[], Coroutine[Any, Any, None]]) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(aclose)
 
 
-async def _inside_a_cancel_scope(aclose: Callable[[], Awaitable[None]]) -> None:
+async def _inside_a_cancel_scope(aclose: Callable[[], Coroutine[Any, Any, None]]) -> None:
     with anyio.move_on_after(60):
         await aclose()
 

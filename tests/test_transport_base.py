@@ -56,7 +56,8 @@ async def test_a_subclass_implements_the_public_lifespan() -> None:
     async with wrapper, server_end:
         assert wrapper.events == ["enter"]
         await wrapper.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        assert (await server_end.receive())["method"] == "notifications/initialized"
+        received = await server_end.receive()
+        assert isinstance(received, dict) and received["method"] == "notifications/initialized"
     assert wrapper.events == ["enter", "aclose", "exit"]
     assert client_end.closed
 

@@ -57,7 +57,7 @@ exception is never wrapped: it reaches the caller as itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mrtr.types._constants import INVALID_PARAMS
 
@@ -731,19 +731,3 @@ class InvalidRequestState(MRTRError):
     unmodified. The message is a reason for the server log only; the client always gets
     the same frozen -32602 answer.
     """
-
-
-_E = TypeVar("_E", bound=BaseException)
-
-
-def fresh_copy(error: _E) -> _E:
-    """A new exception object equal to `error`, for one more waiter to raise.
-
-    One failure (a connection that ended) reaches many waiting tasks; raising the same
-    object in each would make their tracebacks and contexts overwrite each other.
-    """
-    clone = type(error).__new__(type(error), *error.args)
-    clone.__dict__.update(error.__dict__)
-    clone.__cause__ = error.__cause__
-    clone.__suppress_context__ = error.__suppress_context__
-    return clone

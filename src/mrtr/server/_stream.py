@@ -27,7 +27,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from mrtr._anyio import event_factory
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import (

@@ -27,7 +27,8 @@ import anyio
 import anyio.abc
 from typing_extensions import Self
 
-from mrtr._anyio import event_factory
+from mrtr._anyio import fresh_copy
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.ids import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr._wire.jsonrpc import error_from_wire, is_number, with_progress_token
 from mrtr.errors import (
@@ -36,7 +37,6 @@ from mrtr.errors import (
     ProtocolError,
     RequestTimeoutError,
     TransportError,
-    fresh_copy,
 )
 from mrtr.session._context import ProgressCallback
 from mrtr.transports import JSONObject, RequestFailed, RequestId, SupportsResponseSink, Transport
@@ -50,6 +50,7 @@ __all__ = [
     "RequestHandler",
     "SessionState",
     "error_from_wire",
+    "response_outcome",
 ]
 
 _logger = logging.getLogger("mrtr.session")
@@ -85,11 +86,11 @@ ParamsEnvelope = Callable[
 ]
 """``(params, progress_token) -> params to send``: adds what every request carries."""
 
-RequestSend = Callable[["Mapping[str, Any] | None"], Awaitable[JSONObject]]
+RequestSend = Callable[["Mapping[str, Any] | None"], Coroutine[Any, Any, JSONObject]]
 """``async (params) -> result``: send this one request with these params and wait."""
 
 ObservedRequest = Callable[
-    [RequestId, "Mapping[str, Any] | None", RequestSend], Awaitable[JSONObject]
+    [RequestId, "Mapping[str, Any] | None", RequestSend], Coroutine[Any, Any, JSONObject]
 ]
 """``async (request_id, params, send) -> result``: one request, sent through ``send``."""
 
@@ -126,6 +127,25 @@ class _Pending:
         if self.outcome is None:
             self.outcome = outcome
             self.event.set()
+
+
+def response_outcome(
+    message: JSONObject, method: str, request_id: object
+) -> JSONObject | MRTRError:
+    """What a response to our `method` request settles it with: the one classifier.
+
+    Its ``result`` object; the server's error (`error_from_wire`); or, for anything else
+    (no result object, or both members), a `ProtocolError`. Both paths of a response,
+    the reader and a transport's sink, settle through it.
+    """
+    result = message.get("result")
+    if isinstance(result, dict) and "error" not in message:
+        return result
+    if "error" in message and "result" not in message:
+        return error_from_wire(message["error"], method=method)
+    return ProtocolError(
+        f"the response to {method} (id {request_id}) has no result object", method=method
+    )
 
 
 async def _ignore_notification(method: str, params: Any) -> None:
@@ -287,7 +307,7 @@ class JSONRPCConnection:
         timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
         request_id: RequestId | None = None,
-    ) -> Awaitable[JSONObject]:
+    ) -> Coroutine[Any, Any, JSONObject]:
         """Send one request and wait for its result object (await what it returns).
 
         The request's own coroutine is returned, with no frame of this method's kept
@@ -433,15 +453,19 @@ class JSONRPCConnection:
             self._fail_all(failure)
 
     def _take_response(self, message: JSONObject) -> bool:
-        """Settle a request with `message`, its plain result, handed over by the transport."""
-        result = message.get("result")
+        """Settle a waiting request with `message`, a response the transport hands over.
+
+        The sink of a `SupportsResponseSink`: it runs in the transport's read callback,
+        outside any task, so it takes only a response to a request still waiting (a
+        stray one is logged on the reader) and classifies it as the reader would.
+        """
         request_id = message.get("id")
-        if type(result) is not dict or "error" in message or not is_request_id(request_id):
+        if not is_request_id(request_id):
             return False
         pending = self._pending.get(request_id)
         if pending is None or pending.outcome is not None:
             return False
-        pending.settle(result)
+        pending.settle(response_outcome(message, pending.method, request_id))
         return True
 
     def _fail_all(self, error: MRTRError) -> None:
@@ -493,17 +517,7 @@ class JSONRPCConnection:
         if pending is None:
             self._stray.report(request_id)
             return
-        if "error" in message and "result" not in message:
-            pending.settle(error_from_wire(message["error"], method=pending.method))
-        elif isinstance(message.get("result"), dict) and "error" not in message:
-            pending.settle(message["result"])
-        else:
-            pending.settle(
-                ProtocolError(
-                    f"the response to {pending.method} (id {request_id}) has no result object",
-                    method=pending.method,
-                )
-            )
+        pending.settle(response_outcome(message, pending.method, request_id))
 
     def _wrong_type_target(self, request_id: Any) -> RequestId | None:
         """The request a response with an id of the wrong type must be meant for, if clear.

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.lowlevel
 
-from mrtr._anyio import event_factory
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import decode_message, encode_echoing
 from mrtr.errors import TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport

@@ -29,6 +29,8 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from mrtr._wire._speedups import set_read_size
+
 __all__ = [
     "AsyncioPipeReader",
     "FdWriter",
@@ -202,8 +204,7 @@ class _PipeProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)
-        if isinstance(getattr(transport, "max_size", None), int):
-            transport.max_size = _READ_SIZE  # type: ignore[attr-defined]  # see _READ_SIZE
+        set_read_size(transport, _READ_SIZE)
 
     def data_received(self, data: bytes) -> None:
         take, waiter = self.take, self.waiter

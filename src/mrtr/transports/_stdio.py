@@ -28,12 +28,13 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
+from mrtr._anyio import fresh_copy
 from mrtr._wire.framing import (
     decode_message,
     encode_echoing,
     response_id_of_unparseable,
 )
-from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
+from mrtr.errors import ProcessExitedError, ProtocolError, TransportError
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
