@@ -346,6 +346,20 @@ class ProcessExitedError(TransportError):
         self.returncode = returncode
 
 
+class SubscriptionLostError(MRTRError):
+    """A ``subscriptions/listen`` stream ended without the server's graceful close.
+
+    Nothing is replayed: listen again, and refetch what depends on the stream.
+
+    Attributes:
+        subscription_id: the id of the ``subscriptions/listen`` request.
+    """
+
+    def __init__(self, subscription_id: str | int, reason: str) -> None:
+        super().__init__(f"the subscription {subscription_id!r} was lost: {reason}")
+        self.subscription_id = subscription_id
+
+
 class ClientStateError(MRTRError, RuntimeError):
     """The client, session or flow was misused: the wrong state, or arguments it forbids.
 
@@ -372,20 +386,6 @@ class NotInThisEraError(ClientStateError):
         self.method = method
         self.protocol_version = protocol_version
         self.instead = instead
-
-
-class SubscriptionLostError(MRTRError):
-    """A ``subscriptions/listen`` stream ended without the server's graceful close.
-
-    Nothing is replayed: listen again, and refetch what depends on the stream.
-
-    Attributes:
-        subscription_id: the id of the ``subscriptions/listen`` request.
-    """
-
-    def __init__(self, subscription_id: str | int, reason: str) -> None:
-        super().__init__(f"the subscription {subscription_id!r} was lost: {reason}")
-        self.subscription_id = subscription_id
 
 
 class AuthError(MRTRError):
@@ -465,40 +465,6 @@ class IssuerMismatchError(DiscoveryError):
         self.kind = kind
 
 
-class PausedCallError(MRTRError):
-    """A paused call cannot be read, answered, claimed or resumed as asked."""
-
-
-class PausedCallFormatError(PausedCallError):
-    """The data is not a paused call this version of mrtr can read (fail closed).
-
-    Attributes:
-        version: the format version found, when there was one.
-    """
-
-    def __init__(self, message: str, *, version: object = None) -> None:
-        super().__init__(message)
-        self.version = version
-
-
-class PausedCallMismatchError(PausedCallError):
-    """The paused call belongs to another protocol era or another server.
-
-    Attributes:
-        field: what differs (``"protocol_version"`` or ``"server"``).
-        expected: the value recorded in the paused call.
-        actual: the value of the client trying to resume it.
-    """
-
-    def __init__(self, field: str, expected: object, actual: object) -> None:
-        super().__init__(
-            f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
-        )
-        self.field = field
-        self.expected = expected
-        self.actual = actual
-
-
 class RegistrationError(AuthError):
     """The client could not register (or has no registration) with the authorization server.
 
@@ -576,6 +542,40 @@ class InsufficientScopeError(AuthError):
         )
         self.required = required
         self.granted = granted
+
+
+class PausedCallError(MRTRError):
+    """A paused call cannot be read, answered, claimed or resumed as asked."""
+
+
+class PausedCallFormatError(PausedCallError):
+    """The data is not a paused call this version of mrtr can read (fail closed).
+
+    Attributes:
+        version: the format version found, when there was one.
+    """
+
+    def __init__(self, message: str, *, version: object = None) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+class PausedCallMismatchError(PausedCallError):
+    """The paused call belongs to another protocol era or another server.
+
+    Attributes:
+        field: what differs (``"protocol_version"`` or ``"server"``).
+        expected: the value recorded in the paused call.
+        actual: the value of the client trying to resume it.
+    """
+
+    def __init__(self, field: str, expected: object, actual: object) -> None:
+        super().__init__(
+            f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
+        )
+        self.field = field
+        self.expected = expected
+        self.actual = actual
 
 
 class PausedCallIncompleteError(PausedCallError):

@@ -31,8 +31,8 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 
 _ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 # `_ENCODER.encode` and `json.loads` each go through two or three Python frames around
-# the C encoder and scanner; one message per leg makes that measurable, so the usual
-# message takes the shortcuts of `_speedups`, with the same options and the same errors.
+# the C encoder and scanner, for every message: the usual message takes the shortcuts of
+# `_speedups` instead, with the same options and the same errors.
 _encode = compact_encoder(_ENCODER)
 _loads = loads_object
 

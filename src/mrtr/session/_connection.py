@@ -196,8 +196,8 @@ class JSONRPCConnection:
         self._task_group: anyio.abc.TaskGroup | None = None
         self._scopes: set[anyio.CancelScope] = set()  # of the tasks running in the group
         self._exit_stack: AsyncExitStack | None = None
-        # `anyio.Event()` looks up the running backend each time; one request per leg
-        # makes that measurable, so the backend's class is looked up once, on open.
+        # `anyio.Event()` looks up the running backend each time, and every request makes
+        # one: the backend's class is looked up once, on open.
         self._new_event: Callable[[], anyio.Event] = anyio.Event
 
     # -- lifecycle -------------------------------------------------------------------
