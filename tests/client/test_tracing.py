@@ -42,7 +42,7 @@ from mrtr.types import (
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples")
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 SECRET_ARGUMENT = "argument-secret-7f3a"
 SECRET_ANSWER = "answer-secret-91bc"
