@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
 from mrtr.server._security import RequestStateSecurity
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from mrtr.server._middleware import ServerMiddleware
 
 __all__ = ["Handler", "ServerSpec"]
 
@@ -33,6 +38,10 @@ class ServerSpec:
         initialize_result: builds the answer to a legacy ``initialize`` at a version.
         handler_error_log_level: the level at which a handler's exception is logged.
         telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
+        params_models: the params model of each method registered with
+            ``add_request_handler`` (custom methods, or a spec method's own model).
+        middleware: the around-handler hooks, outermost first.
+        server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
     """
 
     handlers: Mapping[str, Handler]
@@ -42,3 +51,6 @@ class ServerSpec:
     initialize_result: Callable[[str], dict[str, Any]]
     handler_error_log_level: int
     telemetry: Telemetry = field(default_factory=Telemetry)
+    params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    middleware: tuple[ServerMiddleware, ...] = ()
+    server_info: dict[str, Any] | None = None
