@@ -33,7 +33,7 @@ def _pytest(session: nox.Session, marker: str, *groups: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it.
+    """Everything but interop: `nox -s tests -- tests/flow/test_driver.py -x` narrows it.
 
     With the `docs` group: tests/docs/ builds the site and opens it in Chromium.
     """

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # The guides and the landing pages; docs/internals.md and the benchmark notes are notes.
 NOTES = {"docs/internals.md", "docs/benchmarks.md", "docs/bench/quick.md"}
+NOTE_DIRS = ("docs/bench-history/",)
 FENCE = re.compile(
     r"(?:^<!-- check: (?P<check>[^\n]*?) -->\n)?^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```$",
     re.MULTILINE | re.DOTALL,
@@ -54,7 +55,9 @@ def pages() -> list[Path]:
     return [
         page
         for page in found
-        if str(page.relative_to(ROOT)) not in NOTES and not skipped & set(page.parts)
+        if str(page.relative_to(ROOT)) not in NOTES
+        and not str(page.relative_to(ROOT)).startswith(NOTE_DIRS)
+        and not skipped & set(page.parts)
     ]
 
 
