@@ -4,7 +4,8 @@ The server half measured alone: whatever server is under test (official, mrtr un
 sealed, the floor), the client is always the same floor client (`bench._raw_client`:
 asyncio, standard `json`, no validation), so the server's CPU is all that differs. The
 server's CPU time is read from its CPU-time clock (``clock_getcpuclockid``: user +
-system, every thread of the process, in nanoseconds) before and after the timed calls; its memory from ``/proc/<pid>/status``.
+system, every thread of the process, in nanoseconds) before and after the timed calls;
+its memory from ``/proc/<pid>/status``.
 
 Spec: ``server`` (a `bench.servers` module stem), ``target`` (``"stdio"``, spawned here,
 with ``args`` after ``stdio``; or an ``http://`` URL with ``pid``, started by the parent),

@@ -174,7 +174,8 @@ def scenario_server(opts: Options) -> list[str]:
         f"no-library client (`bench._server_load`, job `legs`) making 20 warm-up then "
         f"{calls} timed {ROUNDS}-round calls ({ROUNDS + 1} legs each) of the manual "
         "`rounds` tool. Server CPU is user + system time of the server process (its "
-        "CPU-time clock, `clock_getcpuclockid`: all threads) over the timed calls, per leg. Every side is "
+        "CPU-time clock, `clock_getcpuclockid`: all threads) over the timed calls, per leg. "
+        "Every side is "
         "driven by the same client, so the driver's CPU is the same job throughout."
     )
     _log("  server over stdio")
@@ -447,7 +448,7 @@ def scenario_share(opts: Options) -> list[str]:
         f"`python -c 'import mrtr.server'` against `import mcp.server` and a bare `pass` "
         f"({reps * 2} fresh processes each, alternating); each stdio server spawned and "
         f"asked `server/discover` by a raw client in the bench process ({reps} each). "
-        "Target: at least 3× faster, a ratio ≤ 0.33."
+        "Target: at least 3 times faster, a ratio ≤ 0.33."
     )
     out.append(floor_table("C4. The server's import and first answer", rows, imports, note=note))
     return out
