@@ -176,7 +176,7 @@ class ServerConnection:
 
     def __init__(self, spec: ServerSpec) -> None:
         self._spec = spec
-        self._gate = EraGate()
+        self._gate = EraGate(spec.envelopes)
 
     @property
     def era(self) -> Era | None:
@@ -267,8 +267,13 @@ class ServerConnection:
             method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
         )
         policy = self._spec.request_state_policy
-        # the binding is only needed to open or seal a token: an unsealed server skips it
-        binding = None if policy is None else RequestBinding.of(method, params)
+        # the binding is only needed to open or seal a token: an unsealed server, and the
+        # methods that never carry a requestState, skip it
+        binding = (
+            None
+            if policy is None or method not in INPUT_REQUIRED_METHODS
+            else RequestBinding.of(method, params)
+        )
         sealed = params.get("requestState")
         if sealed is not None and method in INPUT_REQUIRED_METHODS:
             if not isinstance(sealed, str):
