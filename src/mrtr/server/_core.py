@@ -133,6 +133,10 @@ class _ContextBase:
         )
 
 
+async def _drop(message: JSONObject) -> None:
+    """The emit of an internal request: nothing it sends goes anywhere."""
+
+
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
     _state_logger.warning("requestState rejected on %s: %s", method, reason)
     return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE)
@@ -224,6 +228,45 @@ class ServerConnection:
             _logger.exception("unexpected error while answering %s", method)
             return error_response(request_id, HandlerError(INTERNAL_ERROR, "Internal error"))
         return result_response(request_id, result)
+
+    async def tools_page(
+        self, params: dict[str, Any], principal: Principal | None
+    ) -> ListToolsResult | None:
+        """One page of this server's own ``tools/list``, as its handler returned it.
+
+        For the transport's own checks (the ``Mcp-Param-*`` headers of a call): what a
+        ``tools/list`` request with these params would list, without the JSON-RPC wire
+        around it (no response dumped, no span: the client sent no such request).
+        ``None`` when there is no handler, the envelope or params are refused, or the
+        handler fails or returns something else (logged as a request's would be).
+        """
+        handler = self._spec.handlers.get("tools/list")
+        if handler is None:
+            return None
+        try:
+            envelope = self._gate.envelope("tools/list", params)
+            parsed = PaginatedRequestParams.model_validate(params)
+        except (HandlerError, ValidationError):
+            return None
+        ctx = _ContextBase("tools/list", 0, principal, _drop, None).context(envelope)
+        try:
+            result = await handler(ctx, parsed if params else None)
+        except MCPError:
+            return None
+        except Exception:
+            _logger.log(
+                self._spec.handler_error_log_level,
+                "the tools/list handler raised (request 0)",
+                exc_info=True,
+            )
+            return None
+        if not isinstance(result, ListToolsResult):
+            _logger.error(
+                "the tools/list handler returned a %s, not a ListToolsResult",
+                type(result).__name__,
+            )
+            return None
+        return result
 
     async def _request(
         self,

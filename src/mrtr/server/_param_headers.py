@@ -117,22 +117,20 @@ async def _input_schema(
         params: dict[str, Any] = {"_meta": meta}
         if cursor is not None:
             params["cursor"] = cursor
-        listing = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": params}
-        response = await connect().handle(listing, emit=_drop, principal=principal)
-        result = response.get("result") if response is not None else None
-        if not isinstance(result, dict):
+        page = await connect().tools_page(params, principal)
+        if page is None:
             return None  # no tools/list handler, or it failed: nothing declared to check
-        for tool in result.get("tools") or ():
-            if isinstance(tool, dict) and tool.get("name") == name:
-                return tool.get("inputSchema")
-        cursor = result.get("nextCursor")
+        for tool in page.tools:
+            if tool.name == name:
+                try:  # as the listing would have put it on the wire
+                    return tool.to_wire().get("inputSchema")
+                except Exception:  # a tool the listing could not have sent: unchecked
+                    _logger.exception("the listed tool %r cannot be serialized", name)
+                    return None
+        cursor = page.next_cursor
         if not isinstance(cursor, str):
             return None
     _logger.warning(
         "Mcp-Param headers of %r not checked: tools/list ran past %d pages", name, MAX_LIST_PAGES
     )
     return None
-
-
-async def _drop(message: JSONObject) -> None:
-    """Notifications of the internal listing go nowhere."""
