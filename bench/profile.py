@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000, help="concurrent calls")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--all", action="store_true", help="do not filter by package")
+    parser.add_argument("--save", help="also keep the raw profile in this file")
     parser.add_argument(
         "--callers", action="append", default=[], help="also show who calls functions matching"
     )
@@ -133,6 +134,10 @@ def main() -> None:
         else:
             result = run_worker({**spec, "target": args.target})
         print("result:", result)
+        if args.save:
+            import shutil
+
+            shutil.copy(out, args.save)
         stats = pstats.Stats(out)
         lib = args.server or args.lib
         package = "" if args.all or lib == "floor" else ("mrtr" if lib == "mrtr" else "mcp")
