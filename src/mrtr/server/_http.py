@@ -454,17 +454,26 @@ async def _cancelled_on_disconnect(receive: ASGIReceive) -> AsyncIterator[None]:
     """Run the body in a scope that a disconnect (read by a watcher task) cancels.
 
     On asyncio the watcher is a bare loop task, cancelled when the body ends: an anyio
-    task group and its task cost several times what serving a small request does.
-    Elsewhere it is a task of a task group.
+    task group and its task cost several times what serving a small request does. It
+    starts once the body first lets the loop run: a request answered without waiting
+    (no cancellation could reach it anyway) needs none. Elsewhere it is a task of a task
+    group.
     """
     loop = _asyncio_loop()
     if loop is not None:
         with anyio.CancelScope() as scope:
-            watcher = loop.create_task(_cancel_on_disconnect(receive, scope))
+            watchers: list[asyncio.Task[None]] = []
+
+            def watch() -> None:
+                watchers.append(loop.create_task(_cancel_on_disconnect(receive, scope)))
+
+            start = loop.call_soon(watch)
             try:
                 yield
             finally:
-                watcher.cancel()
+                start.cancel()
+                for watcher in watchers:
+                    watcher.cancel()
         return
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
@@ -493,10 +502,12 @@ class _EventStream:
     def __init__(self, send: ASGISend) -> None:
         self._send = send
         self.started = False
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made by the first notification
 
     async def emit(self, note: JSONObject) -> None:
         """Send one notification as an event (starting the response first)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             if not self.started:
                 self.started = True
@@ -515,6 +526,7 @@ class _EventStream:
 
     async def finish(self, response: JSONObject) -> None:
         """Send the response as the last event and end the stream."""
+        assert self._lock is not None  # started: a notification made it
         async with self._lock:
             await _send_event(self._send, response)
             await self._send({"type": "http.response.body", "body": b""})
