@@ -1,0 +1,271 @@
+"""The server's fast paths do what the plain paths they replace do (equivalence tests).
+
+- envelopes validated once per server (`EnvelopeCache`) are the ones validating gives;
+- the asyncio stdio pipes frame lines exactly as the threaded reader does (`LineFramer`),
+  and a server on trio (threads) and one on asyncio (pipes) answer alike;
+- the ``Mcp-Param`` check's direct listing (`ServerConnection.tools_page`) finds what a
+  ``tools/list`` request finds;
+- a handler assigned after a connection was made is seen by the next connection.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mrtr.errors import MCPError
+from mrtr.server import Server, ServerRequestContext
+from mrtr.server._envelope import EnvelopeCache, EraGate, envelope_key
+from mrtr.server._jsonrpc import HandlerError
+from mrtr.server._param_headers import _input_schema
+from mrtr.server._stdio_pipes import LineFramer
+from mrtr.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
+
+from ._servers import meta, request
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- envelopes ---------------------------------------------------------------------------
+
+
+def test_a_cached_envelope_is_the_validated_one() -> None:
+    shared = EnvelopeCache()
+    first = EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    fresh = EraGate().envelope("tools/list", {"_meta": meta()})
+    again = EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    assert again is first  # shared by the server's connections
+    assert again == fresh
+    assert len(shared) == 1
+
+
+def test_values_equal_under_eq_but_of_other_types_are_validated_apart() -> None:
+    shared = EnvelopeCache()
+    as_bool = meta({"roots": {"listChanged": True}})
+    as_int = meta({"roots": {"listChanged": 1}})
+    assert as_bool == as_int  # what a comparison by `==` would have confused
+    assert envelope_key(as_bool) != envelope_key(as_int)
+    EraGate(shared).envelope("tools/list", {"_meta": as_bool})
+    EraGate(shared).envelope("tools/list", {"_meta": as_int})
+    assert len(shared) == 2
+
+
+def test_the_cache_is_bounded_and_keeps_the_recent_ones() -> None:
+    shared = EnvelopeCache()
+    info = "io.modelcontextprotocol/clientInfo"
+    for i in range(50):
+        client = {**meta(), info: {"name": f"client-{i}", "version": "1"}}
+        EraGate(shared).envelope("tools/list", {"_meta": client})
+    assert len(shared) <= 8
+    recent = {**meta(), info: {"name": "client-49", "version": "1"}}
+    assert shared.get(envelope_key(recent)) is not None
+
+
+def test_a_legacy_connection_still_refuses_a_cached_modern_envelope() -> None:
+    shared = EnvelopeCache()
+    EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    legacy = EraGate(shared)
+    legacy.initialize(
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        }
+    )
+    with pytest.raises(HandlerError) as refused:
+        legacy.envelope("tools/list", {"_meta": meta()})
+    assert refused.value.code == -32600
+
+
+def test_an_invalid_envelope_is_never_cached() -> None:
+    shared = EnvelopeCache()
+    bad = meta({"roots": "not an object"})
+    for _ in range(2):
+        with pytest.raises(HandlerError):
+            EraGate(shared).envelope("tools/list", {"_meta": bad})
+    assert len(shared) == 0
+
+
+async def test_a_handler_assigned_later_is_seen_by_later_connections() -> None:
+    server = Server("late")
+    before = server.connection()
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="late")])
+
+    async def drop(message: Any) -> None:
+        return None
+
+    server.on_call_tool = call_tool
+    message = request("tools/call", {"name": "x"})
+    old = await before.handle(message, emit=drop)
+    new = await server.connection().handle(message, emit=drop)
+    assert old is not None and old["error"]["code"] == -32601
+    assert new is not None and new["result"]["content"][0]["text"] == "late"
+
+
+# --- stdio framing -----------------------------------------------------------------------
+
+
+def _threaded_framing(data: bytes, cap: int) -> list[bytes | str]:
+    """What `_stream._StdioReader` makes of `data`: lines, or "oversize" refusals."""
+    stream = io.BytesIO(data)
+    out: list[bytes | str] = []
+    while True:
+        line = stream.readline(cap + 1)
+        if not line:
+            return out
+        if len(line) > cap and not line.endswith(b"\n"):
+            while True:  # _discard_rest
+                chunk = stream.readline(cap + 1)
+                if not chunk or chunk.endswith(b"\n"):
+                    break
+            out.append("oversize")
+            continue
+        out.append(line.rstrip(b"\n") if line.endswith(b"\n") else line)
+
+
+def _framer_framing(chunks: list[bytes], cap: int) -> list[bytes | str]:
+    framer = LineFramer(cap)
+    out: list[bytes | str] = []
+
+    def drain() -> None:
+        while (line := framer.next_line()) is not None:
+            out.append("oversize" if line is LineFramer.OVERSIZE else line)  # type: ignore[arg-type]
+
+    for chunk in chunks:
+        framer.feed(chunk)
+        drain()
+    framer.end()
+    drain()
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_line_framer_frames_as_the_threaded_reader(seed: int) -> None:
+    rng = random.Random(seed)
+    cap = rng.choice([1, 5, 16, 64])
+    pieces = [
+        b"x" * rng.choice([0, 1, cap - 1, cap, cap + 1, 3 * cap]) + rng.choice([b"\n", b""])
+        for _ in range(rng.randint(1, 12))
+    ]
+    data = b"".join(pieces)
+    cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 6))))
+    chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True) if b > a]
+    assert _framer_framing(chunks, cap) == _threaded_framing(data, cap)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+async def test_stdio_answers_alike_on_pipes_and_threads(backend: str) -> None:
+    # asyncio serves the pipes from the loop (`_stdio_pipes`), trio through threads
+    script = (
+        "import sys, anyio; sys.path.insert(0, '.');"
+        "from tests.server._servers import make_server;"
+        "server = make_server();"
+        f"anyio.run(lambda: server.run_stdio_async(max_message_size=2000), backend={backend!r})"
+    )
+    import json
+
+    lines = [
+        b"not json",
+        b'{"x":"' + b"y" * 5000 + b'"}',
+        b"",
+        json.dumps(request("tools/list", id=1)).encode(),
+        b'{"jsonrpc":"2.0","id":2,"method":"ping"}',
+    ]
+    with anyio.fail_after(60):
+        process = await anyio.open_process([sys.executable, "-c", script], cwd=str(ROOT))
+        async with process:
+            assert process.stdin is not None and process.stdout is not None
+            await process.stdin.send(b"\n".join(lines))  # the last line has no newline
+            await process.stdin.aclose()
+            out = b""
+            async for chunk in process.stdout:
+                out += chunk
+            await process.wait()
+    answers = [json.loads(line) for line in out.decode().splitlines()]
+    assert answers[0]["error"]["code"] == -32700
+    assert answers[1]["error"]["code"] == -32600
+    assert answers[2]["id"] == 1 and "tools" in answers[2]["result"]
+    assert answers[3] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert process.returncode == 0
+
+
+# --- the Mcp-Param check's listing ---------------------------------------------------------
+
+_MIRRORED = {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}
+
+
+def _listing_server(behaviour: str) -> Server:
+    pages = [
+        [Tool(name="a", input_schema={"type": "object"})],
+        [Tool(name="b", input_schema=_MIRRORED, description="second page")],
+    ]
+
+    async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
+        if behaviour == "raises":
+            raise RuntimeError("boom")
+        if behaviour == "mcp-error":
+            raise MCPError(-32000, "no")
+        if behaviour == "wrong-type":
+            return CallToolResult(content=[])
+        page = int(params.cursor) if params is not None and params.cursor else 0
+        after = str(page + 1) if page + 1 < len(pages) else None
+        return ListToolsResult(tools=pages[page], next_cursor=after)
+
+    return Server("lister", on_list_tools=list_tools)
+
+
+async def _schema_by_request(server: Server, name: str, meta_value: Any) -> Any:
+    """The schema as found before: a full tools/list request through `handle`, page by page."""
+
+    async def drop(message: Any) -> None:
+        return None
+
+    cursor = None
+    for _ in range(100):
+        params: dict[str, Any] = {"_meta": meta_value}
+        if cursor is not None:
+            params["cursor"] = cursor
+        listing = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": params}
+        response = await server.connection().handle(listing, emit=drop)
+        result = response.get("result") if response is not None else None
+        if not isinstance(result, dict):
+            return None
+        for tool in result.get("tools") or ():
+            if isinstance(tool, dict) and tool.get("name") == name:
+                return tool.get("inputSchema")
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str):
+            return None
+    return None
+
+
+@pytest.mark.parametrize("behaviour", ["pages", "raises", "mcp-error", "wrong-type"])
+@pytest.mark.parametrize("name", ["a", "b", "ghost"])
+@pytest.mark.parametrize("envelope", ["valid", "bad-version"])
+async def test_the_direct_listing_finds_what_a_listing_request_finds(
+    behaviour: str, name: str, envelope: str
+) -> None:
+    server = _listing_server(behaviour)
+    meta_value = meta()
+    if envelope == "bad-version":
+        meta_value = {**meta_value, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}
+    direct = await _input_schema(server.connection, name, meta_value, None)
+    assert direct == await _schema_by_request(server, name, meta_value)
+    if behaviour == "pages" and envelope == "valid" and name == "b":
+        assert direct == _MIRRORED
