@@ -269,3 +269,45 @@ async def test_the_direct_listing_finds_what_a_listing_request_finds(
     assert direct == await _schema_by_request(server, name, meta_value)
     if behaviour == "pages" and envelope == "valid" and name == "b":
         assert direct == _MIRRORED
+
+
+# --- canonical JSON ------------------------------------------------------------------------
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    kinds = ["int", "float", "str", "bool", "null"] + (["list", "dict"] if depth < 4 else [])
+    kind = rng.choice(kinds)
+    if kind == "int":
+        return rng.choice([0, -1, 2**70, rng.randint(-1000, 1000)])
+    if kind == "float":
+        return rng.choice([0.1, -2.5e-300, 1e308, float("nan"), float("inf"), -0.0])
+    if kind == "str":
+        return rng.choice(["", "plain", "zürich", "\ud800 lone", 'quote"\\\n', "日本"])
+    if kind == "bool":
+        return rng.choice([True, False])
+    if kind == "null":
+        return None
+    if kind == "list":
+        return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    keys = ["b", "a", "é", "A", "10", "9", ""]
+    return {rng.choice(keys): _random_json(rng, depth + 1) for _ in range(rng.randint(0, 5))}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_canonical_json_is_the_encoders_text(seed: int) -> None:
+    from mrtr.server._security import _CANONICAL, canonical_json
+
+    value = _random_json(random.Random(seed))
+    assert canonical_json(value) == _CANONICAL.encode(value)
+    assert canonical_json({"wrapped": value}) == _CANONICAL.encode({"wrapped": value})
+
+
+def test_canonical_json_refuses_what_the_encoder_refuses() -> None:
+    from mrtr.server._security import canonical_json
+
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        canonical_json(loop)
+    with pytest.raises(TypeError):
+        canonical_json({"x": object()})

@@ -101,8 +101,9 @@ async def param_header_mismatch(
     if not isinstance(params, dict):
         return None
     name, arguments = params.get("name"), params.get("arguments") or {}
-    has_param_header = any(key.startswith("mcp-param-") for key in headers)
-    if not isinstance(name, str) or not (arguments or has_param_header):
+    if not isinstance(name, str):
+        return None
+    if not arguments and not any(key.startswith("mcp-param-") for key in headers):
         return None
     schema = await _input_schema(connect, name, params.get("_meta"), principal)
     return None if schema is None else header_mismatch(schema, arguments, headers)
@@ -122,8 +123,10 @@ async def _input_schema(
             return None  # no tools/list handler, or it failed: nothing declared to check
         for tool in page.tools:
             if tool.name == name:
-                try:  # as the listing would have put it on the wire
-                    return tool.to_wire().get("inputSchema")
+                try:  # as the listing would have put it on the wire (that field only)
+                    return tool.model_dump(
+                        include={"input_schema"}, by_alias=True, exclude_none=True, mode="json"
+                    ).get("inputSchema")
                 except Exception:  # a tool the listing could not have sent: unchecked
                     _logger.exception("the listed tool %r cannot be serialized", name)
                     return None
