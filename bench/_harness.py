@@ -277,12 +277,15 @@ def http_server(module: str = "bench.servers.official_server") -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def http_server_process(module: str, *args: str) -> Iterator[tuple[str, int]]:
-    """`http_server` with more arguments for the server; yield its URL and process id."""
+def http_server_process(
+    module: str, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """`http_server` with more arguments (and environment) for the server; its URL and pid."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", module, "http", "--port", str(port), *args],
         cwd=REPO,
+        env=None if env is None else {**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -76,8 +76,15 @@ if __name__ == "__main__":
 class RawStdio:
     """A JSON-line session over asyncio pipes to a stdio server it spawns (no library)."""
 
-    def __init__(self, module: str, *args: str, argv: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        module: str,
+        *args: str,
+        argv: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self._argv = argv or [sys.executable, "-m", module, "stdio", *args]
+        self._env = env
         self._proc: Any = None
         self._next_id = 0
 
@@ -96,6 +103,7 @@ class RawStdio:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             limit=1 << 22,
+            env=self._env,
         )
         return self
 

@@ -81,7 +81,9 @@ def server_rss_mib(pid: int) -> dict[str, float]:
 def _session(spec: dict[str, Any]) -> RawStdio | RawHTTP:
     if spec["target"] == "stdio":
         module = f"bench.servers.{spec['server']}_server"
-        return RawStdio(module, *spec.get("args", []), argv=spec.get("server_argv"))
+        env = spec.get("env")
+        env = None if env is None else {**os.environ, **env}
+        return RawStdio(module, *spec.get("args", []), argv=spec.get("server_argv"), env=env)
     return RawHTTP(spec["target"])
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -48,6 +49,18 @@ SERVERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mrtr": ("mrtr", ()),
     "mrtr-sealed": ("mrtr", ("--sealed",)),
 }
+# `BENCH_BEFORE_SRC=<another tree's src>` adds that tree's server, unsealed and sealed, to
+# the `server` scenario: before and after in one alternated run
+BEFORE_SRC = os.environ.get("BENCH_BEFORE_SRC")
+if BEFORE_SRC:
+    SERVERS["before"] = ("mrtr", ())
+    SERVERS["before-sealed"] = ("mrtr", ("--sealed",))
+
+
+def _env(side: str) -> dict[str, str] | None:
+    return {"PYTHONPATH": BEFORE_SRC} if BEFORE_SRC and side.startswith("before") else None
+
+
 ROUNDS = 2  # the two-round manual tool: three legs per call
 
 
@@ -130,7 +143,9 @@ def _all_http_servers() -> Iterator[dict[str, tuple[str, int]]]:
     """Every server side under its own uvicorn at once: side -> (URL, pid)."""
     with contextlib.ExitStack() as stack:
         yield {
-            side: stack.enter_context(http_server_process(f"bench.servers.{stem}_server", *args))
+            side: stack.enter_context(
+                http_server_process(f"bench.servers.{stem}_server", *args, env=_env(side))
+            )
             for side, (stem, args) in SERVERS.items()
         }
 
@@ -139,11 +154,22 @@ def _legs_spec(side: str, target: str, calls: int) -> dict[str, Any]:
     stem, args = SERVERS[side]
     spec = {"job": "legs", "server": stem, "n": ROUNDS, "calls": calls, "target": target}
     spec["args"] = list(args)
+    if _env(side) is not None:
+        spec["env"] = _env(side)
     return spec
 
 
 def _server_rows(goal: float, sealed_goal: float) -> list[FloorRow]:
+    before = (
+        [
+            FloorRow("server CPU per leg, before, unsealed", "server_leg", "before"),
+            FloorRow("server CPU per leg, before, sealed", "server_leg", "before-sealed"),
+        ]
+        if BEFORE_SRC
+        else []
+    )
     return [
+        *before,
         FloorRow("server CPU per leg, mrtr unsealed", "server_leg", target=goal),
         FloorRow(
             "server CPU per leg, mrtr sealed", "server_leg", "mrtr-sealed", target=sealed_goal
