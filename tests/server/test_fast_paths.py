@@ -311,3 +311,34 @@ def test_canonical_json_refuses_what_the_encoder_refuses() -> None:
         canonical_json(loop)
     with pytest.raises(TypeError):
         canonical_json({"x": object()})
+
+
+def test_stdio_from_a_file_keeps_the_threads(tmp_path: Path) -> None:
+    # stdin a regular file: the loop cannot read it as a pipe, so the threaded reader serves
+    import json
+    import subprocess
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        json.dumps(request("tools/list", id=1)).encode()
+        + b"\n"
+        + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+    )
+    script = (
+        "import sys; sys.path.insert(0, '.');"
+        "from tests.server._servers import make_server;"
+        "make_server().run_stdio()"
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=str(ROOT),
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert "tools" in answers[0]["result"] and answers[1]["result"] == {}
+    assert done.returncode == 0

@@ -157,14 +157,20 @@ class AsyncioStdio:
             raise TransportError(f"stdout closed: {exc}") from exc
 
     async def aclose(self) -> None:
-        """Close the duplicated descriptors; stdin and stdout are blocking again."""
-        with contextlib.suppress(OSError):
-            await self._writer.write(b"")  # whatever is queued goes out first
-        await self._reader.aclose()
-        await self._writer.aclose()
-        for fd in self._fds:
-            with contextlib.suppress(OSError):
-                os.set_blocking(fd, True)
+        """Close the duplicated descriptors; stdin and stdout are blocking again.
+
+        Never waits (it runs when serving ends, perhaps cancelled): what is left of a
+        write cut short goes out if the pipe takes it now.
+        """
+        try:
+            with contextlib.suppress(OSError, anyio.ClosedResourceError):
+                self._writer.write_nowait(b"")
+        finally:
+            await self._reader.aclose()
+            await self._writer.aclose()
+            for fd in self._fds:
+                with contextlib.suppress(OSError):
+                    os.set_blocking(fd, True)
 
 
 def _pipe_fd(stream: Any) -> int | None:
