@@ -342,3 +342,38 @@ def test_stdio_from_a_file_keeps_the_threads(tmp_path: Path) -> None:
     assert [a["id"] for a in answers] == [1, 2]
     assert "tools" in answers[0]["result"] and answers[1]["result"] == {}
     assert done.returncode == 0
+
+
+# --- base64url -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_base64url_is_the_base64_modules(seed: int) -> None:
+    import base64
+
+    from mrtr.server._codec import b64url, b64url_decode
+
+    rng = random.Random(seed)
+    data = rng.randbytes(rng.randint(0, 80))
+    text = b64url(data)
+    assert text == base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+    assert b64url_decode(text) == data
+    # any other text: the same verdict as decoding with the base64 module, then the
+    # canonical check
+    alphabet = "ABCxyz019-_+/=. é"
+    other = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    def reference(value: str) -> bytes | None:
+        if not value.isascii():
+            return None
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        except ValueError:
+            return None
+        return raw if base64.urlsafe_b64encode(raw).rstrip(b"=").decode() == value else None
+
+    try:
+        mine: bytes | None = b64url_decode(other)
+    except ValueError:
+        mine = None
+    assert mine == reference(other)
