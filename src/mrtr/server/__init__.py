@@ -23,11 +23,17 @@ if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
     from mrtr.server._codec import (
         AESGCMCodec as AESGCMCodec,
+        AESGCMRequestStateCodec as AESGCMRequestStateCodec,
         RequestStateCodec as RequestStateCodec,
     )
     from mrtr.server._context import (
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
+    )
+    from mrtr.server._middleware import (
+        CallNext as CallNext,
+        HandlerResult as HandlerResult,
+        ServerMiddleware as ServerMiddleware,
     )
     from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
@@ -46,8 +52,9 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
+    "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
     "mrtr.server._security": (

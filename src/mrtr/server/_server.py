@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
@@ -18,8 +18,11 @@ DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
+    from mrtr.server._middleware import HandlerResult, ServerMiddleware
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
@@ -82,7 +85,9 @@ CompleteHandler = Callable[
 TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 """Maps a bearer token to the principal it authenticates, or ``None`` to reject it."""
 
-_UNSET_VERSION = "0.0.0"
+_UNSET_VERSION = ""  # as the official SDK: an unversioned server says so, nothing made up
+
+_ParamsT = TypeVar("_ParamsT", bound="BaseModel")
 
 
 class Server:
@@ -122,6 +127,8 @@ class Server:
             the span's parent is the trace context the client put in ``params._meta``.
         meter_provider: record ``mcp.server.operation.duration`` with this provider.
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
+        middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
+            first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -150,8 +157,11 @@ class Server:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         tracing: bool = True,
+        middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
         self.name = name
+        self.middleware: list[ServerMiddleware] = list(middleware)
+        self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
         self._telemetry = Telemetry(
             enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
         )
@@ -200,6 +210,31 @@ class Server:
         object.__setattr__(self, name, value)
         object.__setattr__(self, "_connection_spec", None)
 
+    def add_request_handler(
+        self,
+        method: str,
+        params_type: type[_ParamsT],
+        handler: Callable[[ServerRequestContext, _ParamsT], Awaitable[HandlerResult]],
+    ) -> None:
+        """Answer ``method`` with ``handler`` (a custom method, or a spec method's own).
+
+        Incoming params (``{}`` when absent) are validated against ``params_type`` first
+        (``-32602`` if they do not fit), so the handler always gets the model. It may
+        return a model, a dict or ``None`` (``{}``); on ``tools/call``, ``prompts/get``
+        and ``resources/read`` the result must still be that method's result or an
+        ``InputRequiredResult``. Replaces the method's handler, ``on_*`` included.
+
+        Raises:
+            ValueError: ``method`` is ``initialize`` (the handshake is the server's own).
+        """
+        if method == "initialize":
+            raise ValueError(
+                "'initialize' is answered by the server itself and cannot be replaced; "
+                "observe it with middleware"
+            )
+        self._custom[method] = (params_type, handler)
+        object.__setattr__(self, "_connection_spec", None)
+
     # --- protocol facts ---------------------------------------------------------------
 
     def server_info(self) -> dict[str, Any]:
@@ -209,13 +244,19 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
-        if self.on_list_tools or self.on_call_tool:
+        custom = {method.split("/")[0] for method in self._custom}
+        if self.on_list_tools or self.on_call_tool or "tools" in custom:
             caps["tools"] = {}
-        if self.on_list_prompts or self.on_get_prompt:
+        if self.on_list_prompts or self.on_get_prompt or "prompts" in custom:
             caps["prompts"] = {}
-        if self.on_list_resources or self.on_list_resource_templates or self.on_read_resource:
+        if (
+            self.on_list_resources
+            or self.on_list_resource_templates
+            or self.on_read_resource
+            or "resources" in custom
+        ):
             caps["resources"] = {}
-        if self.on_complete:
+        if self.on_complete or "completion" in custom:
             caps["completions"] = {}
         return caps
 
@@ -264,14 +305,19 @@ class Server:
             "resources/read": self.on_read_resource,
             "completion/complete": self.on_complete,
         }
+        handlers = {method: h for method, h in candidates.items() if h is not None}
+        handlers.update({method: h for method, (_, h) in self._custom.items()})
         return ServerSpec(
-            handlers={method: h for method, h in candidates.items() if h is not None},
+            handlers=handlers,
             request_state_policy=self.request_state_policy,
             audience=self.audience,
             discover_result=self.discover_result,
             initialize_result=self.initialize_result,
             handler_error_log_level=self.handler_error_log_level,
             telemetry=self._telemetry,
+            params_models={method: model for method, (model, _) in self._custom.items()},
+            middleware=tuple(self.middleware),
+            server_info=self.server_info(),
         )
 
     def connection(self) -> ServerConnection:
@@ -283,7 +329,8 @@ class Server:
         from mrtr.server._core import ServerConnection
 
         spec: ServerSpec | None = getattr(self, "_connection_spec", None)
-        if spec is None:
+        # the list ``middleware`` may have been changed in place since
+        if spec is None or spec.middleware != tuple(self.middleware):
             spec = self.spec()
             object.__setattr__(self, "_connection_spec", spec)
         return ServerConnection(spec)

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
 from mrtr.server._envelope import EnvelopeCache
 from mrtr.server._security import RequestStateSecurity
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from mrtr.server._middleware import ServerMiddleware
 
 __all__ = ["Handler", "ServerSpec"]
 
@@ -36,6 +41,10 @@ class ServerSpec:
         telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
         envelopes: the modern envelopes validated lately, shared by the connections made
             from this spec (every modern HTTP POST is a connection of its own).
+        params_models: the params model of each method registered with
+            ``add_request_handler`` (custom methods, or a spec method's own model).
+        middleware: the around-handler hooks, outermost first.
+        server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
     """
 
     handlers: Mapping[str, Handler]
@@ -46,3 +55,6 @@ class ServerSpec:
     handler_error_log_level: int
     telemetry: Telemetry = field(default_factory=Telemetry)
     envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False)
+    params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    middleware: tuple[ServerMiddleware, ...] = ()
+    server_info: dict[str, Any] | None = None
