@@ -48,24 +48,15 @@ from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
-    CompleteRequestParams,
-    CompleteResult,
     CreateMessageRequest,
     ElicitRequest,
     ElicitRequestURLParams,
-    GetPromptRequestParams,
-    GetPromptResult,
     InputRequests,
     InputRequiredResult,
     InputResponses,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
     ListRootsRequest,
     ListToolsResult,
     PaginatedRequestParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
     Result,
     WireModel,
 )
@@ -102,13 +93,52 @@ class _Pending:
 _ROUTES: dict[str, _Route] = {
     "tools/list": _Route(PaginatedRequestParams, ListToolsResult, False),
     "tools/call": _Route(CallToolRequestParams, CallToolResult, True),
-    "prompts/list": _Route(PaginatedRequestParams, ListPromptsResult, False),
-    "prompts/get": _Route(GetPromptRequestParams, GetPromptResult, True),
-    "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
-    "resources/templates/list": _Route(PaginatedRequestParams, ListResourceTemplatesResult, False),
-    "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
-    "completion/complete": _Route(CompleteRequestParams, CompleteResult, True),
 }
+_FEATURE_METHODS = frozenset(
+    {
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
+
+
+def _feature_route(method: str) -> _Route | None:
+    """The route of a prompts, resources or completion method, added on its first use.
+
+    Their models (`mrtr.types._features`) load only then: a tools-only server never
+    imports them, which keeps its start (and its first answer) shorter.
+    """
+    if method not in _FEATURE_METHODS:
+        return None
+    from mrtr.types import (
+        CompleteRequestParams,
+        CompleteResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+    )
+
+    _ROUTES.update(
+        {
+            "prompts/list": _Route(PaginatedRequestParams, ListPromptsResult, False),
+            "prompts/get": _Route(GetPromptRequestParams, GetPromptResult, True),
+            "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
+            "resources/templates/list": _Route(
+                PaginatedRequestParams, ListResourceTemplatesResult, False
+            ),
+            "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
+            "completion/complete": _Route(CompleteRequestParams, CompleteResult, True),
+        }
+    )
+    return _ROUTES[method]
 
 
 _CACHEABLE_METHODS = frozenset(
@@ -368,7 +398,7 @@ class ServerConnection:
         if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
-        route = _ROUTES.get(method)
+        route = _ROUTES.get(method) or _feature_route(method)
         custom = self._spec.params_models.get(method)
         if custom is not None:
             route = _Route(custom, route.result_type if route else None, True)
