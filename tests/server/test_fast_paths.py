@@ -30,6 +30,7 @@ from mrtr.types import (
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
+    RequestParams,
     TextContent,
     Tool,
 )
@@ -116,6 +117,28 @@ async def test_a_handler_assigned_later_is_seen_by_later_connections() -> None:
     new = await server.connection().handle(message, emit=drop)
     assert old is not None and old["error"]["code"] == -32601
     assert new is not None and new["result"]["content"][0]["text"] == "late"
+
+
+async def test_a_custom_method_or_middleware_added_later_is_seen_by_later_connections() -> None:
+    server = Server("late")
+    server.connection()  # the shared spec is built here
+
+    async def echo(ctx: ServerRequestContext, params: RequestParams) -> dict[str, Any]:
+        return {"echoed": ctx.method}
+
+    async def drop(message: Any) -> None:
+        return None
+
+    server.add_request_handler("example/echo", RequestParams, echo)
+    answer = await server.connection().handle(request("example/echo", {}), emit=drop)
+    assert answer is not None and answer["result"]["echoed"] == "example/echo"
+
+    async def wrap(ctx: ServerRequestContext, call_next: Any) -> Any:
+        return {"echoed": "middleware"}
+
+    server.middleware.append(wrap)  # a change in place, no attribute set
+    answer = await server.connection().handle(request("example/echo", {}), emit=drop)
+    assert answer is not None and answer["result"]["echoed"] == "middleware"
 
 
 # --- stdio framing -----------------------------------------------------------------------
