@@ -18,7 +18,7 @@ from mcp.server import Server as OfficialServer
 from mcp.server.mcpserver import Context, MCPServer
 
 import mrtr.types as types
-from mrtr import Client, ClientRequestContext, MCPError
+from mrtr import Client, ClientRequestContext, MCPError, MessageTooLargeError
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -122,3 +122,18 @@ def test_importing_and_connecting_elsewhere_never_imports_mcp() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_message_over_the_cap_fails_only_the_request_it_answers() -> None:
+    server = MCPServer("big")
+
+    @server.tool()
+    def blob(size: int) -> str:
+        return "x" * size
+
+    with anyio.fail_after(BOUND):
+        async with Client(server, max_message_size=64 * 1024) as client:
+            with pytest.raises(MessageTooLargeError):
+                await client.call_tool("blob", {"size": 200_000})
+            small = await client.call_tool("blob", {"size": 10})
+    assert small.structured_content == {"result": "x" * 10}
