@@ -405,9 +405,11 @@ def scenario_share(opts: Options) -> list[str]:
         with contextlib.suppress(WorkerFailed):  # bytecode caches outside the measurement
             for lib in ("mrtr", "official", "raw"):
                 _cold_once(lib, server)
-        data = alternate(
-            reps, lambda lib, s=server: _cold_once(lib, s), ("mrtr", "official", "raw")
-        )
+
+        def cold(lib: str, server: str = server) -> dict[str, Any]:
+            return _cold_once(lib, server)
+
+        data = alternate(reps, cold, ("mrtr", "official", "raw"))
         note = (
             "From `python` starting to the first tool result over stdio, in a fresh process "
             f"per run ({reps} per side, alternating), against the {server} server; the raw "
