@@ -28,6 +28,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import sniffio
 
+from mrtr.server._defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
@@ -40,12 +46,6 @@ from mrtr.server._jsonrpc import (
 )
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
-from mrtr.server._server import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_REQUESTS,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT,
-)
 from mrtr.server._sessions import Session, SessionStore
 from mrtr.types import (
     HEADER_MISMATCH,
