@@ -9,7 +9,11 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 
 from bench._harness import summary
-from bench.scenarios import SCENARIOS, Options
+from bench.floors import SCENARIOS as FLOOR_SCENARIOS
+from bench.scenarios import SCENARIOS as MAIN_SCENARIOS
+from bench.scenarios import Options
+
+SCENARIOS = {**MAIN_SCENARIOS, **FLOOR_SCENARIOS}
 
 
 def _version(name: str) -> str:
@@ -26,8 +30,11 @@ def _header(argv: list[str]) -> str:
             f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, tree {_tree()}",
             f"Python {platform.python_version()} on {platform.platform()}, {_cpu_count()} CPUs",
             f"mrtr {_version('mrtr')}, mcp {_version('mcp')}, pydantic {_version('pydantic')}, "
-            f"anyio {_version('anyio')}, httpx {_version('httpx')}",
-            "Ratios are mrtr / official (lower is better, except throughput).",
+            f"anyio {_version('anyio')}, httpx {_version('httpx')}, "
+            f"uvicorn {_version('uvicorn')}, h11 {_version('h11')}",
+            "Ratios are mrtr / official (lower is better, except throughput); three-way "
+            "tables also give mrtr / floor (the same job with no MCP library).",
+            f"Load when the run started: {_load()}",
             "",
         ]
     )
@@ -47,6 +54,16 @@ def _tree() -> str:
 
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
     return commit + (" + uncommitted changes" if git("status", "--porcelain") else "")
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages (the machine is shared)."""
+    import os
+
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def _cpu_count() -> int:

@@ -62,20 +62,68 @@ def mrtr_client(target: str, server: str = "official") -> AbstractAsyncContextMa
     return Client(resolved, elicitation_callback=callback, input_required_max_rounds=MAX_ROUNDS)
 
 
+class _FloorResult:
+    """What `result_text` reads of a result: ``content[0].text``."""
+
+    __slots__ = ("content",)
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        self.content = [_FloorText(result["content"][0]["text"])]
+
+
+class _FloorText:
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _FloorClient:
+    """The client floor behind the same `call_tool` (no library: `bench._raw_client`)."""
+
+    def __init__(self, target: str, server: str) -> None:
+        from bench._raw_client import RawHTTP, RawStdio
+
+        if target == "stdio":
+            self._session: Any = RawStdio(f"bench.servers.{server}_server")
+        elif target.startswith("http"):
+            self._session = RawHTTP(target)
+        else:
+            raise ValueError(f"the floor client has no {target!r} target")
+
+    async def __aenter__(self) -> _FloorClient:
+        await self._session.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._session.__aexit__(*exc)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> _FloorResult:
+        from bench._raw_client import call_rounds
+
+        if name != "rounds":
+            raise ValueError("the floor client calls `rounds` only")
+        return _FloorResult(await call_rounds(self._session, int(arguments["n"])))
+
+
 def open_client(
     lib: str, target: str, server: str = "official"
 ) -> AbstractAsyncContextManager[Any]:
-    """The client of `lib` ("mrtr" or "official") connected to `target`.
+    """The client of `lib` ("mrtr", "official" or "floor") connected to `target`.
 
     `server` picks the stdio server: "official" (the shared benchmark server), "mrtr"
     (mrtr's own), or "own" (each library's own server).
+    "floor" is no library at all (`bench._raw_client`): asyncio pipes or one keep-alive
+    socket, the standard `json` module, no validation.
     """
     if server == "own":
-        server = lib
+        server = lib if lib != "floor" else "floor"
     if lib == "mrtr":
         return mrtr_client(target, server)
     if lib == "official":
         return official_client(target, server)
+    if lib == "floor":
+        return _FloorClient(target, server)
     raise ValueError(f"unknown library {lib!r}")
 
 

@@ -274,16 +274,26 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], deadline: float) -
 @contextlib.contextmanager
 def http_server(module: str = "bench.servers.official_server") -> Iterator[str]:
     """Serve `module` over streamable HTTP (uvicorn, 127.0.0.1, free port); yield its URL."""
+    with http_server_process(module) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def http_server_process(
+    module: str, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """`http_server` with more arguments (and environment) for the server; its URL and pid."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", module, "http", "--port", str(port)],
+        [sys.executable, "-m", module, "http", "--port", str(port), *args],
         cwd=REPO,
+        env=None if env is None else {**os.environ, **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         _wait_listening(port, proc, time.monotonic() + 60)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", proc.pid
     finally:
         proc.terminate()
         try:
@@ -291,3 +301,91 @@ def http_server(module: str = "bench.servers.official_server") -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# --- three-way tables: ours, the official SDK's and the floor ----------------------------
+
+
+@dataclass
+class FloorRow:
+    """One metric of a three-way table: `side` against the official side and the floor.
+
+    ``target`` is on ours / official, ``floor_target`` on ours / floor (both: pass when
+    at most the target, or at least it when ``higher_is_better``).
+    """
+
+    label: str
+    metric: str
+    side: str = "mrtr"
+    unit: str = "µs"
+    scale: float = 1e6
+    target: float | None = None
+    floor_target: float | None = None
+    higher_is_better: bool = False
+
+
+def _median_of(data: dict[str, dict[str, Samples]], side: str, metric: str) -> Samples | None:
+    return data.get(side, {}).get(metric)
+
+
+def floor_table(
+    title: str,
+    rows: Sequence[FloorRow],
+    data: dict[str, dict[str, Samples]],
+    *,
+    theirs: str = "official",
+    floor: str = "floor",
+    note: str = "",
+) -> str:
+    """A Markdown table: each row's side, the official side and the floor, both ratios.
+
+    Medians over the repetitions, min-max of each side; the verdicts are recorded for
+    the run's summary.
+    """
+    lines = [
+        f"### {title}",
+        "",
+        "| metric | ours (median) | official (median) | floor (median) | ours / official "
+        "| ours / floor | ours min-max | official min-max | floor min-max | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        fmt_row = Row(row.label, row.metric, row.unit, row.scale)
+        a = _median_of(data, row.side, row.metric)
+        b = _median_of(data, theirs, row.metric)
+        f = _median_of(data, floor, row.metric)
+        ma, mb, mf = (s.median() if s else None for s in (a, b, f))
+        vs_official = ma / mb if ma is not None and mb else None
+        vs_floor = ma / mf if ma is not None and mf else None
+        verdicts = []
+        for ratio, target, what in (
+            (vs_official, row.target, "official"),
+            (vs_floor, row.floor_target, "floor"),
+        ):
+            if target is None:
+                continue
+            check = Row(row.label, row.metric, target=target, higher_is_better=row.higher_is_better)
+            verdict = _verdict(ratio, check) or "n/a (no data)"
+            verdicts.append(f"{verdict} vs {what}")
+            record_verdict(
+                title,
+                f"{row.label} / {what}",
+                "n/a" if ratio is None else f"{ratio:.2f}",
+                verdict,
+            )
+        lines.append(
+            f"| {row.label} ({row.unit}) | {_fmt(ma, fmt_row)} | {_fmt(mb, fmt_row)} "
+            f"| {_fmt(mf, fmt_row)} | {'n/a' if vs_official is None else f'{vs_official:.2f}'} "
+            f"| {'n/a' if vs_floor is None else f'{vs_floor:.2f}'} | {_range(a, fmt_row)} "
+            f"| {_range(b, fmt_row)} | {_range(f, fmt_row)} | {'; '.join(verdicts)} |"
+        )
+    failures = [
+        f"- {side}: {_error_line(msg)}"
+        for side, metrics in data.items()
+        for msg in metrics.get("_", Samples()).failures[:1]
+    ]
+    if failures:
+        lines += ["", "Failures:", *failures]
+    if note:
+        lines += ["", note]
+    return "\n".join(lines) + "\n"

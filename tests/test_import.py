@@ -115,3 +115,40 @@ def test_a_tool_result_parses_without_the_other_feature_models() -> None:
         "assert type(parse_result('prompts/get', {'messages': []})) is GetPromptResult"
     )
     assert "mrtr.types._features" in prompt
+
+
+_SERVER_LEGS = """
+import anyio
+from mrtr.server import UNSEALED, Server
+from mrtr.types import CallToolResult, TextContent
+async def call(ctx, params):
+    return CallToolResult(content=[TextContent(type="text", text="hi")])
+async def prompt(ctx, params):
+    from mrtr.types import GetPromptResult
+    return GetPromptResult(messages=[])
+server = Server("s", on_call_tool=call, on_get_prompt=prompt, request_state_security=UNSEALED)
+connection = server.connection()
+meta = {{
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {{}},
+}}
+async def emit(message):
+    pass
+async def main():
+    for request_id, method, params in {legs}:
+        message = {{"jsonrpc": "2.0", "id": request_id, "method": method,
+                    "params": {{**params, "_meta": meta}}}}
+        answer = await connection.handle(message, emit=emit)
+        assert "result" in answer, answer
+anyio.run(main)
+"""
+
+
+def test_a_tools_server_answers_without_the_other_feature_models() -> None:
+    # the prompts, resources and completion routes load their models on first use
+    legs = "[(1, 'server/discover', {}), (2, 'tools/call', {'name': 't'})]"
+    tools_only = _loaded_after(_SERVER_LEGS.format(legs=legs))
+    assert "mrtr.server._core" in tools_only
+    assert "mrtr.types._features" not in tools_only
+    prompts = _loaded_after(_SERVER_LEGS.format(legs="[(1, 'prompts/get', {'name': 'p'})]"))
+    assert "mrtr.types._features" in prompts

@@ -5,8 +5,9 @@ Same behaviour as `official_server.rounds`: one elicitation per round for N roun
 (`UNSEALED`) so that it does the same work as the official low-level server, which does
 not seal; `sealed=True` is mrtr's default (AES-GCM with an ephemeral key).
 
-Run: `python -m bench.servers.mrtr_server stdio` (used by nothing in the default run, but
-handy for trying the official client against it).
+Run: `python -m bench.servers.mrtr_server stdio [--sealed]` or
+`python -m bench.servers.mrtr_server http --port P [--sealed]` (uvicorn on 127.0.0.1, the
+same settings as `official_server`).
 """
 
 from __future__ import annotations
@@ -71,10 +72,18 @@ def build_server(*, sealed: bool = False) -> Server:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("transport", choices=["stdio"])
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--sealed", action="store_true")
     args = parser.parse_args()
-    build_server(sealed=args.sealed).run_stdio()
+    server = build_server(sealed=args.sealed)
+    if args.transport == "stdio":
+        server.run_stdio()
+        return
+    import uvicorn
+
+    app = server.streamable_http_app()
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

@@ -329,3 +329,76 @@ async def test_legs_alternate_between_instances(shared: bool) -> None:
         state = second.json()["result"]["requestState"]
         third = await post(one, request("tools/call", {"name": "wait", "requestState": state}))
         assert third.json()["result"]["content"][0]["text"] == "waited 2"
+
+
+async def test_a_disconnect_cancels_the_request_and_sends_nothing() -> None:
+    from mrtr.server import ServerRequestContext
+    from mrtr.types import CallToolRequestParams, CallToolResult
+
+    started, cancelled, disconnect = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("not reached")
+
+    app = Server("slow", on_call_tool=call_tool).streamable_http_app()
+    message = json.dumps(request("tools/call", {"name": "wait"})).encode()
+    headers = headers_for(request("tools/call", {"name": "wait"}))
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()]
+        + [(b"host", b"127.0.0.1")],
+        "server": ("127.0.0.1", 80),
+    }
+    bodies = [{"type": "http.request", "body": message, "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if bodies:
+            return bodies.pop(0)
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(event: Any) -> None:
+        sent.append(event)
+
+    async def close_when_started() -> None:
+        await started.wait()
+        disconnect.set()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(close_when_started)
+            await app(scope, receive, send)  # type: ignore[arg-type]
+    assert cancelled.is_set()
+    assert sent == []
+
+
+async def test_notifications_stream_as_sse_before_the_response() -> None:
+    from mrtr.server import ServerRequestContext
+    from mrtr.types import CallToolRequestParams, CallToolResult, TextContent
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        async with anyio.create_task_group() as tg:  # from several tasks at once
+            for step in range(3):
+                tg.start_soon(ctx.send_progress, step, 3)
+        return CallToolResult(content=[TextContent(type="text", text="done")])
+
+    server = Server("noisy", on_call_tool=call_tool)
+    message = request("tools/call", {"name": "go"}, progressToken="p")
+    async with client_for(server) as client:
+        streamed = await post(client, message)
+    assert streamed.headers["content-type"] == "text/event-stream"
+    events = [
+        json.loads(line[len("data: ") :])
+        for line in streamed.text.splitlines()
+        if line.startswith("data: ")
+    ]
+    assert sorted(e["params"]["progress"] for e in events[:-1]) == [0, 1, 2]
+    assert events[-1]["result"]["content"][0]["text"] == "done"

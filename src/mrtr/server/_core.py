@@ -48,24 +48,15 @@ from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
-    CompleteRequestParams,
-    CompleteResult,
     CreateMessageRequest,
     ElicitRequest,
     ElicitRequestURLParams,
-    GetPromptRequestParams,
-    GetPromptResult,
     InputRequests,
     InputRequiredResult,
     InputResponses,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
     ListRootsRequest,
     ListToolsResult,
     PaginatedRequestParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
     Result,
     WireModel,
 )
@@ -102,13 +93,52 @@ class _Pending:
 _ROUTES: dict[str, _Route] = {
     "tools/list": _Route(PaginatedRequestParams, ListToolsResult, False),
     "tools/call": _Route(CallToolRequestParams, CallToolResult, True),
-    "prompts/list": _Route(PaginatedRequestParams, ListPromptsResult, False),
-    "prompts/get": _Route(GetPromptRequestParams, GetPromptResult, True),
-    "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
-    "resources/templates/list": _Route(PaginatedRequestParams, ListResourceTemplatesResult, False),
-    "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
-    "completion/complete": _Route(CompleteRequestParams, CompleteResult, True),
 }
+_FEATURE_METHODS = frozenset(
+    {
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
+
+
+def _feature_route(method: str) -> _Route | None:
+    """The route of a prompts, resources or completion method, added on its first use.
+
+    Their models (`mrtr.types._features`) load only then: a tools-only server never
+    imports them, which keeps its start (and its first answer) shorter.
+    """
+    if method not in _FEATURE_METHODS:
+        return None
+    from mrtr.types import (
+        CompleteRequestParams,
+        CompleteResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+    )
+
+    _ROUTES.update(
+        {
+            "prompts/list": _Route(PaginatedRequestParams, ListPromptsResult, False),
+            "prompts/get": _Route(GetPromptRequestParams, GetPromptResult, True),
+            "resources/list": _Route(PaginatedRequestParams, ListResourcesResult, False),
+            "resources/templates/list": _Route(
+                PaginatedRequestParams, ListResourceTemplatesResult, False
+            ),
+            "resources/read": _Route(ReadResourceRequestParams, ReadResourceResult, True),
+            "completion/complete": _Route(CompleteRequestParams, CompleteResult, True),
+        }
+    )
+    return _ROUTES[method]
 
 
 _CACHEABLE_METHODS = frozenset(
@@ -146,6 +176,10 @@ class _ContextBase:
             _progress_token=self.progress_token,
             _log_level=envelope.log_level,
         )
+
+
+async def _drop(message: JSONObject) -> None:
+    """The emit of an internal request: nothing it sends goes anywhere."""
 
 
 _FROZEN_DATA = {"reason": "invalid_request_state"}
@@ -195,7 +229,7 @@ class ServerConnection:
 
     def __init__(self, spec: ServerSpec) -> None:
         self._spec = spec
-        self._gate = EraGate()
+        self._gate = EraGate(spec.envelopes)
 
     @property
     def era(self) -> Era | None:
@@ -243,6 +277,45 @@ class ServerConnection:
             _logger.exception("unexpected error while answering %s", method)
             return error_response(request_id, HandlerError(INTERNAL_ERROR, "Internal error"))
         return result_response(request_id, result)
+
+    async def tools_page(
+        self, params: dict[str, Any], principal: Principal | None
+    ) -> ListToolsResult | None:
+        """One page of this server's own ``tools/list``, as its handler returned it.
+
+        For the transport's own checks (the ``Mcp-Param-*`` headers of a call): what a
+        ``tools/list`` request with these params would list, without the JSON-RPC wire
+        around it (no response dumped, no span: the client sent no such request).
+        ``None`` when there is no handler, the envelope or params are refused, or the
+        handler fails or returns something else (logged as a request's would be).
+        """
+        handler = self._spec.handlers.get("tools/list")
+        if handler is None:
+            return None
+        try:
+            envelope = self._gate.envelope("tools/list", params)
+            parsed = PaginatedRequestParams.model_validate(params)
+        except (HandlerError, ValidationError):
+            return None
+        ctx = _ContextBase("tools/list", 0, principal, _drop, None).context(envelope)
+        try:
+            result = await handler(ctx, parsed if params else None)
+        except MCPError:
+            return None
+        except Exception:
+            _logger.log(
+                self._spec.handler_error_log_level,
+                "the tools/list handler raised (request 0)",
+                exc_info=True,
+            )
+            return None
+        if not isinstance(result, ListToolsResult):
+            _logger.error(
+                "the tools/list handler returned a %s, not a ListToolsResult",
+                type(result).__name__,
+            )
+            return None
+        return result
 
     async def _request(
         self,
@@ -325,7 +398,7 @@ class ServerConnection:
         if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
-        route = _ROUTES.get(method)
+        route = _ROUTES.get(method) or _feature_route(method)
         custom = self._spec.params_models.get(method)
         if custom is not None:
             route = _Route(custom, route.result_type if route else None, True)
@@ -359,8 +432,13 @@ class ServerConnection:
             method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
         )
         policy = self._spec.request_state_policy
-        # the binding is only needed to open or seal a token: an unsealed server skips it
-        binding = None if policy is None else RequestBinding.of(method, params)
+        # the binding is only needed to open or seal a token: an unsealed server, and the
+        # methods that never carry a requestState, skip it
+        binding = (
+            None
+            if policy is None or method not in INPUT_REQUIRED_METHODS
+            else RequestBinding.of(method, params)
+        )
         sealed = params.get("requestState")
         if sealed is not None and method in INPUT_REQUIRED_METHODS:
             if not isinstance(sealed, str):

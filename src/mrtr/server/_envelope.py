@@ -34,9 +34,11 @@ from mrtr.types import (
 
 __all__ = [
     "Envelope",
+    "EnvelopeCache",
     "Era",
     "EraGate",
     "Incoming",
+    "envelope_key",
     "check_message",
     "invalid_params",
     "is_modern",
@@ -124,21 +126,75 @@ def is_modern(params: dict[str, Any]) -> bool:
     return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
 
 
+EnvelopeKey = tuple[Any, str, str, str]
+"""What an envelope is validated from: the version, and the ``repr`` of the log level,
+the capabilities and the client info as they came (exact: ``repr`` tells ``1`` from
+``True`` and ``1.0``, which ``==`` does not)."""
+
+_ENVELOPES_KEPT = 8
+
+
+class EnvelopeCache:
+    """The modern envelopes that passed validation lately, shared by a server's connections.
+
+    A client sends the same envelope on every request, and over HTTP every modern POST
+    is a fresh connection: looking the raw JSON up among the envelopes that passed
+    lately is much cheaper than validating it again (the models are frozen, so sharing
+    them between requests and connections is safe). A validated envelope depends on
+    nothing but its key, so a hit is exactly what validating would have returned.
+    Bounded: the `_ENVELOPES_KEPT` most recently used keys.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[EnvelopeKey, Envelope] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: EnvelopeKey) -> Envelope | None:
+        """The envelope validated from this key, if it is kept."""
+        return self._entries.get(key)
+
+    def put(self, key: EnvelopeKey, envelope: Envelope) -> None:
+        """Keep one validated envelope (dropping the oldest beyond the bound)."""
+        entries = self._entries
+        if key not in entries and len(entries) >= _ENVELOPES_KEPT:
+            del entries[next(iter(entries))]
+        entries[key] = envelope
+
+
+def envelope_key(meta: dict[str, Any]) -> EnvelopeKey:
+    """The cache key of a modern ``_meta`` envelope."""
+    version = meta.get(META_PROTOCOL_VERSION)
+    return (
+        version if isinstance(version, str) else repr(version),
+        repr(meta.get(META_LOG_LEVEL)),
+        repr(meta.get(META_CLIENT_CAPABILITIES)),
+        repr(meta.get(META_CLIENT_INFO)),
+    )
+
+
 class EraGate:
     """What one connection settled about its era; checks each request against it.
 
     A stream connection (stdio, in-memory) settles its era with its first request: a
     request carrying the modern ``_meta`` envelope makes it modern, ``initialize`` makes
     it legacy, and the other era is then refused.
+
+    Args:
+        envelopes: validated modern envelopes shared with the server's other
+            connections (a fresh cache of its own when not given).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, envelopes: EnvelopeCache | None = None) -> None:
         self.era: Era | None = None
         self.legacy_version: str | None = None
         self._legacy_capabilities: ClientCapabilities | None = None
         self._legacy_client_info: Implementation | None = None
         self._legacy_log_level: str = "debug"
-        self._last_envelope: tuple[tuple[Any, ...], Envelope] | None = None
+        self._envelopes = EnvelopeCache() if envelopes is None else envelopes
 
     def envelope(self, method: str, params: dict[str, Any]) -> Envelope:
         """The era facts of one request.
@@ -165,20 +221,15 @@ class EraGate:
         )
 
     def _modern_envelope(self, meta: dict[str, Any]) -> Envelope:
-        # A client sends the same envelope on every request of a connection: comparing
-        # the raw JSON with the last one that passed is much cheaper than validating it
-        # again (the models are frozen, so sharing them between requests is safe).
-        key = (
-            meta.get(META_PROTOCOL_VERSION),
-            meta.get(META_LOG_LEVEL),
-            meta.get(META_CLIENT_CAPABILITIES),
-            meta.get(META_CLIENT_INFO),
-        )
-        last = self._last_envelope
-        if last is not None and last[0] == key and self.era == "modern":
-            return last[1]
+        # a modern envelope on a legacy connection is refused by validation, never cached
+        key = envelope_key(meta)
+        if self.era != "legacy":
+            envelope = self._envelopes.get(key)
+            if envelope is not None:
+                self.era = "modern"
+                return envelope
         envelope = self._validate_envelope(meta)
-        self._last_envelope = (key, envelope)
+        self._envelopes.put(key, envelope)
         return envelope
 
     def _validate_envelope(self, meta: dict[str, Any]) -> Envelope:

@@ -18,13 +18,15 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-import anyio.abc
+import sniffio
 
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
@@ -373,31 +375,19 @@ class StreamableHTTPApp:
         *,
         legacy: bool,
     ) -> None:
-        send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject](64)
-        stream_sse = request.accepts_sse
-
-        async def emit(note: JSONObject) -> None:
-            if stream_sse:
-                await send_stream.send(note)
-
-        async def run() -> None:
-            async with send_stream:
-                response = await connection.handle(message, emit=emit, principal=principal)
-                if response is not None:
-                    await send_stream.send(response)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
-            async with receive_stream:
-                first = await receive_stream.receive()
-                if "method" not in first:  # the response came before any notification
-                    await self._send_json(
-                        send, connection, message, first, principal, legacy=legacy
-                    )
-                else:
-                    await _send_sse(send, first, receive_stream)
-            tg.cancel_scope.cancel()
+        # the request runs in this task (no task or stream of its own per POST): its
+        # notifications start an SSE response when the client accepts one, else the
+        # response goes out as JSON; a disconnect cancels it (`_cancelled_on_disconnect`)
+        stream = _EventStream(send) if request.accepts_sse else None
+        emit = _drop if stream is None else stream.emit
+        async with _cancelled_on_disconnect(receive):
+            response = await connection.handle(message, emit=emit, principal=principal)
+            if response is None:
+                return
+            if stream is not None and stream.started:
+                await stream.finish(response)
+            else:
+                await self._send_json(send, connection, message, response, principal, legacy=legacy)
 
     async def _send_json(
         self,
@@ -459,26 +449,87 @@ async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) 
             return
 
 
-async def _send_sse(
-    send: ASGISend,
-    first: JSONObject,
-    rest: anyio.abc.ObjectReceiveStream[JSONObject],
-) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
-            ],
-        }
-    )
-    await _send_event(send, first)
-    async for message in rest:
-        await _send_event(send, message)
-    await send({"type": "http.response.body", "body": b""})
+@asynccontextmanager
+async def _cancelled_on_disconnect(receive: ASGIReceive) -> AsyncIterator[None]:
+    """Run the body in a scope that a disconnect (read by a watcher task) cancels.
+
+    On asyncio the watcher is a bare loop task, cancelled when the body ends: an anyio
+    task group and its task cost several times what serving a small request does. It
+    starts once the body first lets the loop run: a request answered without waiting
+    (no cancellation could reach it anyway) needs none. Elsewhere it is a task of a task
+    group.
+    """
+    loop = _asyncio_loop()
+    if loop is not None:
+        with anyio.CancelScope() as scope:
+            watchers: list[asyncio.Task[None]] = []
+
+            def watch() -> None:
+                watchers.append(loop.create_task(_cancel_on_disconnect(receive, scope)))
+
+            start = loop.call_soon(watch)
+            try:
+                yield
+            finally:
+                start.cancel()
+                for watcher in watchers:
+                    watcher.cancel()
+        return
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+        yield
+        tg.cancel_scope.cancel()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, when anyio runs on asyncio (else ``None``)."""
+    try:
+        if sniffio.current_async_library() != "asyncio":
+            return None
+        return asyncio.get_running_loop()
+    except (sniffio.AsyncLibraryNotFoundError, RuntimeError):
+        return None
+
+
+class _EventStream:
+    """An SSE response, started by the request's first notification.
+
+    Until then nothing is sent: a request that sends no notification is answered as
+    plain JSON. Events are sent whole, one at a time (the handler's tasks may emit at
+    once).
+    """
+
+    def __init__(self, send: ASGISend) -> None:
+        self._send = send
+        self.started = False
+        self._lock: anyio.Lock | None = None  # made by the first notification
+
+    async def emit(self, note: JSONObject) -> None:
+        """Send one notification as an event (starting the response first)."""
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if not self.started:
+                self.started = True
+                await self._send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [
+                            (b"content-type", b"text/event-stream"),
+                            (b"cache-control", b"no-cache"),
+                            (b"x-accel-buffering", b"no"),
+                        ],
+                    }
+                )
+            await _send_event(self._send, note)
+
+    async def finish(self, response: JSONObject) -> None:
+        """Send the response as the last event and end the stream."""
+        assert self._lock is not None  # started: a notification made it
+        async with self._lock:
+            await _send_event(self._send, response)
+            await self._send({"type": "http.response.body", "body": b""})
 
 
 async def _send_event(send: ASGISend, message: JSONObject) -> None:

@@ -101,8 +101,9 @@ async def param_header_mismatch(
     if not isinstance(params, dict):
         return None
     name, arguments = params.get("name"), params.get("arguments") or {}
-    has_param_header = any(key.startswith("mcp-param-") for key in headers)
-    if not isinstance(name, str) or not (arguments or has_param_header):
+    if not isinstance(name, str):
+        return None
+    if not arguments and not any(key.startswith("mcp-param-") for key in headers):
         return None
     schema = await _input_schema(connect, name, params.get("_meta"), principal)
     return None if schema is None else header_mismatch(schema, arguments, headers)
@@ -117,22 +118,22 @@ async def _input_schema(
         params: dict[str, Any] = {"_meta": meta}
         if cursor is not None:
             params["cursor"] = cursor
-        listing = {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": params}
-        response = await connect().handle(listing, emit=_drop, principal=principal)
-        result = response.get("result") if response is not None else None
-        if not isinstance(result, dict):
+        page = await connect().tools_page(params, principal)
+        if page is None:
             return None  # no tools/list handler, or it failed: nothing declared to check
-        for tool in result.get("tools") or ():
-            if isinstance(tool, dict) and tool.get("name") == name:
-                return tool.get("inputSchema")
-        cursor = result.get("nextCursor")
+        for tool in page.tools:
+            if tool.name == name:
+                try:  # as the listing would have put it on the wire (that field only)
+                    return tool.model_dump(
+                        include={"input_schema"}, by_alias=True, exclude_none=True, mode="json"
+                    ).get("inputSchema")
+                except Exception:  # a tool the listing could not have sent: unchecked
+                    _logger.exception("the listed tool %r cannot be serialized", name)
+                    return None
+        cursor = page.next_cursor
         if not isinstance(cursor, str):
             return None
     _logger.warning(
         "Mcp-Param headers of %r not checked: tools/list ran past %d pages", name, MAX_LIST_PAGES
     )
     return None
-
-
-async def _drop(message: JSONObject) -> None:
-    """Notifications of the internal listing go nowhere."""

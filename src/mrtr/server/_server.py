@@ -205,6 +205,12 @@ class Server:
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # every change (a handler assigned later, a new policy) is seen by the
+        # connections made after it: the spec they share is built again
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "_connection_spec", None)
+
     def add_request_handler(
         self,
         method: str,
@@ -228,6 +234,7 @@ class Server:
                 "observe it with middleware"
             )
         self._custom[method] = (params_type, handler)
+        object.__setattr__(self, "_connection_spec", None)
 
     # --- protocol facts ---------------------------------------------------------------
 
@@ -315,10 +322,19 @@ class Server:
         )
 
     def connection(self) -> ServerConnection:
-        """A fresh protocol state for one connection (for custom shells)."""
+        """A fresh protocol state for one connection (for custom shells).
+
+        The connections share one `spec` (and its envelope cache) until an attribute of
+        the server changes: every modern HTTP POST is a connection of its own.
+        """
         from mrtr.server._core import ServerConnection
 
-        return ServerConnection(self.spec())
+        spec: ServerSpec | None = getattr(self, "_connection_spec", None)
+        # the list ``middleware`` may have been changed in place since
+        if spec is None or spec.middleware != tuple(self.middleware):
+            spec = self.spec()
+            object.__setattr__(self, "_connection_spec", spec)
+        return ServerConnection(spec)
 
     # --- serving ----------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
+from mrtr.server._envelope import EnvelopeCache
 from mrtr.server._security import RequestStateSecurity
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class ServerSpec:
         initialize_result: builds the answer to a legacy ``initialize`` at a version.
         handler_error_log_level: the level at which a handler's exception is logged.
         telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
+        envelopes: the modern envelopes validated lately, shared by the connections made
+            from this spec (every modern HTTP POST is a connection of its own).
         params_models: the params model of each method registered with
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
@@ -51,6 +54,7 @@ class ServerSpec:
     initialize_result: Callable[[str], dict[str, Any]]
     handler_error_log_level: int
     telemetry: Telemetry = field(default_factory=Telemetry)
+    envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False)
     params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None

@@ -471,6 +471,17 @@ async def serve_stdio(
     connect: Connect, *, max_message_size: int, max_concurrent_requests: int
 ) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
+    from mrtr.server._stdio_pipes import open_asyncio_stdio
+
+    pipes = await open_asyncio_stdio(max_message_size=max_message_size)
+    if pipes is not None:  # asyncio and pipes: no thread per line (`_stdio_pipes`)
+        try:
+            await serve_messages(
+                connect, pipes.receive, pipes.send, max_concurrent_requests=max_concurrent_requests
+            )
+        finally:
+            await pipes.aclose()
+        return
     reader = _StdioReader(sys.stdin.buffer, max_message_size=max_message_size)
     stdout = sys.stdout.buffer
 
