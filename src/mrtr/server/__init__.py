@@ -21,6 +21,33 @@ from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
+    from mrtr.server._mcpserver._app import MCPServer as MCPServer
+    from mrtr.server._mcpserver._asks import (
+        Elicit as Elicit,
+        ListRoots as ListRoots,
+        Resolve as Resolve,
+        Sample as Sample,
+    )
+    from mrtr.server._mcpserver._context import Context as Context
+    from mrtr.server._mcpserver._errors import (
+        InvalidSignature as InvalidSignature,
+        ToolError as ToolError,
+    )
+    from mrtr.server._mcpserver._outcomes import (
+        AcceptedElicitation as AcceptedElicitation,
+        CancelledElicitation as CancelledElicitation,
+        DeclinedElicitation as DeclinedElicitation,
+        ElicitationResult as ElicitationResult,
+    )
+    from mrtr.server._mcpserver._prompt import (
+        AssistantMessage as AssistantMessage,
+        UserMessage as UserMessage,
+    )
+    from mrtr.server._mcpserver._testing import (
+        Answers as Answers,
+        ScriptedClient as ScriptedClient,
+        assert_questions_stable as assert_questions_stable,
+    )
     from mrtr.server._codec import (
         AESGCMCodec as AESGCMCodec,
         RequestStateCodec as RequestStateCodec,
@@ -48,6 +75,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._mcpserver._app": ("MCPServer",),
+    "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),
+    "mrtr.server._mcpserver._context": ("Context",),
+    "mrtr.server._mcpserver._errors": ("InvalidSignature", "ToolError"),
+    "mrtr.server._mcpserver._outcomes": (
+        "AcceptedElicitation",
+        "CancelledElicitation",
+        "DeclinedElicitation",
+        "ElicitationResult",
+    ),
+    "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
+    "mrtr.server._mcpserver._testing": ("Answers", "ScriptedClient", "assert_questions_stable"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
     "mrtr.server._security": (

@@ -1,0 +1,554 @@
+"""`MCPServer`: decorated tools, prompts and resources, served by the low-level `Server`.
+
+Every request goes through one `mrtr.server.Server` (built here, reachable as
+``app.server``): sealing, ``single_use``, replay stores, principals, token verifiers,
+tracing and the hostile-input limits apply unchanged. This module only turns the
+decorated functions into that server's handlers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+from mrtr.server._mcpserver._convert import output_spec
+from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature
+from mrtr.server._mcpserver._handler import HandlerSpec
+from mrtr.server._mcpserver._prompt import PromptEntry
+from mrtr.server._mcpserver._resource import ResourceEntry
+from mrtr.server._mcpserver._signature import hints_of
+from mrtr.server._mcpserver._tool import ToolEntry, error_result
+from mrtr.server._server import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    Server,
+    TokenVerifier,
+    _Unsealed,
+)
+from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core import ServerConnection
+    from mrtr.server._http import ASGIApp
+    from mrtr.server._mcpserver._engine import Outcome
+    from mrtr.server._mcpserver._round import Backchannel
+    from mrtr.server._resource import ProtectedResource
+    from mrtr.server._security import RequestStateSecurity
+    from mrtr.transports import Transport
+    from mrtr.types import (
+        CallToolRequestParams,
+        CallToolResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        InputRequiredResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        PaginatedRequestParams,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+    )
+
+__all__ = ["DEFAULT_MAX_STATE_BYTES", "MCPServer"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_MAX_STATE_BYTES = 64 * 1024
+"""The default cap on the engine's plaintext ``requestState`` (before sealing)."""
+
+_logger = logging.getLogger("mrtr.server.mcpserver")
+
+
+class MCPServer:
+    """A server of decorated tools, prompts and resources whose functions may ask.
+
+    ```python
+    app = MCPServer("Provisioner")
+
+    async def ask_region(name: str) -> Region | Elicit[Region]:
+        return Elicit(f"Which region for {name!r}?", Region)
+
+    @app.tool()
+    async def provision(name: str, region: Annotated[Region, Resolve(ask_region)]) -> str:
+        return f"provisioned {name} in {region.region}"
+    ```
+
+    Args:
+        name: the server's name (``serverInfo``, and the audience of its sealed state).
+        version: its version.
+        instructions: guidance for the model.
+        request_state_security: the sealing policy (`mrtr.server.Server`'s): ``None``
+            seals with an ephemeral key; `UNSEALED` turns sealing off (then resolvers
+            and ``ctx.ask`` are refused unless ``allow_unsealed_answers=True``: a
+            client could forge "already answered").
+        max_state_bytes: the cap on the engine's state per round (a `Sample` answer
+            rides it); past it the call fails naming the largest entries.
+        allow_unsealed_answers: accept resolvers on an `UNSEALED` server.
+        handler_error_log_level, tracer_provider, meter_provider, tracing: as `Server`.
+
+    Raises:
+        ValueError: an explicit policy on a server without a name or an audience.
+    """
+
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        version: str | None = None,
+        instructions: str | None = None,
+        request_state_security: RequestStateSecurity | _Unsealed | None = None,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+        allow_unsealed_answers: bool = False,
+        handler_error_log_level: int = logging.ERROR,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        tracing: bool = True,
+    ) -> None:
+        if max_state_bytes <= 0:
+            raise ValueError("max_state_bytes must be positive")
+        self.name = name or "mcp-server"
+        self.max_state_bytes = max_state_bytes
+        self.allow_unsealed_answers = allow_unsealed_answers
+        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
+        """Replace a resolver in tests: ``app.dependency_overrides[ask_region] = fake``."""
+        self._tools: dict[str, ToolEntry] = {}
+        self._prompts: dict[str, PromptEntry] = {}
+        self._resources: dict[str, ResourceEntry] = {}
+        self._templates: dict[str, ResourceEntry] = {}
+        self._observers: list[Callable[[Outcome], None]] = []
+        self.server = Server(
+            name or "",
+            version=version,
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
+            on_read_resource=self._read_resource,
+            request_state_security=request_state_security,
+            handler_error_log_level=handler_error_log_level,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            tracing=tracing,
+        )
+        # "" above lets the low-level server refuse an explicit policy without a name or an
+        # audience (parity); the name it reports is the real one
+        self.server.name = self.name
+
+    def __repr__(self) -> str:
+        return f"MCPServer({self.name!r})"
+
+    @property
+    def sealed(self) -> bool:
+        """Whether ``requestState`` is sealed (not `UNSEALED`)."""
+        return self.server.request_state_policy is not None
+
+    # --- registration -----------------------------------------------------------------
+
+    def _check_rails(self, spec: HandlerSpec) -> None:
+        if spec.plan is not None and not self.sealed and not self.allow_unsealed_answers:
+            raise InvalidSignature(
+                f"{spec.label} has resolvers but this server is UNSEALED: a client could forge "
+                "their answers; seal requestState, or pass allow_unsealed_answers=True"
+            )
+
+    @overload
+    def tool(self, name: F) -> F: ...
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        name: Any = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> Any:
+        """Register a function as a tool (``@app.tool()`` or ``@app.tool``).
+
+        The input schema comes from the signature; `Context` and resolved parameters are
+        not in it. The output schema comes from the return annotation (see
+        ``structured_output``: ``None`` derives it, ``False`` never, ``True`` always).
+
+        Raises:
+            InvalidSignature: a parameter or resolver that cannot be honoured.
+        """
+        if callable(name):
+            self.add_tool(name)
+            return name
+
+        def decorate(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+            )
+            return fn
+
+        return decorate
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        """Register `fn` as a tool (what `tool` does)."""
+        from mrtr.types import ToolAnnotations
+
+        tool_name = name or fn.__name__
+        spec = HandlerSpec.build(fn, tool_name, "tool")
+        self._check_rails(spec)
+        returns = hints_of(fn).get("return")
+        if spec.plan is not None and _declares_input_required(returns):
+            raise InvalidSignature(
+                f"Tool {tool_name!r} combines Resolve(...) parameters with an InputRequiredResult "
+                "return; a call has one input_required channel, so the multi-round flow is driven "
+                "either by resolvers or by the tool body, not both"
+            )
+        if isinstance(annotations, dict):
+            annotations = ToolAnnotations.model_validate(annotations)
+        self._tools[tool_name] = ToolEntry(
+            spec=spec,
+            title=title,
+            description=description or inspect.getdoc(fn),
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            output=output_spec(tool_name, returns, structured_output),
+        )
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool (KeyError when there is none)."""
+        del self._tools[name]
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a prompt; its arguments are the function's (strings).
+
+        It returns text, messages (`UserMessage`, `AssistantMessage`, ``PromptMessage``),
+        a list of them, a ``GetPromptResult``, or (manual form) an
+        ``InputRequiredResult``; resolved parameters work as on tools.
+        """
+        if callable(name):
+            raise TypeError("use @app.prompt(), with parentheses")
+
+        def decorate(fn: F) -> F:
+            prompt_name = name or fn.__name__
+            spec = HandlerSpec.build(fn, prompt_name, "prompt")
+            self._check_rails(spec)
+            self._prompts[prompt_name] = PromptEntry(
+                spec=spec,
+                title=title,
+                description=description or inspect.getdoc(fn),
+                icons=icons,
+                meta=meta,
+            )
+            return fn
+
+        return decorate
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: list[Any] | None = None,
+        annotations: Any = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a resource (``{var}`` in `uri` makes it a template).
+
+        A template's function takes the URI's variables by name; static resources and
+        templates may both take a `Context`, ask, and use resolvers.
+        """
+        if callable(uri):
+            raise TypeError("use @app.resource(uri), with the URI")
+
+        def decorate(fn: F) -> F:
+            entry = ResourceEntry.build(
+                fn,
+                uri,
+                name=name or fn.__name__,
+                title=title,
+                description=description or inspect.getdoc(fn),
+                mime_type=mime_type,
+                icons=icons,
+                annotations=annotations,
+                meta=meta,
+            )
+            self._check_rails(entry.spec)
+            (self._templates if entry.pattern is not None else self._resources)[uri] = entry
+            return fn
+
+        return decorate
+
+    # --- the low-level handlers -------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        from mrtr.types import ListToolsResult
+
+        return ListToolsResult(tools=[entry.definition() for entry in self._tools.values()])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext, params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        entry = self._tools.get(params.name)
+        if entry is None:
+            return error_result(f"Unknown tool: {params.name}")
+        return await entry.call(self, ctx, dict(params.arguments or {}))
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        from mrtr.types import ListPromptsResult
+
+        return ListPromptsResult(prompts=[entry.definition() for entry in self._prompts.values()])
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext, params: GetPromptRequestParams
+    ) -> GetPromptResult | InputRequiredResult:
+        from mrtr.errors import MCPError
+        from mrtr.types import INVALID_PARAMS
+
+        entry = self._prompts.get(params.name)
+        if entry is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        return await entry.render(self, ctx, dict(params.arguments or {}))
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        from mrtr.types import ListResourcesResult
+
+        return ListResourcesResult(
+            resources=[entry.definition() for entry in self._resources.values()]
+        )
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        from mrtr.types import ListResourceTemplatesResult
+
+        return ListResourceTemplatesResult(
+            resource_templates=[entry.template() for entry in self._templates.values()]
+        )
+
+    def _find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        static = self._resources.get(uri)
+        if static is not None:
+            return static, {}
+        for entry in self._templates.values():
+            variables = entry.match(uri)
+            if variables is not None:
+                return entry, variables
+        return None
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult | InputRequiredResult:
+        from mrtr.errors import MCPError
+        from mrtr.types import INVALID_PARAMS
+
+        found = self._find_resource(params.uri)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown resource: {params.uri}", {"uri": params.uri})
+        entry, variables = found
+        return await entry.read(self, ctx, params.uri, variables)
+
+    # --- rounds -----------------------------------------------------------------------
+
+    def _backchannel_for(self, request: ServerRequestContext | None) -> Backchannel | None:
+        """How to ask a legacy client mid-call (``None``: no back-channel here)."""
+        return None
+
+    def _finish_round(
+        self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
+    ) -> Any:
+        if outcome.round is None or outcome.result is not None:
+            return outcome.result  # a manual InputRequiredResult: the low-level server checks it
+        round_ = outcome.round
+        if request is not None and not request.is_modern:
+            raise CallFailed(
+                f"the {spec.label} asks ({', '.join(round_.open)}) but this session speaks "
+                f"{request.protocol_version}, which cannot carry its questions",
+                "input_required_on_legacy_session",
+                protocolVersion=request.protocol_version,
+            )
+        if not self.sealed and not self.allow_unsealed_answers:
+            raise CallFailed(
+                f"the {spec.label} asks, but this server is UNSEALED: a client could forge the "
+                "answers; seal requestState, or pass allow_unsealed_answers=True",
+                "unsealed_answers",
+            )
+        result = round_.input_required(
+            None if request is None else request.client_capabilities, self.max_state_bytes
+        )
+        _annotate_span(round_.asked_keys, len(result.request_state or ""))
+        return result
+
+    # --- serving (all of it the low-level server's) -----------------------------------
+
+    def connection(self) -> ServerConnection:
+        """A fresh protocol state for one connection (for custom shells)."""
+        return self.server.connection()
+
+    def client_transport(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> Transport:
+        """A transport to this server in the same process (what ``Client(app)`` uses)."""
+        return self.server.client_transport(
+            max_message_size=max_message_size, max_concurrent_requests=max_concurrent_requests
+        )
+
+    async def run_stdio_async(self, **kwargs: Any) -> None:
+        """Serve one client over stdin/stdout (see `Server.run_stdio_async`)."""
+        await self.server.run_stdio_async(**kwargs)
+
+    def run_stdio(self, **kwargs: Any) -> None:
+        """Serve one client over stdin/stdout until stdin closes (blocking)."""
+        self.server.run_stdio(**kwargs)
+
+    def streamable_http_app(
+        self,
+        *,
+        path: str = "/mcp",
+        token_verifier: TokenVerifier | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        protected_resource: ProtectedResource | None = None,
+    ) -> ASGIApp:
+        """The ASGI application (see `Server.streamable_http_app`)."""
+        return self.server.streamable_http_app(
+            path=path,
+            token_verifier=token_verifier,
+            max_message_size=max_message_size,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+            max_concurrent_requests=max_concurrent_requests,
+            body_timeout=body_timeout,
+            protected_resource=protected_resource,
+        )
+
+    def run_http(self, **kwargs: Any) -> None:
+        """Serve over streamable HTTP with uvicorn (see `Server.run_http`; blocking)."""
+        self.server.run_http(**kwargs)
+
+    def run(
+        self,
+        transport: Literal["stdio", "streamable-http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        streamable_http_path: str = "/mcp",
+        **kwargs: Any,
+    ) -> None:
+        """Serve (blocking): ``run()`` over stdio, ``run("streamable-http", port=...)``.
+
+        Raises:
+            ValueError: another transport (the legacy SSE transport is not served).
+        """
+        if transport == "stdio":
+            self.run_stdio(**kwargs)
+        elif transport == "streamable-http":
+            self.run_http(host=host, port=port, path=streamable_http_path, **kwargs)
+        else:
+            raise ValueError(f"Unknown transport: {transport!r} (use 'stdio' or 'streamable-http')")
+
+    # --- the testing kit --------------------------------------------------------------
+
+    async def preview(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """What round 1 of tool `name` asks, with no client and no sealing (`Preview`)."""
+        from mrtr.server._mcpserver._testing import preview
+
+        return await preview(self, name, dict(arguments or {}))
+
+    def test_client(self, **kwargs: Any) -> Any:
+        """A scripted client for tests (`ScriptedClient`; see its arguments)."""
+        from mrtr.server._mcpserver._testing import ScriptedClient
+
+        return ScriptedClient(self, **kwargs)
+
+
+def _declares_input_required(annotation: Any) -> bool:
+    import types
+    from typing import Annotated, Union, get_args, get_origin
+
+    from mrtr.types import InputRequiredResult
+
+    if annotation is InputRequiredResult:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _declares_input_required(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(_declares_input_required(arm) for arm in get_args(annotation))
+    value = getattr(annotation, "__value__", None)  # a PEP 695 alias
+    return value is not None and _declares_input_required(value)
+
+
+def _annotate_span(keys: list[str], state_bytes: int) -> None:
+    if "opentelemetry.trace" not in sys.modules:
+        return
+    from opentelemetry.trace import get_current_span
+
+    span = get_current_span()
+    if span.is_recording():
+        span.set_attribute("mrtr.mcpserver.asked_keys", keys)
+        span.set_attribute("mrtr.mcpserver.state_bytes", state_bytes)
+
