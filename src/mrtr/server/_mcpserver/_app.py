@@ -195,13 +195,15 @@ class MCPServer:
         Raises:
             InvalidSignature: a parameter or resolver that cannot be honoured.
         """
+        localns = _caller_namespace()
         if callable(name):
-            self.add_tool(name)
+            self.add_tool(name, localns=localns)
             return name
 
         def decorate(fn: F) -> F:
             self.add_tool(
                 fn,
+                localns=localns,
                 name=name,
                 title=title,
                 description=description,
@@ -225,14 +227,15 @@ class MCPServer:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        localns: dict[str, Any] | None = None,
     ) -> None:
         """Register `fn` as a tool (what `tool` does)."""
         from mrtr.types import ToolAnnotations
 
         tool_name = name or fn.__name__
-        spec = HandlerSpec.build(fn, tool_name, "tool")
+        spec = HandlerSpec.build(fn, tool_name, "tool", localns=localns)
         self._check_rails(spec)
-        returns = hints_of(fn).get("return")
+        returns = hints_of(fn, localns).get("return")
         if spec.plan is not None and _declares_input_required(returns):
             raise InvalidSignature(
                 f"Tool {tool_name!r} combines Resolve(...) parameters with an InputRequiredResult "
@@ -272,10 +275,11 @@ class MCPServer:
         """
         if callable(name):
             raise TypeError("use @app.prompt(), with parentheses")
+        localns = _caller_namespace()
 
         def decorate(fn: F) -> F:
             prompt_name = name or fn.__name__
-            spec = HandlerSpec.build(fn, prompt_name, "prompt")
+            spec = HandlerSpec.build(fn, prompt_name, "prompt", localns=localns)
             self._check_rails(spec)
             self._prompts[prompt_name] = PromptEntry(
                 spec=spec,
@@ -307,11 +311,13 @@ class MCPServer:
         """
         if callable(uri):
             raise TypeError("use @app.resource(uri), with the URI")
+        localns = _caller_namespace()
 
         def decorate(fn: F) -> F:
             entry = ResourceEntry.build(
                 fn,
                 uri,
+                localns=localns,
                 name=name or fn.__name__,
                 title=title,
                 description=description or inspect.getdoc(fn),
@@ -523,6 +529,12 @@ class MCPServer:
         from mrtr.server._mcpserver._testing import ScriptedClient
 
         return ScriptedClient(self, **kwargs)
+
+
+def _caller_namespace() -> dict[str, Any] | None:
+    """The locals of the code that called the decorator factory (two frames up)."""
+    frame = sys._getframe(2)
+    return None if frame.f_locals is frame.f_globals else dict(frame.f_locals)
 
 
 def _declares_input_required(annotation: Any) -> bool:

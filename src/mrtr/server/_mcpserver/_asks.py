@@ -141,6 +141,20 @@ def form_of(tp: Any) -> FormSchema:
         cached = None
     if cached is not None:
         return cached
+    try:
+        form = _render(tp)
+    except InvalidSignature:
+        raise
+    except Exception as exc:  # pydantic cannot describe it (a typing.TypedDict on 3.11, ...)
+        raise InvalidSignature(f"Elicit cannot ask for {tp!r}: {exc}") from exc
+    try:
+        _FORMS[tp] = form
+    except TypeError:
+        pass
+    return form
+
+
+def _render(tp: Any) -> FormSchema:
     if _is_scalar(tp):
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         prop, _ = _flatten(WRAPPED_FIELD, adapter.json_schema(), {})
@@ -167,10 +181,6 @@ def form_of(tp: Any) -> FormSchema:
             f"Elicit cannot ask for a {tp!r}: use a pydantic model, a dataclass, a TypedDict, "
             "or bool, int, float, str, a Literal or an Enum"
         )
-    try:
-        _FORMS[tp] = form
-    except TypeError:
-        pass
     return form
 
 

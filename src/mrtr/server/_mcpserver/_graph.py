@@ -73,8 +73,8 @@ def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
 
-def _check_return(fn: Any, label: str) -> None:
-    annotation = hints_of(fn).get("return")
+def _check_return(fn: Any, label: str, localns: dict[str, Any] | None) -> None:
+    annotation = hints_of(fn, localns).get("return")
     if annotation is None:
         return
     arms = marker_arms(annotation)
@@ -93,7 +93,11 @@ def _check_return(fn: Any, label: str) -> None:
 
 
 def build_plan(
-    handler: str, params: list[Param], arguments: set[str], what: str
+    handler: str,
+    params: list[Param],
+    arguments: set[str],
+    what: str,
+    localns: dict[str, Any] | None = None,
 ) -> Plan | None:
     """The resolver graph of a handler, or ``None`` when it has no resolved parameter.
 
@@ -103,6 +107,7 @@ def build_plan(
         arguments: the names a resolver may take by name (tool or prompt arguments, URI
             variables).
         what: ``tool``, ``prompt`` or ``resource`` (for errors).
+        localns: the namespace the decorator was called in (string annotations).
 
     Raises:
         InvalidSignature: see the module docstring.
@@ -120,7 +125,7 @@ def build_plan(
         if ident in visiting:
             raise InvalidSignature(f"Resolver {label!r} has a cyclic dependency")
         visiting.add(ident)
-        own = analyse(marker.fn, owner=label)
+        own = analyse(marker.fn, owner=label, localns=localns)
         key = marker.key or str(getattr(marker.fn, "__name__", label))
         node = Node(marker.fn, key, own, is_async=_is_async(marker.fn))
         for param in own:
@@ -133,7 +138,7 @@ def build_plan(
                     f"Context, an Annotated[_, Resolve(...)], or an argument of {what} "
                     f"{handler!r} by name"
                 )
-        _check_return(marker.fn, label)
+        _check_return(marker.fn, label, localns)
         node.depth = 1 + max((dep.depth for dep in node.deps.values()), default=-1)
         visiting.discard(ident)
         other = keys.get(key)

@@ -57,14 +57,22 @@ class HandlerSpec:
         return f"{self.kind} {self.name!r}"
 
     @classmethod
-    def build(cls, fn: Any, name: str, kind: Kind, *, by_name: set[str] | None = None) -> HandlerSpec:
+    def build(
+        cls,
+        fn: Any,
+        name: str,
+        kind: Kind,
+        *,
+        by_name: set[str] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> HandlerSpec:
         """Analyse `fn` (raises `InvalidSignature` for what cannot be honoured)."""
         if not callable(fn):
             raise InvalidSignature(f"the {kind} {name!r} is not callable")
-        params = analyse(fn, owner=name)
+        params = analyse(fn, owner=name, localns=localns)
         arguments = [p for p in params if p.kind == "argument"]
         names = {p.name for p in arguments} if by_name is None else by_name
-        plan = build_plan(name, params, names, kind)
+        plan = build_plan(name, params, names, kind, localns)
         fields: dict[str, Any] = {}
         for param in arguments:
             default = ... if param.default is inspect.Parameter.empty else param.default

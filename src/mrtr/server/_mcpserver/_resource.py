@@ -59,10 +59,12 @@ class ResourceEntry:
     pattern: re.Pattern[str] | None
 
     @classmethod
-    def build(cls, fn: Any, uri: str, **facts: Any) -> ResourceEntry:
+    def build(
+        cls, fn: Any, uri: str, *, localns: dict[str, Any] | None = None, **facts: Any
+    ) -> ResourceEntry:
         """Analyse `fn` for `uri` (its parameters must be the URI's variables)."""
         variables = uri_variables(uri)
-        spec = HandlerSpec.build(fn, uri, "resource", by_name=set(variables))
+        spec = HandlerSpec.build(fn, uri, "resource", by_name=set(variables), localns=localns)
         arguments = {p.name for p in spec.argument_params}
         if arguments != set(variables):
             raise InvalidSignature(

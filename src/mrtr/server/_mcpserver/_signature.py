@@ -41,11 +41,15 @@ class Param:
     wants_outcome: bool = False
 
 
-def hints_of(fn: Any) -> dict[str, Any]:
-    """The function's resolved annotations, ``Annotated`` kept (a bad one is InvalidSignature)."""
+def hints_of(fn: Any, localns: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The function's resolved annotations, ``Annotated`` kept (a bad one is InvalidSignature).
+
+    `localns` is the namespace the decorator was called in, so that string annotations
+    (``from __future__ import annotations``) may name functions local to it.
+    """
     target = fn.__call__ if not inspect.isroutine(fn) and callable(fn) else fn
     try:
-        return get_type_hints(target, include_extras=True)
+        return get_type_hints(target, localns=localns, include_extras=True)
     except Exception as exc:
         raise InvalidSignature(f"cannot read the annotations of {_name(fn)!r}: {exc}") from exc
 
@@ -77,7 +81,7 @@ def _union_hides_resolve(annotation: Any) -> bool:
     return any(_resolve_of(arm) is not None for arm in get_args(annotation))
 
 
-def analyse(fn: Any, *, owner: str) -> list[Param]:
+def analyse(fn: Any, *, owner: str, localns: dict[str, Any] | None = None) -> list[Param]:
     """Classify every parameter of `fn` (`owner` names it in errors).
 
     Raises:
@@ -87,7 +91,7 @@ def analyse(fn: Any, *, owner: str) -> list[Param]:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise InvalidSignature(f"cannot read the signature of {owner!r}: {exc}") from exc
-    hints = hints_of(fn)
+    hints = hints_of(fn, localns)
     params: list[Param] = []
     for name, parameter in signature.parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
