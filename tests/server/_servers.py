@@ -116,6 +116,8 @@ async def call_tool(
 ) -> CallToolResult | InputRequiredResult:
     responses = ctx.input_responses or {}
     name = params.name
+    if not ctx.is_modern and name in ("provision", "summarize", "list_roots"):
+        return await _legacy_call(ctx, params)
     if name == "provision":
         answer = responses.get("region")
         if not isinstance(answer, ElicitResult) or answer.content is None:
@@ -178,6 +180,26 @@ async def call_tool(
     return CallToolResult(
         content=[TextContent(type="text", text=f"unknown tool {name}")], is_error=True
     )
+
+
+async def _legacy_call(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    """The same tools on a legacy session: they ask through the back-channel."""
+    if params.name == "provision":
+        schema = ASK_REGION.params.requested_schema  # type: ignore[union-attr]
+        answer = await ctx.elicit("Which region should the database live in?", schema)
+        if answer.action != "accept" or answer.content is None:
+            return _text(f"not provisioned ({answer.action})")
+        db = (params.arguments or {})["name"]
+        return _text(f"Provisioned {db!r} in {answer.content['region']}.")
+    if params.name == "summarize":
+        said = await ctx.create_message(
+            [SamplingMessage(role="user", content=TextContent(type="text", text="Summarize"))],
+            max_tokens=50,
+        )
+        text = said.content.text if isinstance(said.content, TextContent) else "?"
+        return _text(f"model said: {text}")
+    roots = await ctx.list_roots()
+    return _text("roots: " + ",".join(root.uri for root in roots.roots))
 
 
 async def list_prompts(

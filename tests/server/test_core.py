@@ -247,8 +247,11 @@ async def test_legacy_session() -> None:
     assert "resultType" not in tools and tools["tools"][0]["name"] == "provision"
     ok = (await ask(conn, call("legacy_safe", modern=False)))["result"]
     assert ok["content"][0]["text"] == "legacy_safe on 2025-11-25"
-    bad = (await ask(conn, call("provision", {"name": "x"}, modern=False)))["error"]
+    bad = (await ask(conn, call("sign_in", modern=False)))["error"]  # InputRequiredResult
     assert bad == {"code": -32603, "message": "Handler returned an invalid result"}
+    # the back-channel is checked against what initialize declared (nothing here)
+    undeclared = (await ask(conn, call("provision", {"name": "x"}, modern=False)))["error"]
+    assert undeclared["code"] == -32021
     # the era is settled: a modern envelope is refused on this connection
     assert (await ask(conn, request("tools/list")))["error"]["code"] == -32600
     assert (await ask(conn, request("logging/setLevel", {"level": "warning"}, modern=False)))[

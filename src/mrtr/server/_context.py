@@ -7,7 +7,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mrtr.types import ClientCapabilities, Implementation, InputResponses
+    from mrtr.server._backchannel import BackChannel
+    from mrtr.types import (
+        ClientCapabilities,
+        CreateMessageResult,
+        ElicitResult,
+        Implementation,
+        InputResponses,
+        ListRootsResult,
+        ModelPreferences,
+        SamplingMessage,
+        Tool,
+        ToolChoice,
+    )
 
 __all__ = ["LOG_LEVELS", "Principal", "ServerRequestContext"]
 
@@ -84,6 +96,7 @@ class ServerRequestContext:
     _emit: Emit | None = field(default=None, repr=False, compare=False)
     _progress_token: str | int | None = field(default=None, repr=False)
     _log_level: str | None = field(default=None, repr=False)
+    _backchannel: BackChannel | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_modern(self) -> bool:
@@ -126,3 +139,79 @@ class ServerRequestContext:
         if logger is not None:
             params["logger"] = logger
         await self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    # --- asking the client (legacy sessions) ------------------------------------------
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: dict[str, Any],
+        *,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Ask the user for input through the client (``elicitation/create``, form mode).
+
+        Legacy sessions only: on a 2026-07-28 request return an ``InputRequiredResult``.
+        ``decline`` and ``cancel`` are ordinary answers (check ``result.action``).
+
+        Raises:
+            NotInThisEraError: a 2026-07-28 request (or no back-channel).
+            MCPError: the client did not declare the capability (-32021), or refused.
+            RequestTimeoutError: no answer within ``timeout`` (the server's
+                ``client_request_timeout`` by default).
+            ProtocolError: the answer is not an ``ElicitResult``.
+            TransportError: the client went away.
+        """
+        from mrtr.server._talkback import elicit
+
+        return await elicit(self, message, requested_schema, timeout=timeout)
+
+    async def create_message(
+        self,
+        messages: list[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        include_context: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        tools: list[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        timeout: float | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        Legacy sessions only; raises as `elicit` does (``tools`` needs the client's
+        ``sampling.tools`` capability).
+        """
+        from mrtr.server._talkback import create_message
+
+        return await create_message(
+            self,
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            include_context=include_context,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            metadata=metadata,
+            model_preferences=model_preferences,
+            tools=tools,
+            tool_choice=tool_choice,
+            timeout=timeout,
+        )
+
+    async def list_roots(
+        self,
+        *,
+        timeout: float | None = None,
+    ) -> ListRootsResult:
+        """Ask which roots the client exposes (``roots/list``).
+
+        Legacy sessions only; raises as `elicit` does.
+        """
+        from mrtr.server._talkback import list_roots
+
+        return await list_roots(self, timeout=timeout)

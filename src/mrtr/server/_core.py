@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
+from mrtr.server._backchannel import BackChannel
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._envelope import (
     Envelope,
@@ -110,6 +111,7 @@ class _ContextBase:
     principal: Principal | None
     emit: Emit
     progress_token: str | int | None
+    backchannel: BackChannel | None = None
 
     def context(
         self,
@@ -130,6 +132,7 @@ class _ContextBase:
             _emit=self.emit,
             _progress_token=self.progress_token,
             _log_level=envelope.log_level,
+            _backchannel=self.backchannel if envelope.era == "legacy" else None,
         )
 
 
@@ -177,6 +180,7 @@ class ServerConnection:
     def __init__(self, spec: ServerSpec) -> None:
         self._spec = spec
         self._gate = EraGate()
+        self._backchannel: BackChannel | None = None  # made on a legacy connection's first use
 
     @property
     def era(self) -> Era | None:
@@ -187,6 +191,21 @@ class ServerConnection:
     def protocol_version(self) -> str | None:
         """The legacy version negotiated by ``initialize``, if any."""
         return self._gate.legacy_version
+
+    @property
+    def backchannel(self) -> BackChannel:
+        """This connection's requests to the client (legacy sessions)."""
+        if self._backchannel is None:
+            self._backchannel = BackChannel(
+                timeout=self._spec.client_request_timeout,
+                max_pending=self._spec.max_client_requests,
+            )
+        return self._backchannel
+
+    def close(self, reason: str) -> None:
+        """The connection ended: requests to the client still waiting fail."""
+        if self._backchannel is not None:
+            self._backchannel.close(reason)
 
     async def handle(
         self,
@@ -199,13 +218,17 @@ class ServerConnection:
 
         Returns:
             The JSON-RPC response for a request; ``None`` for a notification or a
-            response (the server sends no requests, so responses are ignored).
+            response (which settles the request to the client it answers).
         """
         request_id = request_id_of(message)
         method = message.get("method")
         try:
             incoming = check_message(message)
             if incoming is None:
+                if self._backchannel is not None:
+                    self._backchannel.deliver(message)
+                else:
+                    _logger.debug("dropping a response: no request was sent to the client")
                 return None
             if incoming.request_id is None:
                 # notifications/initialized and notifications/cancelled need no answer
@@ -264,7 +287,12 @@ class ServerConnection:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         base = _ContextBase(
-            method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
+            method,
+            request_id,
+            principal,
+            emit,
+            token if isinstance(token, (str, int)) else None,
+            self.backchannel if envelope.era == "legacy" else None,
         )
         policy = self._spec.request_state_policy
         # the binding is only needed to open or seal a token: an unsealed server skips it

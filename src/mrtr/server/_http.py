@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import anyio.abc
 
+from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
@@ -379,6 +380,11 @@ class StreamableHTTPApp:
         async def emit(note: JSONObject) -> None:
             if stream_sse:
                 await send_stream.send(note)
+            elif "id" in note:  # a request to the client needs a stream to travel on
+                raise TransportError(
+                    "the client did not accept text/event-stream on this POST: a request "
+                    "to it has no way to reach it"
+                )
 
         async def run() -> None:
             async with send_stream:
@@ -413,7 +419,11 @@ class StreamableHTTPApp:
         if message.get("method") == "initialize" and "result" in response:
             session_id = self._sessions.open(connection, principal)
             if session_id is None:  # others were opened while this one initialized
-                raise _busy("too many sessions", message.get("id"))
+                # sent here, not raised: this runs inside the exchange's task group,
+                # whose exception group would reach the ASGI server as a 500
+                connection.close("the session was refused")
+                await self._send_reply(send, _busy("too many sessions", message.get("id")))
+                return
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
         error = response.get("error")

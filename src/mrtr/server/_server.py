@@ -16,6 +16,8 @@ DEFAULT_MAX_CONCURRENT_REQUESTS = 256
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
+DEFAULT_MAX_CLIENT_REQUESTS = 64
 
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
@@ -122,6 +124,11 @@ class Server:
             the span's parent is the trace context the client put in ``params._meta``.
         meter_provider: record ``mcp.server.operation.duration`` with this provider.
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
+        client_request_timeout: seconds a legacy handler waits for the client's answer
+            to ``ctx.elicit``, ``ctx.create_message`` or ``ctx.list_roots`` (each call
+            may pass its own ``timeout``).
+        max_client_requests: requests to the client outstanding at once on one
+            connection (more fail at once with code -32000).
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -150,7 +157,15 @@ class Server:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         tracing: bool = True,
+        client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
     ) -> None:
+        if not client_request_timeout > 0:
+            raise ValueError("client_request_timeout must be positive")
+        if max_client_requests < 1:
+            raise ValueError("max_client_requests must be at least 1")
+        self.client_request_timeout = client_request_timeout
+        self.max_client_requests = max_client_requests
         self.name = name
         self._telemetry = Telemetry(
             enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
@@ -266,6 +281,8 @@ class Server:
             initialize_result=self.initialize_result,
             handler_error_log_level=self.handler_error_log_level,
             telemetry=self._telemetry,
+            client_request_timeout=self.client_request_timeout,
+            max_client_requests=self.max_client_requests,
         )
 
     def connection(self) -> ServerConnection:

@@ -33,6 +33,9 @@ class ServerSpec:
         initialize_result: builds the answer to a legacy ``initialize`` at a version.
         handler_error_log_level: the level at which a handler's exception is logged.
         telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
+        client_request_timeout: seconds a handler waits for the client's answer to a
+            request the server sent it (legacy sessions).
+        max_client_requests: requests to the client outstanding at once per connection.
     """
 
     handlers: Mapping[str, Handler]
@@ -42,3 +45,5 @@ class ServerSpec:
     initialize_result: Callable[[str], dict[str, Any]]
     handler_error_log_level: int
     telemetry: Telemetry = field(default_factory=Telemetry)
+    client_request_timeout: float = 300.0
+    max_client_requests: int = 64

@@ -170,8 +170,12 @@ class _StreamServer:
         return False
 
     def end_of_input(self) -> None:
-        """No more messages: workers finish what is queued, then exit."""
+        """No more messages: workers finish what is queued, then exit.
+
+        Requests to the client still waiting fail: its answer can no longer arrive.
+        """
         self._input_ended = True
+        self._connection.close("the client closed the connection")
         idle, self._idle = self._idle, []
         for event in idle:
             event.set()
