@@ -53,8 +53,8 @@ class Pair:
     b: int
 
 
-def build() -> MCPServer:
-    app = MCPServer("demo", version="1.2.3", instructions="be nice")
+def build(**options: Any) -> MCPServer:
+    app = MCPServer("demo", version="1.2.3", instructions="be nice", **options)
 
     @app.tool()
     def add(a: int, b: int = 2) -> int:
@@ -285,11 +285,53 @@ async def test_explicit_policy_needs_a_name_and_unsealed_is_a_choice() -> None:
         MCPServer("x", max_state_bytes=0)
 
 
-async def test_manual_form_on_a_legacy_session_is_the_reference_error() -> None:
-    wire = Wire(build())
+async def test_manual_form_on_a_legacy_session_without_the_shim_is_the_reference_error() -> None:
+    wire = Wire(build(legacy_shim=False))
     await wire.initialize()
     response = await wire.call("guarded")
     assert response["error"] == {"code": -32603, "message": "Handler returned an invalid result"}
+
+
+async def test_the_legacy_shim_fulfils_manual_returns_over_the_back_channel(
+    anyio_backend: str,
+) -> None:
+    asked: list[str] = []
+
+    async def answer(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"who": "legacy"})
+
+    with anyio.fail_after(30):
+        async with Client(build(), mode="legacy", elicitation_callback=answer) as client:
+            result = await client.call_tool("guarded")
+            assert result.content[0].text == "for legacy"  # type: ignore[union-attr]
+            prompt = await client.get_prompt("briefing")
+            assert prompt.messages[0].content.text == "Brief legacy."  # type: ignore[union-attr]
+            read = await client.read_resource("report://2024/txt")
+            assert read.contents[0].text == "report 2024 as txt for legacy"  # type: ignore[union-attr]
+    assert asked == ["Who is it for?"] * 3
+
+
+async def test_the_legacy_shim_is_bounded(anyio_backend: str) -> None:
+    app = MCPServer("loop", legacy_shim_max_rounds=2)
+
+    @app.tool()
+    async def forever(ctx: Context) -> InputRequiredResult:
+        return InputRequiredResult(input_requests={"who": ASK}, request_state="again")
+
+    calls = 0
+
+    async def answer(ctx: Any, params: Any) -> ElicitResult:
+        nonlocal calls
+        calls += 1
+        return ElicitResult(action="accept", content={"who": "x"})
+
+    with anyio.fail_after(30):
+        async with Client(app, mode="legacy", elicitation_callback=answer) as client:
+            result = await client.call_tool("forever")
+    assert result.is_error is True
+    assert "more than 2 rounds" in result.content[0].text  # type: ignore[union-attr]
+    assert calls == 2
 
 
 async def test_in_process_client_runs_the_loop(anyio_backend: str) -> None:

@@ -8,6 +8,8 @@ decorated functions into that server's handlers.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 import logging
 import sys
@@ -56,12 +58,14 @@ if TYPE_CHECKING:
         ReadResourceResult,
     )
 
-__all__ = ["DEFAULT_MAX_STATE_BYTES", "MCPServer"]
+__all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_MAX_STATE_BYTES = 64 * 1024
 """The default cap on the engine's plaintext ``requestState`` (before sealing)."""
+DEFAULT_LEGACY_SHIM_MAX_ROUNDS = 8
+"""The default bound on re-entering a manual handler on a legacy session."""
 
 _logger = logging.getLogger("mrtr.server.mcpserver")
 
@@ -91,6 +95,12 @@ class MCPServer:
         max_state_bytes: the cap on the engine's state per round (a `Sample` answer
             rides it); past it the call fails naming the largest entries.
         allow_unsealed_answers: accept resolvers on an `UNSEALED` server.
+        legacy_shim: on a 2025-11-25 (or older) session, fulfil a handler's own
+            ``InputRequiredResult`` over the back-channel and re-enter the handler with
+            the answers, so that a manual handler is written once for both eras;
+            ``False`` gives the reference's ``-32603 Handler returned an invalid result``.
+        legacy_shim_max_rounds: the bound on those re-entries per call (each question
+            is bounded by the low-level server's ``client_request_timeout``).
         handler_error_log_level, tracer_provider, meter_provider, tracing: as `Server`.
 
     Raises:
@@ -106,6 +116,8 @@ class MCPServer:
         request_state_security: RequestStateSecurity | _Unsealed | None = None,
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         allow_unsealed_answers: bool = False,
+        legacy_shim: bool = True,
+        legacy_shim_max_rounds: int = DEFAULT_LEGACY_SHIM_MAX_ROUNDS,
         handler_error_log_level: int = logging.ERROR,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -113,6 +125,10 @@ class MCPServer:
     ) -> None:
         if max_state_bytes <= 0:
             raise ValueError("max_state_bytes must be positive")
+        if legacy_shim_max_rounds <= 0:
+            raise ValueError("legacy_shim_max_rounds must be positive")
+        self.legacy_shim = legacy_shim
+        self.legacy_shim_max_rounds = legacy_shim_max_rounds
         self.name = name or "mcp-server"
         self.max_state_bytes = max_state_bytes
         self.allow_unsealed_answers = allow_unsealed_answers
@@ -409,9 +425,47 @@ class MCPServer:
 
     # --- rounds -----------------------------------------------------------------------
 
+    async def _run(
+        self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
+    ) -> Outcome:
+        """Run `spec` once, or (legacy shim) until its own questions are answered."""
+        from mrtr.server._mcpserver import _engine
+        from mrtr.types import InputRequiredResult
+
+        backchannel = self._backchannel_for(request)
+        outcome = await _engine.run(spec, self, request, arguments, backchannel=backchannel)
+        if backchannel is None or not self.legacy_shim or request is None:
+            return outcome
+        rounds = 0
+        while isinstance(outcome.result, InputRequiredResult):
+            rounds += 1
+            if rounds > self.legacy_shim_max_rounds:
+                raise CallFailed(
+                    f"the {spec.label} asked for more than {self.legacy_shim_max_rounds} rounds "
+                    "on a legacy session (legacy_shim_max_rounds)",
+                    "legacy_shim_rounds_exceeded",
+                )
+            asked = outcome.result
+            responses = {
+                key: await backchannel(key, question)
+                for key, question in (asked.input_requests or {}).items()
+            }
+            request = dataclasses.replace(
+                request, input_responses=responses or None, request_state=asked.request_state
+            )
+            outcome = await _engine.run(spec, self, request, arguments, backchannel=backchannel)
+        return outcome
+
     def _backchannel_for(self, request: ServerRequestContext | None) -> Backchannel | None:
-        """How to ask a legacy client mid-call (``None``: no back-channel here)."""
-        return None
+        """How to ask a legacy client mid-call (``None`` on a modern request).
+
+        The low-level server's back-channel (``ctx.elicit`` & co.): bounded by its
+        ``client_request_timeout``, checked against the client's capabilities (-32021),
+        ended when the client goes away.
+        """
+        if request is None or request.is_modern or request._backchannel is None:
+            return None
+        return functools.partial(_ask_now, request)
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
@@ -529,6 +583,30 @@ class MCPServer:
         from mrtr.server._mcpserver._testing import ScriptedClient
 
         return ScriptedClient(self, **kwargs)
+
+
+async def _ask_now(request: ServerRequestContext, key: str, question: Any) -> Any:
+    """Send one rendered question over the legacy back-channel; the client's answer."""
+    from mrtr.types import CreateMessageRequest, ElicitRequest
+
+    if isinstance(question, ElicitRequest):
+        params = question.params
+        return await request.elicit(params.message, params.requested_schema)  # type: ignore[union-attr]
+    if isinstance(question, CreateMessageRequest):
+        p = question.params
+        return await request.create_message(
+            p.messages,
+            max_tokens=p.max_tokens,
+            system_prompt=p.system_prompt,
+            include_context=p.include_context,
+            temperature=p.temperature,
+            stop_sequences=p.stop_sequences,
+            metadata=p.metadata,
+            model_preferences=p.model_preferences,
+            tools=p.tools,
+            tool_choice=p.tool_choice,
+        )
+    return await request.list_roots()
 
 
 def _caller_namespace() -> dict[str, Any] | None:

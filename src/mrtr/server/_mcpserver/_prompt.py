@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
 
@@ -98,9 +97,7 @@ class PromptEntry:
                 INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation(exc)}"
             ) from None
         try:
-            outcome = await _engine.run(
-                self.spec, app, request, validated, backchannel=app._backchannel_for(request)
-            )
+            outcome = await app._run(self.spec, request, validated)
             if outcome.input_required:
                 return app._finish_round(self.spec, request, outcome)
             result = outcome.result

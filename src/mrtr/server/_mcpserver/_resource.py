@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._convert import to_text
 from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
@@ -128,9 +127,7 @@ class ResourceEntry:
                 INVALID_PARAMS, f"Invalid URI {uri}: {describe_validation(exc)}", {"uri": uri}
             ) from None
         try:
-            outcome = await _engine.run(
-                self.spec, app, request, validated, backchannel=app._backchannel_for(request)
-            )
+            outcome = await app._run(self.spec, request, validated)
             if outcome.input_required:
                 return app._finish_round(self.spec, request, outcome)
             result = outcome.result
