@@ -220,6 +220,7 @@ async def _run(
             if runnable:
                 await resolution.run_layer(runnable)
         if round_.open:
+            round_.reorder([node.key for node in spec.plan.nodes])
             return Outcome(None, True, round_, resolver_runs=dict(round_.resolver_runs))
         for name, node in spec.plan.consumers.items():
             param = spec.param(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
+from typing import Any, TypeVar, get_args, get_origin
 
 from mrtr.server._mcpserver._asks import Elicit, Resolve, form_of, marker_arms
 from mrtr.server._mcpserver._errors import InvalidSignature
@@ -85,7 +85,9 @@ def _check_return(fn: Any, label: str, localns: dict[str, Any] | None) -> None:
         )
     if arms and get_origin(arms[0]) is Elicit:
         (question_type,) = get_args(arms[0]) or (None,)
-        if question_type is not None:
+        if question_type is not None and question_type is not Any and not isinstance(
+            question_type, TypeVar
+        ):
             try:
                 form_of(question_type)
             except InvalidSignature as exc:

@@ -180,6 +180,12 @@ class Round:
 
     # --- the end of the round ---------------------------------------------------------
 
+    def reorder(self, keys: list[str]) -> None:
+        """Put the open questions in `keys`' order (concurrent resolvers finish in any)."""
+        rank = {key: i for i, key in enumerate(keys)}
+        order = sorted(self.open, key=lambda k: rank.get(k, len(rank)))
+        self.open = {key: self.open[key] for key in order}
+
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
         from mrtr.server._core import _required_capabilities
