@@ -249,7 +249,7 @@ class ServerConnection:
             self._backchannel.close(reason)
         if self._listener is not None:
             self._spec.hub.remove(self._listener)
-            self._listener.drop(reason)
+            self._listener.drop(reason, quiet=True)
 
     async def handle(
         self,

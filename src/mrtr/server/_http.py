@@ -563,7 +563,7 @@ class StreamableHTTPApp:
         finally:
             session.get_stream = False
             connection.hub.remove(listener)
-            listener.drop("its GET stream ended")
+            listener.drop("its GET stream ended", quiet=True)
 
     async def _send_json(
         self,

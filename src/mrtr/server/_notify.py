@@ -89,11 +89,11 @@ class Listener:
         self._pending[key] = None
         self._wake.set()
 
-    def drop(self, reason: str) -> None:
-        """End this listener: its writer stops at its next wait."""
+    def drop(self, reason: str, *, quiet: bool = False) -> None:
+        """End this listener: its writer stops at its next wait (logged unless ``quiet``)."""
         if self.dropped is None:
             self.dropped = reason
-            level = logging.DEBUG if self.graceful else logging.WARNING
+            level = logging.DEBUG if self.graceful or quiet else logging.WARNING
             _logger.log(level, "ending %s: %s", self.name, reason)
         self._wake.set()
 
