@@ -65,7 +65,7 @@ async def test_discover() -> None:
     response = await ask(make_server().connection(), request("server/discover"))
     result = response["result"]
     assert result["supportedVersions"][0] == MODERN
-    assert result["capabilities"]["tools"] == {}
+    assert result["capabilities"]["tools"] == {"listChanged": True}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {
         "name": "Provisioner",
         "version": "1.2.3",

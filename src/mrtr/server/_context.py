@@ -97,6 +97,9 @@ class ServerRequestContext:
     _progress_token: str | int | None = field(default=None, repr=False)
     _log_level: str | None = field(default=None, repr=False)
     _backchannel: BackChannel | None = field(default=None, repr=False, compare=False)
+    _close_stream: Callable[[], Awaitable[None]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def is_modern(self) -> bool:
@@ -139,6 +142,16 @@ class ServerRequestContext:
         if logger is not None:
             params["logger"] = logger
         await self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    async def close_sse_stream(self) -> None:
+        """End this request's SSE stream now; the client resumes it (SEP-1699 polling).
+
+        On a resumable stream (a 2025-11-25 HTTP session with an event store) the
+        handler goes on; what it sends next is stored, and the client's GET with
+        ``Last-Event-ID`` receives it. Anywhere else this does nothing.
+        """
+        if self._close_stream is not None:
+            await self._close_stream()
 
     # --- asking the client (legacy sessions) ------------------------------------------
 

@@ -30,10 +30,21 @@ from mrtr.server._envelope import (
 )
 from mrtr.server._jsonrpc import (
     INVALID_RESULT_MESSAGE,
+    SERVER_BUSY,
     HandlerError,
     JSONObject,
     error_response,
     result_response,
+)
+from mrtr.server._notify import (
+    META_SUBSCRIPTION_ID,
+    PROMPTS,
+    RESOURCES,
+    TOOLS,
+    ChangeHub,
+    Listener,
+    listen_filter,
+    pump,
 )
 from mrtr.server._security import RequestBinding, RequestStateSecurity
 from mrtr.server._spec import ServerSpec
@@ -74,6 +85,7 @@ _logger = logging.getLogger("mrtr.server")
 _state_logger = logging.getLogger("mrtr.server.request_state")
 
 Emit = Callable[[JSONObject], Awaitable[None]]
+CloseStream = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +109,10 @@ _ROUTES: dict[str, _Route] = {
 }
 
 
+_SUBSCRIBE_METHODS = frozenset({"resources/subscribe", "resources/unsubscribe"})
+_RESOURCE_METHODS = frozenset({"resources/list", "resources/templates/list", "resources/read"})
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
 _CACHEABLE_METHODS = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
@@ -112,6 +128,7 @@ class _ContextBase:
     emit: Emit
     progress_token: str | int | None
     backchannel: BackChannel | None = None
+    close_stream: CloseStream | None = None
 
     def context(
         self,
@@ -133,6 +150,7 @@ class _ContextBase:
             _progress_token=self.progress_token,
             _log_level=envelope.log_level,
             _backchannel=self.backchannel if envelope.era == "legacy" else None,
+            _close_stream=self.close_stream,
         )
 
 
@@ -181,6 +199,8 @@ class ServerConnection:
         self._spec = spec
         self._gate = EraGate()
         self._backchannel: BackChannel | None = None  # made on a legacy connection's first use
+        self._listener: Listener | None = None  # a legacy connection's change listener
+        self._subscribed: set[str] = set()  # its resources/subscribe URIs
 
     @property
     def era(self) -> Era | None:
@@ -202,10 +222,34 @@ class ServerConnection:
             )
         return self._backchannel
 
+    @property
+    def hub(self) -> ChangeHub:
+        """The server's change listeners."""
+        return self._spec.hub
+
+    def legacy_listener(self) -> Listener:
+        """This legacy connection's listener: every list change, its subscribed URIs.
+
+        A legacy client gets ``notifications/*/list_changed`` without asking (the
+        server declared ``listChanged``), ``notifications/resources/updated`` only for
+        the URIs it subscribed to.
+        """
+        if self._listener is None or self._listener.dropped is not None:
+            self._listener = Listener(
+                kinds=(TOOLS, PROMPTS, RESOURCES),
+                uris=self._subscribed,
+                max_pending=self._spec.max_pending_events,
+                name="a legacy connection",
+            )
+        return self._listener
+
     def close(self, reason: str) -> None:
         """The connection ended: requests to the client still waiting fail."""
         if self._backchannel is not None:
             self._backchannel.close(reason)
+        if self._listener is not None:
+            self._spec.hub.remove(self._listener)
+            self._listener.drop(reason, quiet=True)
 
     async def handle(
         self,
@@ -213,6 +257,7 @@ class ServerConnection:
         *,
         emit: Emit,
         principal: Principal | None = None,
+        close_stream: CloseStream | None = None,
     ) -> JSONObject | None:
         """Answer one incoming message.
 
@@ -239,7 +284,12 @@ class ServerConnection:
                 self._spec.telemetry, self._request, self._gate.legacy_version
             )
             result = await request(
-                incoming.request_id, incoming.method, incoming.params, emit, principal
+                incoming.request_id,
+                incoming.method,
+                incoming.params,
+                emit,
+                principal,
+                close_stream,
             )
         except HandlerError as exc:
             return error_response(request_id, exc)
@@ -255,6 +305,7 @@ class ServerConnection:
         params: dict[str, Any],
         emit: Emit,
         principal: Principal | None,
+        close_stream: CloseStream | None = None,
     ) -> JSONObject:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
@@ -264,11 +315,17 @@ class ServerConnection:
         envelope = self._gate.envelope(method, params)
         route = _ROUTES.get(method)
         if route is not None:
-            return await self._call(route, request_id, method, params, envelope, emit, principal)
+            return await self._call(
+                route, request_id, method, params, envelope, emit, principal, close_stream
+            )
         if method == "server/discover" and envelope.era == "modern":
             return self._spec.discover_result()
         if method == "logging/setLevel" and envelope.era == "legacy":
             return self._gate.set_level(params)
+        if method == "subscriptions/listen" and envelope.era == "modern":
+            return await self._listen(request_id, params, emit)
+        if method in _SUBSCRIBE_METHODS and envelope.era == "legacy" and self._has_resources():
+            return self._subscribe(method, params)
         raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
 
     async def _call(
@@ -280,6 +337,7 @@ class ServerConnection:
         envelope: Envelope,
         emit: Emit,
         principal: Principal | None,
+        close_stream: CloseStream | None,
     ) -> JSONObject:
         handler = self._spec.handlers.get(method)
         if handler is None:
@@ -293,6 +351,7 @@ class ServerConnection:
             emit,
             token if isinstance(token, (str, int)) else None,
             self.backchannel if envelope.era == "legacy" else None,
+            close_stream,
         )
         policy = self._spec.request_state_policy
         # the binding is only needed to open or seal a token: an unsealed server skips it
@@ -341,6 +400,72 @@ class ServerConnection:
             )
         except InvalidRequestState as exc:
             raise _frozen_rejection(ctx.method, str(exc)) from None
+
+    async def _listen(
+        self, request_id: str | int, params: dict[str, Any], emit: Emit
+    ) -> JSONObject:
+        """Serve one ``subscriptions/listen`` stream until it ends.
+
+        The acknowledgement goes first, then every change asked for, each tagged with
+        the request's id. The client ends the stream by cancelling the request; a
+        shutdown ends it with the result; a listener left too far behind is dropped
+        with an error.
+        """
+        wire = params.get("notifications")
+        if not isinstance(wire, dict):
+            raise HandlerError(
+                INVALID_PARAMS, "Invalid params for subscriptions/listen: notifications: required"
+            )
+        cap = self._spec.max_resource_subscriptions
+        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap)
+        if truncated:
+            _logger.warning(
+                "subscriptions/listen %r asked for more than %d resources; honouring the first %d",
+                request_id,
+                cap,
+                cap,
+            )
+        meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
+        listener = Listener(
+            kinds=kinds,
+            uris=frozenset(uris),
+            max_pending=self._spec.max_pending_events,
+            meta=meta,
+            name=f"subscriptions/listen {request_id!r}",
+        )
+        hub = self._spec.hub
+        if not hub.add(listener):
+            raise HandlerError(SERVER_BUSY, "Server busy: too many subscriptions/listen streams")
+        try:
+            ack: JSONObject = {"_meta": meta, "notifications": honored}
+            await emit({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})
+            reason = await pump(listener, emit)
+        finally:
+            hub.remove(listener)
+        if listener.graceful:
+            return {"_meta": meta}
+        raise HandlerError(SERVER_BUSY, f"Subscription dropped: {reason}")
+
+    def _has_resources(self) -> bool:
+        return not _RESOURCE_METHODS.isdisjoint(self._spec.handlers)
+
+    def _subscribe(self, method: str, params: dict[str, Any]) -> JSONObject:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise HandlerError(INVALID_PARAMS, f"Invalid params for {method}: uri: required")
+        if method == "resources/unsubscribe":
+            self._subscribed.discard(uri)
+            return {}
+        cap = self._spec.max_resource_subscriptions
+        if uri not in self._subscribed and len(self._subscribed) >= cap:
+            _logger.warning("refusing a resources/subscribe beyond %d URIs on one session", cap)
+            raise HandlerError(
+                INVALID_PARAMS,
+                f"Too many subscriptions: a session may subscribe to {cap} resources",
+                {"maxResourceSubscriptions": cap},
+            )
+        self._subscribed.add(uri)
+        return {}
 
     def _finish(
         self,

@@ -27,6 +27,7 @@ import anyio
 import anyio.abc
 
 from mrtr.errors import TransportError
+from mrtr.server._event_store import EventStore, MemoryEventStore, StreamRead, new_stream_id
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
@@ -37,6 +38,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
+from mrtr.server._notify import pump
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
@@ -46,6 +48,7 @@ from mrtr.server._server import (
     DEFAULT_SESSION_IDLE_TIMEOUT,
 )
 from mrtr.server._sessions import Session, SessionStore
+from mrtr.server._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
 from mrtr.types import (
     HEADER_MISMATCH,
     INPUT_REQUIRED_METHODS,
@@ -68,6 +71,9 @@ ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
+_RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
+_REPLAY_WAIT = 30.0  # seconds a resumed stream waits for its next event before checking
+_CLOSE_STREAM: JSONObject = {}  # a handler asked to close its SSE stream (by identity)
 
 
 class ASGIApp(Protocol):
@@ -142,9 +148,20 @@ class StreamableHTTPApp:
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
+        event_store: EventStore | None = None,
+        resumable_streams: bool = True,
+        sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
+        stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
+        if not stream_stall_timeout > 0:
+            raise ValueError("stream_stall_timeout must be positive")
+        self._store: EventStore | None = None
+        if resumable_streams:
+            self._store = event_store if event_store is not None else MemoryEventStore()
+        self._retry_ms = sse_retry_ms
+        self._stall = stream_stall_timeout
         self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
@@ -188,8 +205,10 @@ class StreamableHTTPApp:
             await self._post(request, receive, send, principal)
         elif request.method == "DELETE":
             self._delete(request, principal)
+        elif request.method == "GET" and request.header("mcp-session-id") is not None:
+            await self._get(request, receive, send, principal)
         else:
-            raise _Reply(405, None, [(b"allow", b"POST, DELETE")])
+            raise _Reply(405, None, [(b"allow", b"GET, POST, DELETE")])
 
     def _check_host_and_origin(self, request: _Request, scope: Scope) -> None:
         host = request.header("host")
@@ -284,26 +303,26 @@ class StreamableHTTPApp:
                 raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
             connection = session.connection
             self._check_legacy_version(request, connection, message)
-            legacy = True
         elif message.get("method") == "initialize" and not _has_envelope(message):
             if len(self._sessions) >= self._sessions.max_sessions:
                 raise _busy("too many sessions", message.get("id"))
-            connection, legacy = self._connect(), True
+            connection = self._connect()
         else:
-            connection, legacy = self._connect(), False
+            connection = self._connect()
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
                 await self._check_param_headers(request, message, principal)
         if not is_request:
             await connection.handle(message, emit=_drop, principal=principal)
             raise _Reply(202)
+        _check_listen_accepts_sse(request, message)
         if session is not None and session.in_flight >= self._max_concurrent:
             raise _busy("too many requests in flight on this session", message.get("id"))
         if session is not None:
             session.in_flight += 1
         try:
             await self._answer(
-                request, receive, send, connection, message, principal, legacy=legacy
+                request, receive, send, connection, message, principal, session=session
             )
         finally:
             if session is not None:
@@ -372,10 +391,22 @@ class StreamableHTTPApp:
         message: JSONObject,
         principal: Principal | None,
         *,
-        legacy: bool,
+        session: Session | None,
     ) -> None:
+        legacy = session is not None or (
+            message.get("method") == "initialize" and not _has_envelope(message)
+        )
         send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject](64)
         stream_sse = request.accepts_sse
+        # a legacy session's SSE streams can be resumed (events stored, with ids) when
+        # its version knows priming events (2025-11-25): the handler then outlives a
+        # dropped connection, and a GET with Last-Event-ID picks the stream up again
+        resumable = (
+            session is not None
+            and self._store is not None
+            and (connection.protocol_version or "") >= _RESUMABLE_SINCE
+        )
+        writer: list[SSEWriter] = []
 
         async def emit(note: JSONObject) -> None:
             if stream_sse:
@@ -386,24 +417,153 @@ class StreamableHTTPApp:
                     "to it has no way to reach it"
                 )
 
+        async def close_stream() -> None:
+            if stream_sse and resumable:
+                await send_stream.send(_CLOSE_STREAM)
+
         async def run() -> None:
             async with send_stream:
-                response = await connection.handle(message, emit=emit, principal=principal)
+                response = await connection.handle(
+                    message, emit=emit, principal=principal, close_stream=close_stream
+                )
                 if response is not None:
                     await send_stream.send(response)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+            if resumable:
+                tg.start_soon(_detach_on_disconnect, receive, writer)
+            else:
+                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
             async with receive_stream:
                 first = await receive_stream.receive()
-                if "method" not in first:  # the response came before any notification
+                if "method" not in first and first is not _CLOSE_STREAM:
+                    # the response came before any notification
                     await self._send_json(
                         send, connection, message, first, principal, legacy=legacy
                     )
                 else:
-                    await _send_sse(send, first, receive_stream)
+                    sse = SSEWriter(
+                        send,
+                        stall_timeout=self._stall,
+                        store=self._store if resumable else None,
+                        stream_id=new_stream_id("p") if resumable else None,
+                        retry_ms=self._retry_ms,
+                        what=f"the SSE stream of {message.get('method')}",
+                    )
+                    writer.append(sse)
+                    await _write_stream(sse, first, receive_stream, session)
             tg.cancel_scope.cancel()
+
+    async def _get(
+        self,
+        request: _Request,
+        receive: ASGIReceive,
+        send: ASGISend,
+        principal: Principal | None,
+    ) -> None:
+        """A legacy session's GET: its change notifications, or a stream resumed."""
+        if "text/event-stream" not in (request.header("accept") or ""):
+            raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
+        session = self._sessions.get(request.header("mcp-session-id") or "", principal)
+        if session is None:
+            raise _error_reply(404, INVALID_REQUEST, "Session not found")
+        connection = session.connection
+        header = request.header("mcp-protocol-version")
+        if header is not None and header != connection.protocol_version:
+            raise _error_reply(
+                400, INVALID_REQUEST, "MCP-Protocol-Version does not match the session's"
+            )
+        last = request.header("last-event-id")
+        backlog = None
+        if last is not None and self._store is not None:
+            backlog = await self._store.read_after(last, owner=session.session_id, wait=0)
+            if backlog is None:
+                _logger.warning(
+                    "refusing a Last-Event-ID that names no stream of this session "
+                    "(forged, foreign or expired)"
+                )
+                raise _error_reply(400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
+            if backlog.stream_id.startswith("p"):  # a POST's stream: replay it to its end
+                await self._replay(send, receive, backlog, session.session_id, last)
+                return
+        if session.get_stream:
+            raise _error_reply(409, INVALID_REQUEST, "Conflict: this session has a GET stream")
+        await self._listen_legacy(send, receive, session, backlog)
+
+    async def _replay(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        backlog: StreamRead,
+        owner: str,
+        last_event_id: str,
+    ) -> None:
+        """Write a stored POST stream from where the client left it, until it ends."""
+        store = self._store
+        assert store is not None
+        sse = SSEWriter(send, stall_timeout=self._stall, what="a resumed SSE stream")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_disconnect, receive, scope)
+                await sse.start()
+                read, cursor = backlog, last_event_id
+                while sse.attached:
+                    for event_id, stored in read.events:
+                        await sse.raw_event(event_id, stored)
+                        cursor = event_id
+                    if read.ended:
+                        break
+                    following = await store.read_after(cursor, owner=owner, wait=_REPLAY_WAIT)
+                    if following is None:  # expired meanwhile
+                        break
+                    read = following
+                await sse.close("the resumed stream is complete")
+                tg.cancel_scope.cancel()
+
+    async def _listen_legacy(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        session: Session,
+        backlog: StreamRead | None,
+    ) -> None:
+        """The session's standalone stream: list changes, subscribed resources' updates."""
+        connection = session.connection
+        listener = connection.legacy_listener()
+        if not connection.hub.add(listener):
+            raise _busy("too many listeners", None)
+        resumable = self._store is not None
+        sse = SSEWriter(
+            send,
+            stall_timeout=self._stall,
+            store=self._store,
+            stream_id=new_stream_id("g") if resumable else None,
+            retry_ms=self._retry_ms,
+            what="its GET stream",
+        )
+
+        async def write(note: JSONObject) -> None:
+            await sse.event(note)
+            if not sse.attached:
+                listener.drop(sse.detached_reason or "the client went away")
+
+        session.get_stream = True
+        try:
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_on_disconnect, receive, scope)
+                    await sse.start(owner=session.session_id)
+                    for event_id, stored in backlog.events if backlog is not None else ():
+                        await sse.raw_event(event_id, stored)
+                    if sse.attached:
+                        await pump(listener, write)
+                    await sse.close("the session ended")
+                    tg.cancel_scope.cancel()
+        finally:
+            session.get_stream = False
+            connection.hub.remove(listener)
+            listener.drop("its GET stream ended", quiet=True)
 
     async def _send_json(
         self,
@@ -442,6 +602,16 @@ class StreamableHTTPApp:
         await send({"type": "http.response.body", "body": body})
 
 
+def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
+    if message.get("method") == "subscriptions/listen" and not request.accepts_sse:
+        raise _error_reply(
+            406,
+            INVALID_REQUEST,
+            "Not Acceptable: subscriptions/listen answers with text/event-stream",
+            message.get("id"),
+        )
+
+
 def _busy(what: str, request_id: Any) -> _Reply:
     return _Reply(
         503,
@@ -469,30 +639,36 @@ async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) 
             return
 
 
-async def _send_sse(
-    send: ASGISend,
+async def _detach_on_disconnect(receive: ASGIReceive, writer: list[SSEWriter]) -> None:
+    """A resumable stream's client went away: its handler goes on, its events are kept."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            for sse in writer:
+                sse.detach("the client disconnected")
+            if not writer:  # no stream yet: the JSON answer has nowhere to go either
+                return
+            return
+
+
+async def _write_stream(
+    sse: SSEWriter,
     first: JSONObject,
     rest: anyio.abc.ObjectReceiveStream[JSONObject],
+    session: Session | None,
 ) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"text/event-stream"),
-                (b"cache-control", b"no-cache"),
-                (b"x-accel-buffering", b"no"),
-            ],
-        }
-    )
-    await _send_event(send, first)
-    async for message in rest:
-        await _send_event(send, message)
-    await send({"type": "http.response.body", "body": b""})
-
-
-async def _send_event(send: ASGISend, message: JSONObject) -> None:
-    data = encode_outgoing(message)
-    if data is not None:
-        body = b"event: message\ndata: " + data + b"\n\n"
-        await send({"type": "http.response.body", "body": body, "more_body": True})
+    """Write a POST's SSE stream: its notifications and requests, then its response."""
+    await sse.start(owner=session.session_id if session is not None else None)
+    message: JSONObject | None = first
+    while message is not None:
+        if message is _CLOSE_STREAM:
+            await sse.close("closed by the handler (the client resumes with Last-Event-ID)")
+        else:
+            await sse.event(message)
+        if not sse.attached and not sse.resumable:
+            return  # nobody reads it and nothing is kept: the handler is cancelled
+        try:
+            message = await rest.receive()
+        except anyio.EndOfStream:
+            message = None
+    await sse.finish()

@@ -18,6 +18,9 @@ DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 DEFAULT_MAX_CLIENT_REQUESTS = 64
+DEFAULT_MAX_LISTENERS = 1024
+DEFAULT_MAX_PENDING_EVENTS = 1024
+DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
 
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
@@ -129,6 +132,13 @@ class Server:
             may pass its own ``timeout``).
         max_client_requests: requests to the client outstanding at once on one
             connection (more fail at once with code -32000).
+        max_listeners: change listeners held at once (``subscriptions/listen`` streams,
+            legacy connections and GET streams); more are refused.
+        max_pending_events: distinct changes waiting unsent for one listener; past it
+            the listener is dropped (a slow reader), with a log line.
+        max_resource_subscriptions: resource URIs one listen stream or legacy session
+            may subscribe to (a listen honours the first ones, a subscribe beyond is
+            refused).
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -159,13 +169,23 @@ class Server:
         tracing: bool = True,
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
+        max_listeners: int = DEFAULT_MAX_LISTENERS,
+        max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
+        max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
         if max_client_requests < 1:
             raise ValueError("max_client_requests must be at least 1")
+        if max_pending_events < 1 or max_resource_subscriptions < 1:
+            raise ValueError("max_pending_events and max_resource_subscriptions must be >= 1")
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
+        self.max_pending_events = max_pending_events
+        self.max_resource_subscriptions = max_resource_subscriptions
+        from mrtr.server._notify import ChangeHub
+
+        self._hub = ChangeHub(max_listeners=max_listeners)
         self.name = name
         self._telemetry = Telemetry(
             enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
@@ -218,12 +238,13 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
+        # each list can change (`notify_*_changed`) and each resource be watched
         if self.on_list_tools or self.on_call_tool:
-            caps["tools"] = {}
+            caps["tools"] = {"listChanged": True}
         if self.on_list_prompts or self.on_get_prompt:
-            caps["prompts"] = {}
+            caps["prompts"] = {"listChanged": True}
         if self.on_list_resources or self.on_list_resource_templates or self.on_read_resource:
-            caps["resources"] = {}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.on_complete:
             caps["completions"] = {}
         return caps
@@ -255,6 +276,42 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
+    # --- change notifications ---------------------------------------------------------
+
+    async def notify_tools_changed(self) -> None:
+        """Tell the clients that listen that the tool list changed.
+
+        Callable from a handler or any task of the application; never waits on a
+        client. Delivered on ``subscriptions/listen`` streams that asked for
+        ``toolsListChanged`` (2026-07-28) and to legacy connections (stdio, and an
+        HTTP session's GET stream) as ``notifications/tools/list_changed``.
+        """
+        from mrtr.server._notify import TOOLS
+
+        self._hub.publish(TOOLS)
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell the clients that listen that the prompt list changed (as tools)."""
+        from mrtr.server._notify import PROMPTS
+
+        self._hub.publish(PROMPTS)
+
+    async def notify_resources_changed(self) -> None:
+        """Tell the clients that listen that the resource list changed (as tools)."""
+        from mrtr.server._notify import RESOURCES
+
+        self._hub.publish(RESOURCES)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed.
+
+        Only to those that asked: a listen stream whose ``resourceSubscriptions`` hold
+        it, a legacy session that sent ``resources/subscribe`` for it.
+        """
+        from mrtr.server._notify import UPDATED
+
+        self._hub.publish(UPDATED, str(uri))
+
     def spec(self) -> ServerSpec:
         """What the request core needs of this server, as one frozen value.
 
@@ -283,6 +340,9 @@ class Server:
             telemetry=self._telemetry,
             client_request_timeout=self.client_request_timeout,
             max_client_requests=self.max_client_requests,
+            hub=self._hub,
+            max_pending_events=self.max_pending_events,
+            max_resource_subscriptions=self.max_resource_subscriptions,
         )
 
     def connection(self) -> ServerConnection:

@@ -32,6 +32,7 @@ class Session:
     principal: Principal | None
     last_used: float
     in_flight: int = 0
+    get_stream: bool = False  # its standalone GET stream is open
 
 
 class SessionStore:

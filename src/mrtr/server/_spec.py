@@ -13,6 +13,11 @@ from typing import Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
+from mrtr.server._notify import (
+    DEFAULT_MAX_PENDING_EVENTS,
+    DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+    ChangeHub,
+)
 from mrtr.server._security import RequestStateSecurity
 
 __all__ = ["Handler", "ServerSpec"]
@@ -36,6 +41,9 @@ class ServerSpec:
         client_request_timeout: seconds a handler waits for the client's answer to a
             request the server sent it (legacy sessions).
         max_client_requests: requests to the client outstanding at once per connection.
+        hub: the server's change listeners (``notify_*`` publishes to it).
+        max_pending_events: distinct changes waiting for one listener before it is dropped.
+        max_resource_subscriptions: resource URIs one listener may subscribe to.
     """
 
     handlers: Mapping[str, Handler]
@@ -47,3 +55,6 @@ class ServerSpec:
     telemetry: Telemetry = field(default_factory=Telemetry)
     client_request_timeout: float = 300.0
     max_client_requests: int = 64
+    hub: ChangeHub = field(default_factory=ChangeHub)
+    max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
+    max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS

@@ -37,6 +37,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     response_id,
 )
+from mrtr.server._notify import pump
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._framing import encode_text, utf8_size
@@ -130,6 +131,7 @@ class _StreamServer:
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
+        self._pump: anyio.CancelScope | None = None  # a legacy connection's change pusher
         self._new_event: Callable[[], anyio.Event] = event_factory()
 
     async def dispatch(self, message: JSONObject | RequestFailed | Refusal) -> None:
@@ -176,6 +178,8 @@ class _StreamServer:
         """
         self._input_ended = True
         self._connection.close("the client closed the connection")
+        if self._pump is not None:
+            self._pump.cancel()
         idle, self._idle = self._idle, []
         for event in idle:
             event.set()
@@ -190,6 +194,23 @@ class _StreamServer:
         response = await self._connection.handle(message, emit=self.send)
         if response is not None:
             await self._send_quietly(response)
+            if self._pump is None and self._connection.era == "legacy":
+                self._pump = anyio.CancelScope()
+                self._task_group.start_soon(self._push_changes, self._pump)
+
+    async def _push_changes(self, scope: anyio.CancelScope) -> None:
+        """A legacy connection's change notifications, for as long as it lives."""
+        listener = self._connection.legacy_listener()
+        hub = self._connection.hub
+        with scope:
+            if not hub.add(listener):
+                return
+            try:
+                await pump(listener, self.send)
+            except TransportError:
+                _logger.debug("the connection closed under a change notification")
+            finally:
+                hub.remove(listener)
 
     async def _send_quietly(self, response: JSONObject) -> None:
         try:
