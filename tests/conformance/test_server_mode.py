@@ -240,3 +240,22 @@ async def test_our_client_completes_against_the_conformance_server(mode: str) ->
             ref = {"type": "ref/prompt", "name": "test_prompt_with_arguments"}
             done = await client.complete(ref, {"name": "arg2", "value": "d"})
     assert done.completion.values == ["delta"]
+
+
+# --- the MCPServer conformance server -----------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_mcpserver_conformance_server_asks_by_the_scenario_keys() -> None:
+    from tests.conformance.mcpserver_server import build
+
+    conn = build().connection()
+    multi = await ask(conn, call("test_input_required_result_multiple_inputs"))
+    assert list(multi["result"]["inputRequests"]) == ["user_name", "greeting", "client_roots"]
+    caps = await ask(conn, call("test_input_required_result_capabilities", caps={"sampling": {}}))
+    assert list(caps["result"]["inputRequests"]) == ["sample_input"]
+    names = run_server.read_expected(HERE_MCPSERVER_EXPECTED)
+    assert names == {"input-required-result-ignore-extra-params"}
+
+
+HERE_MCPSERVER_EXPECTED = Path(__file__).resolve().parent / "expected-failures-mcpserver.txt"

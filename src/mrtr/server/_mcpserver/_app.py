@@ -13,7 +13,7 @@ import functools
 import inspect
 import logging
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr.server._mcpserver._convert import output_spec
@@ -24,12 +24,8 @@ from mrtr.server._mcpserver._resource import ResourceEntry
 from mrtr.server._mcpserver._signature import hints_of
 from mrtr.server._mcpserver._tool import ToolEntry, error_result
 from mrtr.server._server import (
-    DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT,
     Server,
-    TokenVerifier,
     _Unsealed,
 )
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
@@ -40,7 +36,6 @@ if TYPE_CHECKING:
     from mrtr.server._http import ASGIApp
     from mrtr.server._mcpserver._engine import Outcome
     from mrtr.server._mcpserver._round import Backchannel
-    from mrtr.server._resource import ProtectedResource
     from mrtr.server._security import RequestStateSecurity
     from mrtr.transports import Transport
     from mrtr.types import (
@@ -102,6 +97,8 @@ class MCPServer:
         legacy_shim_max_rounds: the bound on those re-entries per call (each question
             is bounded by the low-level server's ``client_request_timeout``).
         handler_error_log_level, tracer_provider, meter_provider, tracing: as `Server`.
+        **server_options: any other `Server` option (``client_request_timeout``,
+            ``max_client_requests``, ``max_listeners``, ...), passed on unchanged.
 
     Raises:
         ValueError: an explicit policy on a server without a name or an audience.
@@ -122,6 +119,7 @@ class MCPServer:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         tracing: bool = True,
+        **server_options: Any,
     ) -> None:
         if max_state_bytes <= 0:
             raise ValueError("max_state_bytes must be positive")
@@ -155,6 +153,7 @@ class MCPServer:
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             tracing=tracing,
+            **server_options,
         )
         # "" above lets the low-level server refuse an explicit policy without a name or an
         # audience (parity); the name it reports is the real one
@@ -190,6 +189,7 @@ class MCPServer:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -201,6 +201,7 @@ class MCPServer:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Any:
         """Register a function as a tool (``@app.tool()`` or ``@app.tool``).
 
@@ -210,6 +211,9 @@ class MCPServer:
 
         Raises:
             InvalidSignature: a parameter or resolver that cannot be honoured.
+
+        ``input_schema`` advertises a hand-written JSON Schema verbatim instead (keywords
+        pydantic does not emit, such as ``if``/``then``); the signature still validates.
         """
         localns = _caller_namespace()
         if callable(name):
@@ -227,6 +231,7 @@ class MCPServer:
                 icons=icons,
                 meta=meta,
                 structured_output=structured_output,
+                input_schema=input_schema,
             )
             return fn
 
@@ -243,6 +248,7 @@ class MCPServer:
         icons: list[Any] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
         localns: dict[str, Any] | None = None,
     ) -> None:
         """Register `fn` as a tool (what `tool` does)."""
@@ -268,6 +274,7 @@ class MCPServer:
             icons=icons,
             meta=meta,
             output=output_spec(tool_name, returns, structured_output),
+            schema=input_schema,
         )
 
     def remove_tool(self, name: str) -> None:
@@ -347,6 +354,50 @@ class MCPServer:
             return fn
 
         return decorate
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the argument-completion handler (``completion/complete``).
+
+        ``async def complete(ref, argument, context) -> Completion | list[str] | None``:
+        `ref` is the prompt or resource-template reference, `argument` the argument being
+        typed (``.name``, ``.value``), `context` the arguments already filled (or
+        ``None``). Declares the ``completions`` capability.
+        """
+
+        def decorate(fn: F) -> F:
+            async def complete(ctx: ServerRequestContext, params: Any) -> Any:
+                from mrtr.types import CompleteResult, Completion
+
+                found = fn(params.ref, params.argument, params.context)
+                if inspect.isawaitable(found):
+                    found = await found
+                if found is None:
+                    found = Completion(values=[])
+                elif not isinstance(found, Completion):
+                    values = list(found)
+                    found = Completion(values=values, total=len(values), has_more=False)
+                return CompleteResult(completion=found)
+
+            self.server.on_complete = complete
+            return fn
+
+        return decorate
+
+    async def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (both eras)."""
+        await self.server.notify_tools_changed()
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
+        await self.server.notify_prompts_changed()
+
+    async def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
+        await self.server.notify_resources_changed()
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to `uri` that it changed."""
+        await self.server.notify_resource_updated(uri)
 
     # --- the low-level handlers -------------------------------------------------------
 
@@ -517,33 +568,9 @@ class MCPServer:
         """Serve one client over stdin/stdout until stdin closes (blocking)."""
         self.server.run_stdio(**kwargs)
 
-    def streamable_http_app(
-        self,
-        *,
-        path: str = "/mcp",
-        token_verifier: TokenVerifier | None = None,
-        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-        allowed_hosts: Iterable[str] = (),
-        allowed_origins: Iterable[str] = (),
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-        session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
-        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
-        body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        protected_resource: ProtectedResource | None = None,
-    ) -> ASGIApp:
-        """The ASGI application (see `Server.streamable_http_app`)."""
-        return self.server.streamable_http_app(
-            path=path,
-            token_verifier=token_verifier,
-            max_message_size=max_message_size,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            max_sessions=max_sessions,
-            session_idle_timeout=session_idle_timeout,
-            max_concurrent_requests=max_concurrent_requests,
-            body_timeout=body_timeout,
-            protected_resource=protected_resource,
-        )
+    def streamable_http_app(self, **options: Any) -> ASGIApp:
+        """The ASGI application (`Server.streamable_http_app`'s options, unchanged)."""
+        return self.server.streamable_http_app(**options)
 
     def run_http(self, **kwargs: Any) -> None:
         """Serve over streamable HTTP with uvicorn (see `Server.run_http`; blocking)."""

@@ -94,6 +94,9 @@ def _is_object_type(tp: Any) -> bool:
 def _flatten(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """One property as a primitive schema, and whether it may be left out (Optional)."""
     optional = False
+    if "default" in prop and prop["default"] is None:  # no null in a primitive schema
+        prop = {k: v for k, v in prop.items() if k != "default"}
+        optional = True
     if "anyOf" in prop:
         arms = [arm for arm in prop["anyOf"] if arm.get("type") != "null"]
         if len(arms) != 1 or len(arms) == len(prop["anyOf"]):
@@ -117,6 +120,9 @@ def _flatten(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dic
             items = defs.get(items["$ref"].rsplit("/", 1)[-1], {})
         if "enum" in items:  # a multi-select of strings
             return {**prop, "items": {"type": "string", "enum": items["enum"]}}, optional
+        choices = items.get("anyOf") or items.get("oneOf")
+        if isinstance(choices, list) and choices and all("const" in c for c in choices):
+            return prop, optional  # a titled multi-select
     raise InvalidSignature(_bad_field(name, prop))
 
 

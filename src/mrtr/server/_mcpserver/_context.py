@@ -147,6 +147,11 @@ class Context:
         """`log` at ``error``."""
         await self.log("error", data, logger_name=logger_name)
 
+    async def close_sse_stream(self) -> None:
+        """End this request's SSE stream now; the client resumes it (legacy HTTP, SEP-1699)."""
+        if self._request is not None:
+            await self._request.close_sse_stream()
+
     # --- asking -----------------------------------------------------------------------
 
     def _current_round(self) -> Round:

@@ -41,6 +41,7 @@ class ToolEntry:
     icons: Any
     meta: dict[str, Any] | None
     output: OutputSpec | None
+    schema: dict[str, Any] | None = None
 
     def definition(self) -> Tool:
         """The tool as ``tools/list`` shows it."""
@@ -50,7 +51,7 @@ class ToolEntry:
             name=self.spec.name,
             title=self.title,
             description=self.description,
-            input_schema=self.spec.input_schema(),
+            input_schema=self.schema if self.schema is not None else self.spec.input_schema(),
             output_schema=None if self.output is None else self.output.schema,
             annotations=self.annotations,
             icons=self.icons,
