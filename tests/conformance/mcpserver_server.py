@@ -56,7 +56,7 @@ class Color(BaseModel):
     color: str
 
 
-class Context_(BaseModel):  # noqa: N801 (the field the scenario asks for is "context")
+class Context_(BaseModel):
     context: str
 
 
@@ -86,14 +86,17 @@ def _choices(prefix: str, titles: tuple[str, ...]) -> list[dict[str, str]]:
 
 
 class Enums(BaseModel):
-    untitledSingle: Literal["option1", "option2", "option3"] | None = None  # noqa: N815
-    titledSingle: Annotated[  # noqa: N815
+    untitledSingle: Literal["option1", "option2", "option3"] | None = None
+    titledSingle: Annotated[
         str | None,
         WithJsonSchema(
-            {"type": "string", "oneOf": _choices("value", ("First Option", "Second Option", "Third Option"))}
+            {
+                "type": "string",
+                "oneOf": _choices("value", ("First Option", "Second Option", "Third Option")),
+            }
         ),
     ] = None
-    legacyEnum: Annotated[  # noqa: N815
+    legacyEnum: Annotated[
         str | None,
         WithJsonSchema(
             {
@@ -103,13 +106,15 @@ class Enums(BaseModel):
             }
         ),
     ] = None
-    untitledMulti: list[Literal["option1", "option2", "option3"]] | None = None  # noqa: N815
-    titledMulti: Annotated[  # noqa: N815
+    untitledMulti: list[Literal["option1", "option2", "option3"]] | None = None
+    titledMulti: Annotated[
         list[str] | None,
         WithJsonSchema(
             {
                 "type": "array",
-                "items": {"anyOf": _choices("value", ("First Choice", "Second Choice", "Third Choice"))},
+                "items": {
+                    "anyOf": _choices("value", ("First Choice", "Second Choice", "Third Choice"))
+                },
             }
         ),
     ] = None
@@ -171,7 +176,9 @@ def build() -> MCPServer:
             await ctx.info(f"Tool execution {step}", logger_name="conformance-server")
         return "Tool with logging executed successfully"
 
-    app.tool(name="test_tool_with_logging", description="Logs three messages while it runs")(log_three)
+    app.tool(name="test_tool_with_logging", description="Logs three messages while it runs")(
+        log_three
+    )
     app.tool(name="test_logging_tool", description="Logs only when the request set a log level")(
         log_three
     )
@@ -192,7 +199,7 @@ def build() -> MCPServer:
     def json_schema_2020_12_tool(
         name: str | None = None,
         address: dict[str, Any] | None = None,
-        contactMethod: str | None = None,  # noqa: N803
+        contactMethod: str | None = None,
         phone: str | None = None,
         email: str | None = None,
     ) -> str:
@@ -241,7 +248,9 @@ def build() -> MCPServer:
         return Sample("Say hello", max_tokens=10)
 
     @app.tool(description="Needs sampling, which the client must declare")
-    def test_missing_capability(said: Annotated[CreateMessageResult, Resolve(probe, key="probe")]) -> str:
+    def test_missing_capability(
+        said: Annotated[CreateMessageResult, Resolve(probe, key="probe")],
+    ) -> str:
         return "Success"
 
     async def ask_name() -> Elicit[Name]:
@@ -323,7 +332,9 @@ def build() -> MCPServer:
         elicited: Annotated[Any, Resolve(elicit_if_declared, key="elicit_input")],
         sampled: Annotated[Any, Resolve(sample_if_declared, key="sample_input")],
     ) -> str:
-        received = [k for k, v in (("elicit_input", elicited), ("sample_input", sampled)) if v is not None]
+        received = [
+            k for k, v in (("elicit_input", elicited), ("sample_input", sampled)) if v is not None
+        ]
         if not received:
             return "No supported capabilities declared"
         return f"capabilities-ok: received {','.join(received)}"
@@ -334,9 +345,7 @@ def build() -> MCPServer:
         return Sample(prompt, max_tokens=100)
 
     @app.tool(description="Asks the client's model (legacy: sampling/createMessage)")
-    def test_sampling(
-        prompt: str, said: Annotated[CreateMessageResult, Resolve(ask_model)]
-    ) -> str:
+    def test_sampling(prompt: str, said: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
         return f"LLM response: {_sampled(said)}"
 
     async def ask_user(message: str) -> Elicit[User]:
@@ -380,7 +389,7 @@ def build() -> MCPServer:
         return "Watched resource content"
 
     @app.resource("test://template/{id}/data", name="template", mime_type="application/json")
-    def template(id: str) -> str:  # noqa: A002 (the URI variable's name)
+    def template(id: str) -> str:
         return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
     # --- prompts ----------------------------------------------------------------------
@@ -394,19 +403,25 @@ def build() -> MCPServer:
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
     @app.prompt(description="A prompt embedding a resource")
-    def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:  # noqa: N803
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:
         resource = TextResourceContents(
             uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
         )
         return [
-            PromptMessage(role="user", content=EmbeddedResource(type="resource", resource=resource)),
-            PromptMessage(role="user", content=_text("Please process the embedded resource above.")),
+            PromptMessage(
+                role="user", content=EmbeddedResource(type="resource", resource=resource)
+            ),
+            PromptMessage(
+                role="user", content=_text("Please process the embedded resource above.")
+            ),
         ]
 
     @app.prompt(description="A prompt with an image")
     def test_prompt_with_image() -> list[PromptMessage]:
         return [
-            PromptMessage(role="user", content=ImageContent(type="image", data=IMAGE, mime_type="image/png")),
+            PromptMessage(
+                role="user", content=ImageContent(type="image", data=IMAGE, mime_type="image/png")
+            ),
             PromptMessage(role="user", content=_text("Please analyze the image above.")),
         ]
 

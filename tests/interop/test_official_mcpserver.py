@@ -113,16 +113,23 @@ async def modern_parity(target: Any) -> None:
             "provisioned orders in eu-west-1"
         )
         # one round, both questions (the client answers them concurrently)
-        assert sorted(callbacks.asked) == ["Really provision 'orders'?", "Which region for 'orders'?"]
+        assert sorted(callbacks.asked) == [
+            "Really provision 'orders'?",
+            "Which region for 'orders'?",
+        ]
 
         # the manual loop: both questions in one round, then only what is missing
-        first = await client.session.call_tool("provision", {"name": "db"}, allow_input_required=True)
+        first = await client.session.call_tool(
+            "provision", {"name": "db"}, allow_input_required=True
+        )
         assert isinstance(first, mt.InputRequiredResult)
         assert list(first.input_requests or {}) == ["ask_region", "ask_confirm"]
         second = await client.session.call_tool(
             "provision",
             {"name": "db"},
-            input_responses={"ask_region": mt.ElicitResult(action="accept", content={"region": "us"})},
+            input_responses={
+                "ask_region": mt.ElicitResult(action="accept", content={"region": "us"})
+            },
             request_state=first.request_state,
             allow_input_required=True,
         )
@@ -141,7 +148,9 @@ async def modern_parity(target: Any) -> None:
             await client.session.call_tool(
                 "provision",
                 {"name": "db"},
-                input_responses={"ask_confirm": mt.ElicitResult(action="accept", content={"ok": True})},
+                input_responses={
+                    "ask_confirm": mt.ElicitResult(action="accept", content={"ok": True})
+                },
                 request_state=(second.request_state or "")[:-4] + "AAAA",
                 allow_input_required=True,
             )
@@ -159,7 +168,9 @@ async def modern_parity(target: Any) -> None:
         callbacks.asked.clear()
         unstable = await client.call_tool("unstable", {})
         assert unstable.is_error is True
-        assert "question 'ask_clock' changed between rounds twice (message differs)" in text(unstable)
+        assert "question 'ask_clock' changed between rounds twice (message differs)" in text(
+            unstable
+        )
         assert len(callbacks.asked) == 2  # the user answers twice, not until the round cap
 
     async with Client(target) as bare:  # no elicitation callback: no elicitation capability
@@ -173,10 +184,18 @@ async def legacy_parity(target: Any) -> None:
     callbacks = Callbacks(decline_confirm=True)
     async with official(target, callbacks, mode="legacy") as client:
         assert client.protocol_version == "2025-11-25"
-        assert text(await client.call_tool("provision", {"name": "old"})) == "not provisioned (decline)"
+        assert (
+            text(await client.call_tool("provision", {"name": "old"}))
+            == "not provisioned (decline)"
+        )
         callbacks.decline_confirm = False
-        assert text(await client.call_tool("provision", {"name": "old"})) == "provisioned old in eu-west-1"
-        assert text(await client.call_tool("guarded", {})) == "for the board (guarded:v1)"  # the shim
+        assert (
+            text(await client.call_tool("provision", {"name": "old"}))
+            == "provisioned old in eu-west-1"
+        )
+        assert (
+            text(await client.call_tool("guarded", {})) == "for the board (guarded:v1)"
+        )  # the shim
         assert text(await client.call_tool("brief", {"topic": "q3"})) == "a summary @ file:///work"
         assert text(await client.call_tool("greet", {})) == "hello Ada"
         prompt = await client.get_prompt("briefing", {"topic": "sales"})
@@ -205,7 +224,9 @@ async def test_mrtr_client_over_stdio_and_http() -> None:
 
     async def elicit(ctx: Any, params: Any) -> Any:
         answer = await callbacks.elicit(ctx, params)
-        return mrtr.types.ElicitResult.model_validate(answer.model_dump(by_alias=True, exclude_none=True))
+        return mrtr.types.ElicitResult.model_validate(
+            answer.model_dump(by_alias=True, exclude_none=True)
+        )
 
     stdio = MrtrStdio(command=sys.executable, args=["-m", SERVER, "stdio"], cwd=str(ROOT))
     with http_server() as url, anyio.fail_after(120):
@@ -214,5 +235,7 @@ async def test_mrtr_client_over_stdio_and_http() -> None:
                 async with mrtr.Client(target, mode=mode, elicitation_callback=elicit) as client:
                     result = await client.call_tool("provision", {"name": "x"})
                     assert text(result) == "provisioned x in eu-west-1"
-                    assert text(await client.call_tool("guarded", {})) == "for the board (guarded:v1)"
+                    assert (
+                        text(await client.call_tool("guarded", {})) == "for the board (guarded:v1)"
+                    )
                     assert text(await client.call_tool("greet", {})) == "hello Ada"

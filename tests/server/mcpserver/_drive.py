@@ -29,7 +29,11 @@ class Wire:
         self.legacy = True
         return await self.send(
             "initialize",
-            {"protocolVersion": version, "capabilities": self.caps, "clientInfo": {"name": "t", "version": "1"}},
+            {
+                "protocolVersion": version,
+                "capabilities": self.caps,
+                "clientInfo": {"name": "t", "version": "1"},
+            },
         )
 
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -108,7 +108,10 @@ def build(**options: Any) -> MCPServer:
         answer = (ctx.input_responses or {}).get("who")
         if not isinstance(answer, ElicitResult) or answer.content is None:
             return InputRequiredResult(input_requests={"who": ASK}, request_state="brief")
-        return [UserMessage(f"Brief {answer.content['who']}."), {"role": "assistant", "content": {"type": "text", "text": "ok"}}]
+        return [
+            UserMessage(f"Brief {answer.content['who']}."),
+            {"role": "assistant", "content": {"type": "text", "text": "ok"}},
+        ]
 
     @app.resource("config://app", mime_type="application/json")
     def config() -> dict[str, Any]:
@@ -203,8 +206,12 @@ async def test_tool_errors_are_results_and_never_leak(caplog: pytest.LogCaptureF
 
 async def test_prompts_and_resources_render() -> None:
     wire = Wire(build())
-    got = (await wire.send("prompts/get", {"name": "greet", "arguments": {"name": "Ada"}}))["result"]
-    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello Ada (warm)"}}]
+    got = (await wire.send("prompts/get", {"name": "greet", "arguments": {"name": "Ada"}}))[
+        "result"
+    ]
+    assert got["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Hello Ada (warm)"}}
+    ]
     missing = await wire.send("prompts/get", {"name": "greet", "arguments": {}})
     assert missing["error"]["code"] == -32602
     unknown = await wire.send("prompts/get", {"name": "nosuch"})
@@ -227,7 +234,9 @@ async def test_manual_form_on_tool_prompt_and_template() -> None:
     assert first["resultType"] == "input_required"
     assert list(first["inputRequests"]) == ["who"]
     assert first["requestState"] != "guard:v1"  # sealed on the wire
-    done = await wire.result("guarded", responses={"who": accept(who="the board")}, state=first["requestState"])
+    done = await wire.result(
+        "guarded", responses={"who": accept(who="the board")}, state=first["requestState"]
+    )
     assert text_of(done) == "for the board"
     prompt = (await wire.send("prompts/get", {"name": "briefing"}))["result"]
     assert prompt["resultType"] == "input_required"

@@ -80,7 +80,7 @@ def test_cycle() -> None:
     async def r1(x: Annotated[int, Resolve(lambda: 0)]) -> int:  # replaced below
         return x
 
-    async def a(b: "Annotated[int, Resolve(bb)]") -> int:  # noqa: F821
+    async def a(b: Annotated[int, Resolve(bb)]) -> int:
         return b
 
     async def bb(a_: Annotated[int, Resolve(a)]) -> int:

@@ -8,21 +8,19 @@ decorated functions into that server's handlers.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import inspect
 import logging
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr.server._mcpserver._convert import output_spec
-from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature
+from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._handler import HandlerSpec
 from mrtr.server._mcpserver._prompt import PromptEntry
 from mrtr.server._mcpserver._resource import ResourceEntry
-from mrtr.server._mcpserver._signature import hints_of
-from mrtr.server._mcpserver._tool import ToolEntry, error_result
+from mrtr.server._mcpserver._routes import Routes
+from mrtr.server._mcpserver._signature import caller_namespace, declares_input_required, hints_of
+from mrtr.server._mcpserver._tool import ToolEntry
 from mrtr.server._server import (
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     Server,
@@ -35,22 +33,10 @@ if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
     from mrtr.server._mcpserver._engine import Outcome
-    from mrtr.server._mcpserver._round import Backchannel
     from mrtr.server._security import RequestStateSecurity
     from mrtr.transports import Transport
     from mrtr.types import (
-        CallToolRequestParams,
-        CallToolResult,
-        GetPromptRequestParams,
-        GetPromptResult,
         InputRequiredResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListResourceTemplatesResult,
-        ListToolsResult,
-        PaginatedRequestParams,
-        ReadResourceRequestParams,
-        ReadResourceResult,
     )
 
 __all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
@@ -137,17 +123,18 @@ class MCPServer:
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, ResourceEntry] = {}
         self._observers: list[Callable[[Outcome], None]] = []
+        routes = Routes(self)
         self.server = Server(
             name or "",
             version=version,
             instructions=instructions,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_resource_templates,
-            on_read_resource=self._read_resource,
+            on_list_tools=routes.list_tools,
+            on_call_tool=routes.call_tool,
+            on_list_prompts=routes.list_prompts,
+            on_get_prompt=routes.get_prompt,
+            on_list_resources=routes.list_resources,
+            on_list_resource_templates=routes.list_resource_templates,
+            on_read_resource=routes.read_resource,
             request_state_security=request_state_security,
             handler_error_log_level=handler_error_log_level,
             tracer_provider=tracer_provider,
@@ -215,7 +202,7 @@ class MCPServer:
         ``input_schema`` advertises a hand-written JSON Schema verbatim instead (keywords
         pydantic does not emit, such as ``if``/``then``); the signature still validates.
         """
-        localns = _caller_namespace()
+        localns = caller_namespace()
         if callable(name):
             self.add_tool(name, localns=localns)
             return name
@@ -258,7 +245,7 @@ class MCPServer:
         spec = HandlerSpec.build(fn, tool_name, "tool", localns=localns)
         self._check_rails(spec)
         returns = hints_of(fn, localns).get("return")
-        if spec.plan is not None and _declares_input_required(returns):
+        if spec.plan is not None and declares_input_required(returns):
             raise InvalidSignature(
                 f"Tool {tool_name!r} combines Resolve(...) parameters with an InputRequiredResult "
                 "return; a call has one input_required channel, so the multi-round flow is driven "
@@ -298,7 +285,7 @@ class MCPServer:
         """
         if callable(name):
             raise TypeError("use @app.prompt(), with parentheses")
-        localns = _caller_namespace()
+        localns = caller_namespace()
 
         def decorate(fn: F) -> F:
             prompt_name = name or fn.__name__
@@ -334,7 +321,7 @@ class MCPServer:
         """
         if callable(uri):
             raise TypeError("use @app.resource(uri), with the URI")
-        localns = _caller_namespace()
+        localns = caller_namespace()
 
         def decorate(fn: F) -> F:
             entry = ResourceEntry.build(
@@ -399,149 +386,21 @@ class MCPServer:
         """Tell the clients subscribed to `uri` that it changed."""
         await self.server.notify_resource_updated(uri)
 
-    # --- the low-level handlers -------------------------------------------------------
-
-    async def _list_tools(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        from mrtr.types import ListToolsResult
-
-        return ListToolsResult(tools=[entry.definition() for entry in self._tools.values()])
-
-    async def _call_tool(
-        self, ctx: ServerRequestContext, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
-        entry = self._tools.get(params.name)
-        if entry is None:
-            return error_result(f"Unknown tool: {params.name}")
-        return await entry.call(self, ctx, dict(params.arguments or {}))
-
-    async def _list_prompts(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListPromptsResult:
-        from mrtr.types import ListPromptsResult
-
-        return ListPromptsResult(prompts=[entry.definition() for entry in self._prompts.values()])
-
-    async def _get_prompt(
-        self, ctx: ServerRequestContext, params: GetPromptRequestParams
-    ) -> GetPromptResult | InputRequiredResult:
-        from mrtr.errors import MCPError
-        from mrtr.types import INVALID_PARAMS
-
-        entry = self._prompts.get(params.name)
-        if entry is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
-        return await entry.render(self, ctx, dict(params.arguments or {}))
-
-    async def _list_resources(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListResourcesResult:
-        from mrtr.types import ListResourcesResult
-
-        return ListResourcesResult(
-            resources=[entry.definition() for entry in self._resources.values()]
-        )
-
-    async def _list_resource_templates(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListResourceTemplatesResult:
-        from mrtr.types import ListResourceTemplatesResult
-
-        return ListResourceTemplatesResult(
-            resource_templates=[entry.template() for entry in self._templates.values()]
-        )
-
-    def _find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
-        static = self._resources.get(uri)
-        if static is not None:
-            return static, {}
-        for entry in self._templates.values():
-            variables = entry.match(uri)
-            if variables is not None:
-                return entry, variables
-        return None
-
-    async def _read_resource(
-        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
-    ) -> ReadResourceResult | InputRequiredResult:
-        from mrtr.errors import MCPError
-        from mrtr.types import INVALID_PARAMS
-
-        found = self._find_resource(params.uri)
-        if found is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown resource: {params.uri}", {"uri": params.uri})
-        entry, variables = found
-        return await entry.read(self, ctx, params.uri, variables)
-
-    # --- rounds -----------------------------------------------------------------------
+    # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
 
     async def _run(
         self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
     ) -> Outcome:
-        """Run `spec` once, or (legacy shim) until its own questions are answered."""
-        from mrtr.server._mcpserver import _engine
-        from mrtr.types import InputRequiredResult
+        from mrtr.server._mcpserver._rounds import run
 
-        backchannel = self._backchannel_for(request)
-        outcome = await _engine.run(spec, self, request, arguments, backchannel=backchannel)
-        if backchannel is None or not self.legacy_shim or request is None:
-            return outcome
-        rounds = 0
-        while isinstance(outcome.result, InputRequiredResult):
-            rounds += 1
-            if rounds > self.legacy_shim_max_rounds:
-                raise CallFailed(
-                    f"the {spec.label} asked for more than {self.legacy_shim_max_rounds} rounds "
-                    "on a legacy session (legacy_shim_max_rounds)",
-                    "legacy_shim_rounds_exceeded",
-                )
-            asked = outcome.result
-            responses = {
-                key: await backchannel(key, question)
-                for key, question in (asked.input_requests or {}).items()
-            }
-            request = dataclasses.replace(
-                request, input_responses=responses or None, request_state=asked.request_state
-            )
-            outcome = await _engine.run(spec, self, request, arguments, backchannel=backchannel)
-        return outcome
-
-    def _backchannel_for(self, request: ServerRequestContext | None) -> Backchannel | None:
-        """How to ask a legacy client mid-call (``None`` on a modern request).
-
-        The low-level server's back-channel (``ctx.elicit`` & co.): bounded by its
-        ``client_request_timeout``, checked against the client's capabilities (-32021),
-        ended when the client goes away.
-        """
-        if request is None or request.is_modern or request._backchannel is None:
-            return None
-        return functools.partial(_ask_now, request)
+        return await run(self, spec, request, arguments)
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
-    ) -> Any:
-        if outcome.round is None or outcome.result is not None:
-            return outcome.result  # a manual InputRequiredResult: the low-level server checks it
-        round_ = outcome.round
-        if request is not None and not request.is_modern:
-            raise CallFailed(
-                f"the {spec.label} asks ({', '.join(round_.open)}) but this session speaks "
-                f"{request.protocol_version}, which cannot carry its questions",
-                "input_required_on_legacy_session",
-                protocolVersion=request.protocol_version,
-            )
-        if not self.sealed and not self.allow_unsealed_answers:
-            raise CallFailed(
-                f"the {spec.label} asks, but this server is UNSEALED: a client could forge the "
-                "answers; seal requestState, or pass allow_unsealed_answers=True",
-                "unsealed_answers",
-            )
-        result = round_.input_required(
-            None if request is None else request.client_capabilities, self.max_state_bytes
-        )
-        _annotate_span(round_.asked_keys, len(result.request_state or ""))
-        return result
+    ) -> InputRequiredResult:
+        from mrtr.server._mcpserver._rounds import finish_round
+
+        return finish_round(self, spec, request, outcome)
 
     # --- serving (all of it the low-level server's) -----------------------------------
 
@@ -610,62 +469,3 @@ class MCPServer:
         from mrtr.server._mcpserver._testing import ScriptedClient
 
         return ScriptedClient(self, **kwargs)
-
-
-async def _ask_now(request: ServerRequestContext, key: str, question: Any) -> Any:
-    """Send one rendered question over the legacy back-channel; the client's answer."""
-    from mrtr.types import CreateMessageRequest, ElicitRequest
-
-    if isinstance(question, ElicitRequest):
-        params = question.params
-        return await request.elicit(params.message, params.requested_schema)  # type: ignore[union-attr]
-    if isinstance(question, CreateMessageRequest):
-        p = question.params
-        return await request.create_message(
-            p.messages,
-            max_tokens=p.max_tokens,
-            system_prompt=p.system_prompt,
-            include_context=p.include_context,
-            temperature=p.temperature,
-            stop_sequences=p.stop_sequences,
-            metadata=p.metadata,
-            model_preferences=p.model_preferences,
-            tools=p.tools,
-            tool_choice=p.tool_choice,
-        )
-    return await request.list_roots()
-
-
-def _caller_namespace() -> dict[str, Any] | None:
-    """The locals of the code that called the decorator factory (two frames up)."""
-    frame = sys._getframe(2)
-    return None if frame.f_locals is frame.f_globals else dict(frame.f_locals)
-
-
-def _declares_input_required(annotation: Any) -> bool:
-    import types
-    from typing import Annotated, Union, get_args, get_origin
-
-    from mrtr.types import InputRequiredResult
-
-    if annotation is InputRequiredResult:
-        return True
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return _declares_input_required(get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        return any(_declares_input_required(arm) for arm in get_args(annotation))
-    value = getattr(annotation, "__value__", None)  # a PEP 695 alias
-    return value is not None and _declares_input_required(value)
-
-
-def _annotate_span(keys: list[str], state_bytes: int) -> None:
-    if "opentelemetry.trace" not in sys.modules:
-        return
-    from opentelemetry.trace import get_current_span
-
-    span = get_current_span()
-    if span.is_recording():
-        span.set_attribute("mrtr.mcpserver.asked_keys", keys)
-        span.set_attribute("mrtr.mcpserver.state_bytes", state_bytes)
-

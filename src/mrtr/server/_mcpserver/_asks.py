@@ -10,13 +10,14 @@ schema cannot express is `InvalidSignature`, never a crash mid-call).
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import enum
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
@@ -91,8 +92,8 @@ def _is_object_type(tp: Any) -> bool:
     return issubclass(tp, BaseModel) or dataclasses.is_dataclass(tp) or is_typeddict(tp)
 
 
-def _flatten(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """One property as a primitive schema, and whether it may be left out (Optional)."""
+def _unwrap(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """`prop` without its Optional arm, null default or enum ``$ref``; and if optional."""
     optional = False
     if "default" in prop and prop["default"] is None:  # no null in a primitive schema
         prop = {k: v for k, v in prop.items() if k != "default"}
@@ -108,22 +109,35 @@ def _flatten(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dic
         if "enum" not in target:  # a nested model: not a primitive field
             raise InvalidSignature(_bad_field(name, prop))
         prop = {**target, **{k: v for k, v in prop.items() if k != "$ref"}}
-    kind = prop.get("type")
-    if kind is None and "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):
+    if "type" not in prop and all(isinstance(v, str) for v in prop.get("enum", [None])):
         prop = {**prop, "type": "string"}
-        kind = "string"
-    if kind in _PRIMITIVE_TYPES:
-        return prop, optional
+    return prop, optional
+
+
+def _multi_select(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any] | None:
+    """`prop` as a multi-select of strings (an array of enum), or ``None``."""
     items = prop.get("items")
-    if kind == "array" and isinstance(items, dict):
-        if "$ref" in items:
-            items = defs.get(items["$ref"].rsplit("/", 1)[-1], {})
-        if "enum" in items:  # a multi-select of strings
-            return {**prop, "items": {"type": "string", "enum": items["enum"]}}, optional
-        choices = items.get("anyOf") or items.get("oneOf")
-        if isinstance(choices, list) and choices and all("const" in c for c in choices):
-            return prop, optional  # a titled multi-select
-    raise InvalidSignature(_bad_field(name, prop))
+    if prop.get("type") != "array" or not isinstance(items, dict):
+        return None
+    if "$ref" in items:
+        items = defs.get(items["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in items:
+        return {**prop, "items": {"type": "string", "enum": items["enum"]}}
+    choices = items.get("anyOf") or items.get("oneOf")
+    if isinstance(choices, list) and choices and all("const" in c for c in choices):
+        return prop  # a titled multi-select
+    return None
+
+
+def _flatten(name: str, prop: dict[str, Any], defs: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """One property as a primitive schema, and whether it may be left out (Optional)."""
+    prop, optional = _unwrap(name, prop, defs)
+    if prop.get("type") in _PRIMITIVE_TYPES:
+        return prop, optional
+    multi = _multi_select(prop, defs)
+    if multi is None:
+        raise InvalidSignature(_bad_field(name, prop))
+    return multi, optional
 
 
 def _bad_field(name: str, prop: dict[str, Any]) -> str:
@@ -153,10 +167,8 @@ def form_of(tp: Any) -> FormSchema:
         raise
     except Exception as exc:  # pydantic cannot describe it (a typing.TypedDict on 3.11, ...)
         raise InvalidSignature(f"Elicit cannot ask for {tp!r}: {exc}") from exc
-    try:
+    with contextlib.suppress(TypeError):  # an unhashable annotation is not kept
         _FORMS[tp] = form
-    except TypeError:
-        pass
     return form
 
 
@@ -165,7 +177,11 @@ def _render(tp: Any) -> FormSchema:
         adapter: TypeAdapter[Any] = TypeAdapter(tp)
         prop, _ = _flatten(WRAPPED_FIELD, adapter.json_schema(), {})
         prop.pop("title", None)
-        schema = {"type": "object", "properties": {WRAPPED_FIELD: prop}, "required": [WRAPPED_FIELD]}
+        schema = {
+            "type": "object",
+            "properties": {WRAPPED_FIELD: prop},
+            "required": [WRAPPED_FIELD],
+        }
         form = FormSchema(schema, adapter, wrapped=True)
     elif _is_object_type(tp):
         adapter = TypeAdapter(tp)
@@ -233,10 +249,32 @@ class Elicit(Ask, Generic[T]):
     kind = "elicit"
     method = "elicitation/create"
 
+    @overload
+    def __init__(
+        self: Elicit[T],
+        message: str,
+        schema: type[T],
+        *,
+        key: str | None = None,
+        pin: Literal["question", "schema"] = "question",
+        on_invalid: Literal["error", "reask"] = "error",
+        max_reasks: int = 1,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Elicit[Any],
+        message: str,
+        schema: Any,
+        *,
+        key: str | None = None,
+        pin: Literal["question", "schema"] = "question",
+        on_invalid: Literal["error", "reask"] = "error",
+        max_reasks: int = 1,
+    ) -> None: ...
     def __init__(
         self,
         message: str,
-        schema: type[T] | Any,
+        schema: Any,
         *,
         key: str | None = None,
         pin: Literal["question", "schema"] = "question",

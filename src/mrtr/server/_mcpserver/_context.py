@@ -20,7 +20,7 @@ __all__ = ["AskPending", "Context"]
 T = TypeVar("T")
 
 
-class AskPending(Exception):  # noqa: N818 (control flow, never seen by a user)
+class AskPending(Exception):
     """``ctx.ask`` has no answer yet: the round ends as ``input_required`` (private)."""
 
 
@@ -122,7 +122,9 @@ class Context:
 
     async def log(
         self,
-        level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"],
+        level: Literal[
+            "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+        ],
         data: Any,
         *,
         logger_name: str | None = None,
@@ -192,7 +194,12 @@ class Context:
             raise AskPending
         return outcomes
 
-    async def elicit(self, message: str, schema: type[T] | Any) -> ElicitationResult[T]:
-        """Ask the user (``ctx.ask(Elicit(message, schema))``), on either era."""
-        result: ElicitationResult[T] = await self.ask(Elicit(message, schema))
+    async def elicit(self, message: str, schema: type[T]) -> ElicitationResult[T]:
+        """Ask the user (``ctx.ask(Elicit(message, schema))``), on either era.
+
+        Where the official SDK's ``ctx.elicit`` only works on legacy sessions, this one
+        asks through ``InputRequiredResult`` on 2026-07-28 (replay style, as `ask`).
+        """
+        question: Elicit[T] = Elicit(message, schema)
+        result: ElicitationResult[T] = await self.ask(question)
         return result

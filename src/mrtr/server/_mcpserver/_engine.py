@@ -109,13 +109,17 @@ class _Resolution:
                 kwargs[param.name] = self.ctx
             elif param.kind == "resolved":
                 dep = node.deps[param.name]
-                kwargs[param.name] = _value_for(param.name, self.values[id(dep)], param.wants_outcome)
+                kwargs[param.name] = _value_for(
+                    param.name, self.values[id(dep)], param.wants_outcome
+                )
             elif param.name in self.arguments:
                 kwargs[param.name] = self.arguments[param.name]
         fn = self._fn(node)
         runs = self.round.resolver_runs
         runs[node.key] = runs.get(node.key, 0) + 1
-        result = await _call(fn, node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn), kwargs)
+        result = await _call(
+            fn, node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn), kwargs
+        )
         if isinstance(result, Ask):
             answered, outcome = await self.round.settle(node.key, result)
             if not answered:
@@ -183,6 +187,29 @@ async def run(
     return outcome
 
 
+async def _resolve(
+    spec: HandlerSpec, app: MCPServer, ctx: Context, round_: Round, arguments: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The resolved parameters' values, or ``None`` when a question is still open."""
+    assert spec.plan is not None
+    resolution = _Resolution(app, ctx, round_, arguments)
+    for layer in spec.plan.layers:
+        runnable = [
+            node
+            for node in layer
+            if all(id(dep) in resolution.values for dep in node.deps.values())
+        ]
+        if runnable:
+            await resolution.run_layer(runnable)
+    if round_.open:
+        round_.reorder([node.key for node in spec.plan.nodes])
+        return None
+    return {
+        name: _value_for(name, resolution.values[id(node)], spec.param(name).wants_outcome)
+        for name, node in spec.plan.consumers.items()
+    }
+
+
 async def _run(
     spec: HandlerSpec,
     app: MCPServer,
@@ -210,21 +237,10 @@ async def _run(
     kwargs = dict(arguments)
     if spec.plan is not None:
         assert round_ is not None
-        resolution = _Resolution(app, ctx, round_, arguments)
-        for layer in spec.plan.layers:
-            runnable = [
-                node
-                for node in layer
-                if all(id(dep) in resolution.values for dep in node.deps.values())
-            ]
-            if runnable:
-                await resolution.run_layer(runnable)
-        if round_.open:
-            round_.reorder([node.key for node in spec.plan.nodes])
+        resolved = await _resolve(spec, app, ctx, round_, arguments)
+        if resolved is None:
             return Outcome(None, True, round_, resolver_runs=dict(round_.resolver_runs))
-        for name, node in spec.plan.consumers.items():
-            param = spec.param(name)
-            kwargs[name] = _value_for(name, resolution.values[id(node)], param.wants_outcome)
+        kwargs.update(resolved)
     for name in spec.context_params:
         kwargs[name] = ctx
     try:

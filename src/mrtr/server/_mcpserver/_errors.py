@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from mrtr.errors import MRTRError
+
 __all__ = ["CallFailed", "InvalidSignature", "ToolError"]
 
 
-class InvalidSignature(Exception):  # noqa: N818 (the official SDK's name, kept for porting)
+class InvalidSignature(MRTRError):
     """A decorated function or a resolver cannot be honoured as declared.
 
     Raised at decoration time, never mid-call: a dependency that cannot be resolved, a
@@ -13,7 +15,7 @@ class InvalidSignature(Exception):  # noqa: N818 (the official SDK's name, kept 
     """
 
 
-class ToolError(Exception):
+class ToolError(MRTRError):
     """Raise in a tool (or a resolver) to end the call with an ``is_error`` result.
 
     The message reaches the model as ``Error executing tool <name>: <message>``; any other

@@ -85,13 +85,24 @@ def _check_return(fn: Any, label: str, localns: dict[str, Any] | None) -> None:
         )
     if arms and get_origin(arms[0]) is Elicit:
         (question_type,) = get_args(arms[0]) or (None,)
-        if question_type is not None and question_type is not Any and not isinstance(
-            question_type, TypeVar
+        if (
+            question_type is not None
+            and question_type is not Any
+            and not isinstance(question_type, TypeVar)
         ):
             try:
                 form_of(question_type)
             except InvalidSignature as exc:
                 raise InvalidSignature(f"Resolver {label!r}: {exc}") from None
+
+
+def _check_parameters(label: str, params: list[Param], arguments: set[str], owner: str) -> None:
+    for param in params:
+        if param.kind == "argument" and param.name not in arguments:
+            raise InvalidSignature(
+                f"Resolver {label!r} parameter {param.name!r} cannot be resolved: expected a "
+                f"Context, an Annotated[_, Resolve(...)], or an argument of {owner} by name"
+            )
 
 
 def build_plan(
@@ -130,16 +141,11 @@ def build_plan(
         own = analyse(marker.fn, owner=label, localns=localns)
         key = marker.key or str(getattr(marker.fn, "__name__", label))
         node = Node(marker.fn, key, own, is_async=_is_async(marker.fn))
+        _check_parameters(label, own, arguments, f"{what} {handler!r}")
         for param in own:
             if param.kind == "resolved":
                 assert param.resolve is not None
                 node.deps[param.name] = visit(param.resolve)
-            elif param.kind == "argument" and param.name not in arguments:
-                raise InvalidSignature(
-                    f"Resolver {label!r} parameter {param.name!r} cannot be resolved: expected a "
-                    f"Context, an Annotated[_, Resolve(...)], or an argument of {what} "
-                    f"{handler!r} by name"
-                )
         _check_return(marker.fn, label, localns)
         node.depth = 1 + max((dep.depth for dep in node.deps.values()), default=-1)
         visiting.discard(ident)

@@ -78,13 +78,15 @@ class HandlerSpec:
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = (param.annotation, default)
         try:
-            model = create_model(  # type: ignore[call-overload]
+            model = create_model(
                 f"{name}Arguments",
                 __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
                 **fields,
             )
         except Exception as exc:
-            raise InvalidSignature(f"the arguments of {kind} {name!r} cannot be described: {exc}") from exc
+            raise InvalidSignature(
+                f"the arguments of {kind} {name!r} cannot be described: {exc}"
+            ) from exc
         return cls(
             fn=fn,
             name=name,

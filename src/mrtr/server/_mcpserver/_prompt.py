@@ -27,15 +27,15 @@ def _message(role: str, content: Any) -> PromptMessage:
 
     if isinstance(content, str):
         content = TextContent(type="text", text=content)
-    return PromptMessage(role=role, content=content)  # type: ignore[arg-type]
+    return PromptMessage(role=role, content=content)
 
 
-def UserMessage(content: Any) -> PromptMessage:  # noqa: N802 (a porting name)
+def UserMessage(content: Any) -> PromptMessage:
     """A user message of a prompt (text or a content block)."""
     return _message("user", content)
 
 
-def AssistantMessage(content: Any) -> PromptMessage:  # noqa: N802 (a porting name)
+def AssistantMessage(content: Any) -> PromptMessage:
     """An assistant message of a prompt (text or a content block)."""
     return _message("assistant", content)
 

@@ -139,7 +139,9 @@ class ResourceEntry:
         except CallFailed as exc:
             raise MCPError(INTERNAL_ERROR, exc.message, {**exc.data, "uri": uri}) from None
         except ToolError as exc:
-            raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}) from None
+            raise MCPError(
+                INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}
+            ) from None
         except Exception:
             _logger.exception("resource %r raised", uri)
             raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
@@ -153,8 +155,14 @@ class ResourceEntry:
             blob = base64.b64encode(bytes(value)).decode()
             mime = self.mime_type or "application/octet-stream"
             return [BlobResourceContents(uri=uri, blob=blob, mime_type=mime)]
-        if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, ResourceContents) for v in value
+        if (
+            isinstance(value, (list, tuple))
+            and value
+            and all(isinstance(v, ResourceContents) for v in value)
         ):
             return list(value)
-        return [TextResourceContents(uri=uri, text=to_text(value), mime_type=self.mime_type or "text/plain")]
+        return [
+            TextResourceContents(
+                uri=uri, text=to_text(value), mime_type=self.mime_type or "text/plain"
+            )
+        ]

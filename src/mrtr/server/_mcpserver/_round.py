@@ -67,8 +67,7 @@ class Round:
         self.asked_keys: list[str] = []
         if self.responses and decoded is None:
             _logger.warning(
-                "%s: %d answer(s) arrived without the engine's state; asking again "
-                "(keys: %s)",
+                "%s: %d answer(s) arrived without the engine's state; asking again (keys: %s)",
                 label,
                 len(self.responses),
                 ", ".join(sorted(self.responses)),
@@ -87,9 +86,7 @@ class Round:
     def settle_recorded(self, key: str, ask: Ask) -> tuple[bool, Any]:
         """`settle` against the answers and state this round carries (no back-channel)."""
         state = self.state
-        reask = state.reasks.get(key)
-        note = reask[1] if reask and isinstance(reask[1], str) else None
-        request, parts = ask.render(note)
+        request, parts = ask.render(self._note(key))
         pin = _pin(parts)
         recorded = state.answers.get(key)
         if recorded is not None:
@@ -102,43 +99,56 @@ class Round:
             state.answers.pop(key, None)
         fresh = self.responses.get(key)
         if fresh is not None:
-            asked = state.asked.get(key)
-            if asked == pin:
-                try:
-                    outcome = ask.read(key, fresh)
-                except InvalidAnswer as exc:
-                    count = int(reask[0]) if reask else 0
-                    if not isinstance(ask, Elicit) or ask.on_invalid != "reask":
-                        raise
-                    if count >= ask.max_reasks:
-                        raise
-                    _logger.warning(
-                        "%s: the answer to %r did not validate (fields: %s); asking again",
-                        self.label,
-                        key,
-                        ", ".join(exc.fields),
-                    )
-                    state.reasks[key] = [count + 1, exc.note()]
-                    request, parts = ask.render(exc.note())
-                    pin = _pin(parts)
-                else:
-                    state.answers[key] = [pin, fresh.to_wire()]
-                    state.asked.pop(key, None)
-                    state.reasks.pop(key, None)
-                    return True, outcome
-            elif asked is None:
-                if key in state.asked or state.asked or state.answers:
-                    _logger.warning(
-                        "%s: discarding the answer to %r: it was not asked in this call",
-                        self.label,
-                        key,
-                    )
-            else:
-                self._changed(key, asked, parts, "the answer")
+            answered = self._fresh(key, ask, fresh, pin, parts)
+            if answered is not None:
+                return True, answered[0]
+            request, parts = ask.render(self._note(key))
+            pin = _pin(parts)
         self.open[key] = request
         self.open_asks[key] = ask
         state.asked[key] = pin
         return False, None
+
+    def _note(self, key: str) -> str | None:
+        reask = self.state.reasks.get(key)
+        return reask[1] if reask and isinstance(reask[1], str) else None
+
+    def _fresh(
+        self, key: str, ask: Ask, fresh: Any, pin: str, parts: dict[str, str]
+    ) -> tuple[Any] | None:
+        """The outcome of this round's answer to `key`, or ``None`` to ask (again)."""
+        state = self.state
+        asked = state.asked.get(key)
+        if asked is None:
+            if state.asked or state.answers:
+                _logger.warning(
+                    "%s: discarding the answer to %r: it was not asked in this call",
+                    self.label,
+                    key,
+                )
+            return None
+        if asked != pin:
+            self._changed(key, asked, parts, "the answer")
+            return None
+        try:
+            outcome = ask.read(key, fresh)
+        except InvalidAnswer as exc:
+            reask = state.reasks.get(key)
+            count = int(reask[0]) if reask else 0
+            if not isinstance(ask, Elicit) or ask.on_invalid != "reask" or count >= ask.max_reasks:
+                raise
+            _logger.warning(
+                "%s: the answer to %r did not validate (fields: %s); asking again",
+                self.label,
+                key,
+                ", ".join(exc.fields),
+            )
+            state.reasks[key] = [count + 1, exc.note()]
+            return None
+        state.answers[key] = [pin, fresh.to_wire()]
+        state.asked.pop(key, None)
+        state.reasks.pop(key, None)
+        return (outcome,)
 
     def _restore(self, key: str, ask: Ask, wire: Any) -> tuple[Any] | None:
         from mrtr.types import validate_input_response
@@ -197,7 +207,8 @@ class Round:
                 kind = self.open_asks[key].kind
                 what = {
                     "elicit": "the form elicitation",
-                    "sample": "the sampling" + (" tools" if "tools" in missing.get("sampling", {}) else ""),
+                    "sample": "the sampling"
+                    + (" tools" if "tools" in missing.get("sampling", {}) else ""),
                     "roots": "the roots",
                 }[kind]
                 raise MCPError(

@@ -7,6 +7,7 @@ is refused: the engine could not tell which arm the value belongs to.
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -14,7 +15,7 @@ from mrtr.server._mcpserver._asks import Resolve
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._outcomes import is_outcome_annotation
 
-__all__ = ["Param", "analyse", "hints_of"]
+__all__ = ["Param", "analyse", "caller_namespace", "declares_input_required", "hints_of"]
 
 ParamKind = Literal["context", "resolved", "argument"]
 
@@ -122,3 +123,26 @@ def analyse(fn: Any, *, owner: str, localns: dict[str, Any] | None = None) -> li
         else:
             params.append(Param(name, "argument", annotation, parameter.default))
     return params
+
+
+def caller_namespace() -> dict[str, Any] | None:
+    """The locals of the code that called the decorator factory (two frames up)."""
+    frame = sys._getframe(2)
+    return None if frame.f_locals is frame.f_globals else dict(frame.f_locals)
+
+
+def declares_input_required(annotation: Any) -> bool:
+    import types
+    from typing import Annotated, Union, get_args, get_origin
+
+    from mrtr.types import InputRequiredResult
+
+    if annotation is InputRequiredResult:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return declares_input_required(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(declares_input_required(arm) for arm in get_args(annotation))
+    value = getattr(annotation, "__value__", None)  # a PEP 695 alias
+    return value is not None and declares_input_required(value)

@@ -71,9 +71,7 @@ class EngineState:
         if isinstance(changes, dict):
             state.changes = {k: v for k, v in changes.items() if isinstance(v, int)}
         if isinstance(reasks, dict):
-            state.reasks = {
-                k: v for k, v in reasks.items() if isinstance(v, list) and len(v) == 2
-            }
+            state.reasks = {k: v for k, v in reasks.items() if isinstance(v, list) and len(v) == 2}
         return state
 
     def encode(self, limit: int) -> str:

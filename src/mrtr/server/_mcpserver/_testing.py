@@ -262,7 +262,11 @@ class ScriptedClient:
             for key, raw in requests.items():
                 request = _parse_request(raw)
                 wire = self.answers.answer(key, request)
-                method_of = "elicitation/create" if isinstance(request, ElicitRequest) else raw.get("method")
+                method_of = (
+                    "elicitation/create"
+                    if isinstance(request, ElicitRequest)
+                    else raw.get("method")
+                )
                 validate_input_response(str(method_of), wire, key=key)
                 answers[key] = wire
             extra = {"inputResponses": answers}
