@@ -759,3 +759,23 @@ async def test_unsealed_asks_at_runtime_need_consent() -> None:
 async def test_declined_and_cancelled_types_are_exported() -> None:
     assert DeclinedElicitation().action == "decline"
     assert CancelledElicitation().action == "cancel"
+
+
+async def test_a_round_span_carries_the_asked_keys_and_the_state_size() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    runs = Runs()
+    first = await Wire(provisioner(runs, tracer_provider=provider)).result(
+        "provision", {"name": "db"}
+    )
+    (span,) = [s for s in exporter.get_finished_spans() if "tools/call" in s.name]
+    assert span.attributes is not None
+    assert list(span.attributes["mrtr.mcpserver.asked_keys"]) == ["ask_region", "ask_confirm"]  # type: ignore[arg-type]
+    # the plaintext state (what max_state_bytes bounds), before sealing makes it longer
+    plain = span.attributes["mrtr.mcpserver.state_bytes"]
+    assert isinstance(plain, int) and 0 < plain < len(first["requestState"])

@@ -123,7 +123,7 @@ def finish_round(
 
 
 def _annotate_span(keys: list[str], state_bytes: int) -> None:
-    """Put the round's asked keys and state size on the request's span (when traced)."""
+    """Put the round's asked keys and plaintext state size on the request's span."""
     if "opentelemetry.trace" not in sys.modules:
         return
     from opentelemetry.trace import get_current_span

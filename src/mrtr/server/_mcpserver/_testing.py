@@ -88,7 +88,7 @@ Answer = Any
 class Answers:
     """Scripted answers, looked up by key, then by message pattern, then by a default.
 
-    ``Answers({"region": {"region": "eu-west-1"}, "confirm": DECLINE})``: a plain dict
+    ``Answers({"region": {"region": "eu-west-1"}, "confirm": Answers.DECLINE})``: a plain dict
     that is not a response (no ``action``/``model``/``roots``) is accepted elicitation
     content; a scalar answers a one-field (``Elicit(msg, bool)``) form.
 
@@ -97,6 +97,9 @@ class Answers:
         by_message: answers for the elicitations whose message matches a pattern.
         default: the answer to anything else (``None``: fail, naming the key).
     """
+
+    DECLINE = DECLINE
+    CANCEL = CANCEL
 
     def __init__(
         self,
