@@ -183,7 +183,10 @@ async def main():
             "region": ElicitResult(action="accept", content={"region": "us-east-1"}),
             "confirm": ElicitResult(action="accept", content={"ok": True}),
         }
-        responses = {key: answers["region" if "region" in key else "confirm"] for key in first.input_requests}
+        responses = {
+            key: answers["region" if "region" in key else "confirm"]
+            for key in first.input_requests
+        }
         done = await b.session.call_tool(
             "provision",
             {"name": "db"},
@@ -193,7 +196,9 @@ async def main():
         )
         out["fleet"] = done.content[0].text
     async with Client(deployer, elicitation_callback=answer) as client:
-        first = await client.session.call_tool("provision", {"name": "x"}, allow_input_required=True)
+        first = await client.session.call_tool(
+            "provision", {"name": "x"}, allow_input_required=True
+        )
         out["codec_prefix"] = first.request_state[: len(PREFIX)]
         out["codec"] = (await client.call_tool("provision", {"name": "x"})).content[0].text
     return out
