@@ -41,7 +41,10 @@ WRAPPED_FIELD = "value"
 
 def digest(value: Any) -> str:
     """A short, stable fingerprint of a JSON value (what an answer is pinned to)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, str):
+        text = "s" + value  # a string needs no canonical JSON (and is most of the work)
+    else:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raw = hashlib.sha256(text.encode()).digest()[:16]
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
@@ -69,6 +72,7 @@ class FormSchema:
     schema: dict[str, Any]
     adapter: TypeAdapter[Any]
     wrapped: bool
+    digest: str = ""
 
     def read(self, content: dict[str, Any]) -> Any:
         """The Python value of an accepted answer (raises ValidationError)."""
@@ -182,7 +186,7 @@ def _render(tp: Any) -> FormSchema:
             "properties": {WRAPPED_FIELD: prop},
             "required": [WRAPPED_FIELD],
         }
-        form = FormSchema(schema, adapter, wrapped=True)
+        form = FormSchema(schema, adapter, wrapped=True, digest=digest(schema))
     elif _is_object_type(tp):
         adapter = TypeAdapter(tp)
         raw = adapter.json_schema()
@@ -197,7 +201,7 @@ def _render(tp: Any) -> FormSchema:
         schema = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
-        form = FormSchema(schema, adapter, wrapped=False)
+        form = FormSchema(schema, adapter, wrapped=False, digest=digest(schema))
     else:
         raise InvalidSignature(
             f"Elicit cannot ask for a {tp!r}: use a pydantic model, a dataclass, a TypedDict, "
@@ -218,8 +222,12 @@ class Ask:
         """The client capability this question needs."""
         raise NotImplementedError
 
-    def render(self, note: str | None = None) -> tuple[Any, dict[str, str]]:
-        """The input request and the digests of its parts (`note`: a re-ask's reason)."""
+    def parts(self, note: str | None = None) -> dict[str, str]:
+        """The digests of what an answer is pinned to (`note`: a re-ask's reason)."""
+        raise NotImplementedError
+
+    def request(self, note: str | None = None) -> Any:
+        """The input request to send."""
         raise NotImplementedError
 
     def read(self, key: str, response: Any) -> Any:
@@ -301,17 +309,21 @@ class Elicit(Ask, Generic[T]):
     def capability(self) -> dict[str, Any]:
         return {"elicitation": {"form": {}}}
 
-    def render(self, note: str | None = None) -> tuple[Any, dict[str, str]]:
+    def _message(self, note: str | None) -> str:
+        return self.message if note is None else f"{self.message}\n\n{note}"
+
+    def parts(self, note: str | None = None) -> dict[str, str]:
+        if self.pin == "schema":
+            return {"schema": self.form.digest}
+        return {"message": digest(self._message(note)), "schema": self.form.digest}
+
+    def request(self, note: str | None = None) -> Any:
         from mrtr.types import ElicitRequest, ElicitRequestFormParams
 
-        message = self.message if note is None else f"{self.message}\n\n{note}"
-        schema = self.form.schema
-        request = ElicitRequest(
-            params=ElicitRequestFormParams(message=message, requested_schema=schema)
+        params = ElicitRequestFormParams(
+            message=self._message(note), requested_schema=self.form.schema
         )
-        if self.pin == "schema":
-            return request, {"schema": digest(schema)}
-        return request, {"message": digest(message), "schema": digest(schema)}
+        return ElicitRequest(params=params)
 
     def read(self, key: str, response: Any) -> Any:
         from mrtr.types import ElicitResult
@@ -402,12 +414,13 @@ class Sample(Ask):
     def capability(self) -> dict[str, Any]:
         return {"sampling": {"tools": {}} if self.params.tools else {}}
 
-    def render(self, note: str | None = None) -> tuple[Any, dict[str, str]]:
+    def parts(self, note: str | None = None) -> dict[str, str]:
+        return {"sampling parameters": digest(self.params.to_wire())}
+
+    def request(self, note: str | None = None) -> Any:
         from mrtr.types import CreateMessageRequest
 
-        return CreateMessageRequest(params=self.params), {
-            "sampling parameters": digest(self.params.to_wire())
-        }
+        return CreateMessageRequest(params=self.params)
 
     def read(self, key: str, response: Any) -> Any:
         from mrtr.types import CreateMessageResult
@@ -433,10 +446,13 @@ class ListRoots(Ask):
     def capability(self) -> dict[str, Any]:
         return {"roots": {}}
 
-    def render(self, note: str | None = None) -> tuple[Any, dict[str, str]]:
+    def parts(self, note: str | None = None) -> dict[str, str]:
+        return {"request": "roots/list"}
+
+    def request(self, note: str | None = None) -> Any:
         from mrtr.types import ListRootsRequest
 
-        return ListRootsRequest(), {"request": "roots/list"}
+        return ListRootsRequest()
 
     def read(self, key: str, response: Any) -> Any:
         from mrtr.types import ListRootsResult

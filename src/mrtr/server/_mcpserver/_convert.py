@@ -12,10 +12,22 @@ from typing_extensions import is_typeddict
 __all__ = ["OutputSpec", "output_spec", "to_content", "to_text"]
 
 
-def _content_types() -> tuple[type, ...]:
-    from mrtr.types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent
+_CONTENT_TYPES: tuple[type, ...] = ()
 
-    return (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+def _content_types() -> tuple[type, ...]:
+    global _CONTENT_TYPES
+    if not _CONTENT_TYPES:  # looked up once: the content models load with mrtr.types
+        from mrtr.types import (
+            AudioContent,
+            EmbeddedResource,
+            ImageContent,
+            ResourceLink,
+            TextContent,
+        )
+
+        _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+    return _CONTENT_TYPES
 
 
 def to_text(value: Any) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -102,7 +104,8 @@ class _Resolution:
                     return fake
         return node.fn
 
-    async def run_node(self, node: Node) -> None:
+    def _start(self, node: Node) -> tuple[Any, bool, dict[str, Any]]:
+        """The function to call for `node`, whether it is async, and its arguments."""
         kwargs: dict[str, Any] = {}
         for param in node.params:
             if param.kind == "context":
@@ -117,9 +120,10 @@ class _Resolution:
         fn = self._fn(node)
         runs = self.round.resolver_runs
         runs[node.key] = runs.get(node.key, 0) + 1
-        result = await _call(
-            fn, node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn), kwargs
-        )
+        is_async = node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn)
+        return fn, is_async, kwargs
+
+    async def _finish(self, node: Node, result: Any) -> None:
         if isinstance(result, Ask):
             answered, outcome = await self.round.settle(node.key, result)
             if not answered:
@@ -128,25 +132,85 @@ class _Resolution:
             result = outcome
         self.values[id(node)] = result
 
+    async def run_node(self, node: Node) -> None:
+        fn, is_async, kwargs = self._start(node)
+        await self._finish(node, await _call(fn, is_async, kwargs))
+
     async def run_layer(self, nodes: list[Node]) -> None:
+        """Run independent resolvers; concurrently once one of them has to wait.
+
+        Each async resolver is first stepped in this task: most return (a value or a
+        question) without waiting, and cost no task of their own. The first that waits
+        is finished here, in this task, while the rest run in the task group beside it.
+        """
         if len(nodes) == 1:
             await self.run_node(nodes[0])
             return
         failure: list[BaseException] = []
 
-        async def guarded(node: Node) -> None:
+        async def guarded(other: Node) -> None:
             try:
-                await self.run_node(node)
+                await self.run_node(other)
             except Exception as exc:  # the first error wins; siblings are cancelled
                 if not failure:
                     failure.append(exc)
                 group.cancel_scope.cancel()
 
         async with anyio.create_task_group() as group:
-            for node in nodes:
-                group.start_soon(guarded, node)
+            try:
+                await self._step_all(nodes, group, guarded)
+            except Exception as exc:
+                if not failure:
+                    failure.append(exc)
+                group.cancel_scope.cancel()
         if failure:
             raise failure[0]
+
+    async def _step_all(self, nodes: list[Node], group: Any, guarded: Any) -> None:
+        pending = list(nodes)
+        while pending:
+            node = pending.pop(0)
+            fn, is_async, kwargs = self._start(node)
+            if not is_async or not pending:
+                await self._finish(node, await _call(fn, is_async, kwargs))
+                continue
+            coro = fn(**kwargs)
+            try:
+                trap = coro.send(None)
+            except StopIteration as done:
+                await self._finish(node, done.value)
+                continue
+            for other in pending:  # this one waits: the others run beside it
+                group.start_soon(guarded, other)
+            await self._finish(node, await _resume(coro, trap))
+            return
+
+
+@types.coroutine
+def _resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
+    """Go on awaiting a coroutine already stepped once in this task (`yield from` it).
+
+    The coroutine's first suspension happened in this task, so its trap belongs to this
+    task (trio notes the current task when it parks one): it is resumed here, never
+    handed to another task.
+    """
+    value = trap
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # cancellation and the like: into the coroutine
+            try:
+                value = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                value = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 async def run(

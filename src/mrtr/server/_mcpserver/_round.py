@@ -78,15 +78,15 @@ class Round:
     async def settle(self, key: str, ask: Ask) -> tuple[bool, Any]:
         """``(True, outcome)`` when `ask` is answered now, else ``(False, None)`` (open)."""
         if self.backchannel is not None:
-            request, _ = ask.render()
-            response = await self.backchannel(key, request)
+            response = await self.backchannel(key, ask.request())
             return True, ask.read(key, response)
         return self.settle_recorded(key, ask)
 
     def settle_recorded(self, key: str, ask: Ask) -> tuple[bool, Any]:
         """`settle` against the answers and state this round carries (no back-channel)."""
         state = self.state
-        request, parts = ask.render(self._note(key))
+        note = self._note(key)
+        parts = ask.parts(note)
         pin = _pin(parts)
         recorded = state.answers.get(key)
         if recorded is not None:
@@ -102,9 +102,9 @@ class Round:
             answered = self._fresh(key, ask, fresh, pin, parts)
             if answered is not None:
                 return True, answered[0]
-            request, parts = ask.render(self._note(key))
-            pin = _pin(parts)
-        self.open[key] = request
+            note = self._note(key)
+            pin = _pin(ask.parts(note))
+        self.open[key] = ask.request(note)
         self.open_asks[key] = ask
         state.asked[key] = pin
         return False, None
@@ -145,7 +145,7 @@ class Round:
             )
             state.reasks[key] = [count + 1, exc.note()]
             return None
-        state.answers[key] = [pin, fresh.to_wire()]
+        state.answers[key] = [pin, fresh]  # to wire form only if the state travels again
         state.asked.pop(key, None)
         state.reasks.pop(key, None)
         return (outcome,)

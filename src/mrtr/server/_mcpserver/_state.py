@@ -34,7 +34,8 @@ class EngineState:
 
     Attributes:
         asked: for each open question, the digest of the question as it was asked.
-        answers: for each answered question, ``[digest, wire answer]``.
+        answers: for each answered question, ``[digest, answer]`` (the wire dict, or this
+            round's answer model: made wire form when the state is encoded).
         changes: for each key, how often an answer was discarded because the question
             changed (the unstable-question guard stops at the second).
         reasks: for each key, how often it was asked again after an invalid answer,
@@ -76,7 +77,11 @@ class EngineState:
 
     def encode(self, limit: int) -> str:
         """The state as text (raises `StateTooLarge` past `limit` bytes)."""
-        raw: dict[str, Any] = {"a": self.asked, "o": self.answers}
+        answers = {
+            key: [pin, answer.to_wire() if hasattr(answer, "to_wire") else answer]
+            for key, (pin, answer) in self.answers.items()
+        }
+        raw: dict[str, Any] = {"a": self.asked, "o": answers}
         if self.changes:
             raw["c"] = self.changes
         if self.reasks:
@@ -84,7 +89,7 @@ class EngineState:
         text = PREFIX + json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
         size = len(text.encode())
         if size > limit:
-            sizes = [(k, len(json.dumps(v).encode())) for k, v in self.answers.items()]
+            sizes = [(k, len(json.dumps(v).encode())) for k, v in answers.items()]
             sizes.sort(key=lambda item: -item[1])
             raise StateTooLarge(size, limit, sizes[:3])
         return text
