@@ -38,7 +38,7 @@ def high_level(kind: str) -> Any:
             InputRequiredResult,
         )
     else:
-        from mcp.server.mcpserver import (  # type: ignore[no-redef]
+        from mcp.server.mcpserver import (  # type: ignore[no-redef,assignment]
             Context,
             Elicit,
             ElicitationResult,

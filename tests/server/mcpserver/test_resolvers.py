@@ -779,3 +779,16 @@ async def test_a_round_span_carries_the_asked_keys_and_the_state_size() -> None:
     # the plaintext state (what max_state_bytes bounds), before sealing makes it longer
     plain = span.attributes["mrtr.mcpserver.state_bytes"]
     assert isinstance(plain, int) and 0 < plain < len(first["requestState"])
+
+
+async def test_a_flood_of_unasked_answers_is_logged_bounded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    wire = Wire(provisioner(Runs()))
+    flood = {f"k{i:05d}" + "x" * 500: accept(region="r") for i in range(2000)}
+    with caplog.at_level(logging.WARNING, "mrtr.server.mcpserver"):
+        again = await wire.result("provision", {"name": "db"}, responses=flood)
+    assert list(again["inputRequests"]) == ["ask_region", "ask_confirm"]
+    (record,) = [r for r in caplog.records if "without the engine's state" in r.getMessage()]
+    assert "2000 answer(s)" in record.getMessage()
+    assert len(record.getMessage()) < 2000  # ten keys, each cut to 64 characters

@@ -24,6 +24,8 @@ __all__ = ["Backchannel", "Round"]
 
 _logger = logging.getLogger("mrtr.server.mcpserver")
 
+_LOGGED_KEYS = 10  # a hostile client may send many keys: the log names a few
+
 Backchannel = Callable[[str, Any], Awaitable[Any]]
 """Sends one input request to a legacy client mid-call and returns its answer."""
 
@@ -66,11 +68,13 @@ class Round:
         self.resolver_runs: dict[str, int] = {}
         self.asked_keys: list[str] = []
         if self.responses and decoded is None:
+            keys = sorted(self.responses)
             _logger.warning(
-                "%s: %d answer(s) arrived without the engine's state; asking again (keys: %s)",
+                "%s: %d answer(s) arrived without the engine's state; asking again (keys: %s%s)",
                 label,
-                len(self.responses),
-                ", ".join(sorted(self.responses)),
+                len(keys),
+                ", ".join(repr(k[:64]) for k in keys[:_LOGGED_KEYS]),
+                ", ..." if len(keys) > _LOGGED_KEYS else "",
             )
 
     # --- settling ---------------------------------------------------------------------
@@ -124,7 +128,7 @@ class Round:
                 _logger.warning(
                     "%s: discarding the answer to %r: it was not asked in this call",
                     self.label,
-                    key,
+                    key[:64],
                 )
             return None
         if asked != pin:
