@@ -18,6 +18,7 @@ import anyio
 
 from mrtr.server._event_store import EventStore
 from mrtr.server._jsonrpc import JSONObject, encode_outgoing
+from mrtr.server._server import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT
 
 __all__ = ["DEFAULT_SSE_RETRY_MS", "DEFAULT_STREAM_STALL_TIMEOUT", "SSEWriter"]
 
@@ -25,11 +26,8 @@ _logger = logging.getLogger("mrtr.server.http")
 
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-DEFAULT_STREAM_STALL_TIMEOUT = 30.0
-"""Seconds one SSE write may wait for a client that does not read before it is dropped."""
-
-DEFAULT_SSE_RETRY_MS = 1000
-"""The ``retry`` a resumable stream's priming event gives (ms before reconnecting)."""
+# the defaults (with the other serving ones): seconds one SSE write may wait for a
+# client that does not read before it is dropped; the priming event's ``retry`` (ms)
 
 _HEADERS = [
     (b"content-type", b"text/event-stream"),

@@ -37,7 +37,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     response_id,
 )
-from mrtr.server._notify import pump
+from mrtr.server._notify import Listener, pump
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._framing import encode_text, utf8_size
@@ -195,16 +195,16 @@ class _StreamServer:
         if response is not None:
             await self._send_quietly(response)
             if self._pump is None and self._connection.era == "legacy":
-                self._pump = anyio.CancelScope()
-                self._task_group.start_soon(self._push_changes, self._pump)
+                # registered now, before the client's next message: no change is missed
+                listener = self._connection.legacy_listener()
+                if self._connection.hub.add(listener):
+                    self._pump = anyio.CancelScope()
+                    self._task_group.start_soon(self._push_changes, listener, self._pump)
 
-    async def _push_changes(self, scope: anyio.CancelScope) -> None:
+    async def _push_changes(self, listener: Listener, scope: anyio.CancelScope) -> None:
         """A legacy connection's change notifications, for as long as it lives."""
-        listener = self._connection.legacy_listener()
         hub = self._connection.hub
         with scope:
-            if not hub.add(listener):
-                return
             try:
                 await pump(listener, self.send)
             except TransportError:
