@@ -32,19 +32,19 @@ async def receive(transport: Any) -> dict[str, Any]:
 async def test_listen_delivers_what_was_asked_for_only() -> None:
     server = make_server()
     with anyio.fail_after(30):
-        async with Client(server) as client:
-            async with client.listen(
-                tools_list_changed=True, resource_subscriptions=["secret://a"]
-            ) as sub:
-                assert sub.honored.tools_list_changed
-                assert sub.honored.resource_subscriptions == ("secret://a",)
-                await client.call_tool("touch", {"uri": "secret://b"})  # not subscribed
-                await client.call_tool("touch", {"uri": "secret://a"})
-                seen = []
-                async for event in sub:
-                    seen.append(event)
-                    if isinstance(event, ResourceUpdated):
-                        break
+        async with (
+            Client(server) as client,
+            client.listen(tools_list_changed=True, resource_subscriptions=["secret://a"]) as sub,
+        ):
+            assert sub.honored.tools_list_changed
+            assert sub.honored.resource_subscriptions == ("secret://a",)
+            await client.call_tool("touch", {"uri": "secret://b"})  # not subscribed
+            await client.call_tool("touch", {"uri": "secret://a"})
+            seen = []
+            async for event in sub:
+                seen.append(event)
+                if isinstance(event, ResourceUpdated):
+                    break
     # tools (the client keeps one while it waits unread), the update of a; never
     # prompts (not asked for), never b (not subscribed)
     assert set(seen) == {ToolsListChanged(), ResourceUpdated("secret://a")}
@@ -182,13 +182,12 @@ async def test_a_listener_left_behind_is_dropped_with_a_clear_end(
     server = make_server(max_pending_events=2)
     uris = ["r://1", "r://2", "r://3"]
     with anyio.fail_after(30), caplog.at_level(logging.WARNING, "mrtr.server.notify"):
-        async with Client(server) as client:
-            async with client.listen(resource_subscriptions=uris) as sub:
-                for uri in uris:  # in one go: the listener's writer gets no turn in between
-                    await server.notify_resource_updated(uri)
-                with pytest.raises(SubscriptionLostError) as info:
-                    async for _ in sub:
-                        pass
+        async with Client(server) as client, client.listen(resource_subscriptions=uris) as sub:
+            for uri in uris:  # in one go: the listener's writer gets no turn in between
+                await server.notify_resource_updated(uri)
+            with pytest.raises(SubscriptionLostError) as info:
+                async for _ in sub:
+                    pass
     assert "Subscription dropped" in str(info.value)
     assert "more than 2 changes were left unsent" in caplog.text
 
