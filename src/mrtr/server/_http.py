@@ -18,6 +18,7 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -465,8 +466,18 @@ class StreamableHTTPApp:
         """A legacy session's GET: its change notifications, or a stream resumed."""
         if "text/event-stream" not in (request.header("accept") or ""):
             raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
-        session = self._sessions.get(request.header("mcp-session-id") or "", principal)
+        session_id = request.header("mcp-session-id") or ""
+        session = self._sessions.get(session_id, principal)
+        last = request.header("last-event-id")
         if session is None:
+            # the session may live on another instance: its POST streams can still be
+            # resumed from a shared store (the session id and principal own them)
+            if last is not None and self._store is not None:
+                owner = _owner(session_id, principal)
+                backlog = await self._store.read_after(last, owner=owner, wait=0)
+                if backlog is not None and backlog.stream_id.startswith("p"):
+                    await self._replay(send, receive, backlog, owner, last)
+                    return
             raise _error_reply(404, INVALID_REQUEST, "Session not found")
         connection = session.connection
         header = request.header("mcp-protocol-version")
@@ -474,10 +485,10 @@ class StreamableHTTPApp:
             raise _error_reply(
                 400, INVALID_REQUEST, "MCP-Protocol-Version does not match the session's"
             )
-        last = request.header("last-event-id")
         backlog = None
+        owner = _owner(session.session_id, principal)
         if last is not None and self._store is not None:
-            backlog = await self._store.read_after(last, owner=session.session_id, wait=0)
+            backlog = await self._store.read_after(last, owner=owner, wait=0)
             if backlog is None:
                 _logger.warning(
                     "refusing a Last-Event-ID that names no stream of this session "
@@ -485,7 +496,7 @@ class StreamableHTTPApp:
                 )
                 raise _error_reply(400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
             if backlog.stream_id.startswith("p"):  # a POST's stream: replay it to its end
-                await self._replay(send, receive, backlog, session.session_id, last)
+                await self._replay(send, receive, backlog, owner, last)
                 return
         if session.get_stream:
             raise _error_reply(409, INVALID_REQUEST, "Conflict: this session has a GET stream")
@@ -553,7 +564,7 @@ class StreamableHTTPApp:
             with anyio.CancelScope() as scope:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(_cancel_on_disconnect, receive, scope)
-                    await sse.start(owner=session.session_id)
+                    await sse.start(owner=_owner(session.session_id, session.principal))
                     for event_id, stored in backlog.events if backlog is not None else ():
                         await sse.raw_event(event_id, stored)
                     if sse.attached:
@@ -600,6 +611,13 @@ class StreamableHTTPApp:
         headers.append((b"content-length", str(len(body)).encode("ascii")))
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def _owner(session_id: str, principal: Principal | None) -> str:
+    """Who may resume a stream: the session, and the principal that opened it."""
+    if principal is None:
+        return session_id
+    return json.dumps([session_id, principal.client_id, principal.issuer, principal.subject])
 
 
 def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
@@ -658,7 +676,7 @@ async def _write_stream(
     session: Session | None,
 ) -> None:
     """Write a POST's SSE stream: its notifications and requests, then its response."""
-    await sse.start(owner=session.session_id if session is not None else None)
+    await sse.start(owner=_owner(session.session_id, session.principal) if session else None)
     message: JSONObject | None = first
     while message is not None:
         if message is _CLOSE_STREAM:
