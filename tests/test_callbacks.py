@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mrtr._callbacks import InputCallbacks
 from mrtr.errors import InvalidInputResponseError
 from mrtr.session import ClientRequestContext
+from mrtr.session._callbacks import InputCallbacks
 from mrtr.types import ElicitRequest, ElicitResult, ErrorData, ListRootsRequest
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,6 @@ from typing import Any
 import anyio
 import pytest
 
-from mrtr._driver import RoundEvent
 from mrtr.client import Client, ClientRequestContext, ClientState
 from mrtr.errors import (
     ClientStateError,
@@ -18,6 +17,7 @@ from mrtr.errors import (
     ProtocolError,
     TransportError,
 )
+from mrtr.flow._driver import RoundEvent
 from mrtr.transports import Transport, create_memory_transport_pair
 from mrtr.types import (
     CallToolResult,
@@ -598,8 +598,8 @@ def test_initialize_result_helper_is_valid() -> None:
 
 
 async def test_limits_strict_results_and_timeouts_are_typed() -> None:
-    from mrtr._driver import InputLimits
     from mrtr.errors import InputLimitExceededError, RequestTimeoutError
+    from mrtr.flow._driver import InputLimits
 
     async def two_requests(_: JSON) -> JSON:
         return ask("s", a=elicit_request("a"), b=elicit_request("b"))

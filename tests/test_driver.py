@@ -16,7 +16,17 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from mrtr._driver import (
+from mrtr._wire.framing import utf8_size
+from mrtr.errors import (
+    ClientStateError,
+    InputLimitExceededError,
+    InputRequiredRoundsExceededError,
+    InvalidInputResponseError,
+    MCPError,
+    ProtocolError,
+    RequestStateRejectedError,
+)
+from mrtr.flow._driver import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
     CallIdentity,
     DispatchInputs,
@@ -29,16 +39,6 @@ from mrtr._driver import (
     Wait,
     run_input_required_driver,
 )
-from mrtr.errors import (
-    ClientStateError,
-    InputLimitExceededError,
-    InputRequiredRoundsExceededError,
-    InvalidInputResponseError,
-    MCPError,
-    ProtocolError,
-    RequestStateRejectedError,
-)
-from mrtr.transports._framing import utf8_size
 from mrtr.types import (
     CallToolResult,
     CreateMessageRequest,
@@ -244,11 +244,11 @@ def test_utf8_size_matches_encoding(text: str) -> None:
 
 
 def test_utf8_size_counts_a_lone_surrogate_as_three_bytes_and_is_the_only_one() -> None:
-    import mrtr._driver_flow
+    import mrtr.flow._flow
     import mrtr.server._stream
 
     assert utf8_size("a\ud800b") == 5  # JSON can carry one; measuring never raises
-    assert mrtr._driver_flow.utf8_size is utf8_size is mrtr.server._stream.utf8_size
+    assert mrtr.flow._flow.utf8_size is utf8_size is mrtr.server._stream.utf8_size
 
 
 def test_utf8_size_of_a_large_string_spans_chunks() -> None:

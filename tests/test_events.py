@@ -14,7 +14,7 @@ from mrtr import (
     StdioServerParameters,
     ToolsListChanged,
 )
-from mrtr._events import change_event, typed_notification
+from mrtr.session._events import change_event, typed_notification
 from mrtr.transports._stdio_compat import as_stdio_parameters, looks_like_stdio_parameters
 from mrtr.types import (
     JSONRPCNotification,

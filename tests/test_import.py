@@ -36,7 +36,7 @@ def _probe(statement: str) -> dict[str, Any]:
     "statement",
     [
         "from mrtr import Client",
-        "import mrtr.client, mrtr.session, mrtr._driver, mrtr.transports",
+        "import mrtr.client, mrtr.session._session, mrtr.flow._driver, mrtr.transports",
         "from mrtr.types import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS",
     ],
 )
@@ -75,7 +75,13 @@ def test_client_import_leaves_the_call_machinery_for_open() -> None:
     # share of a cold start, what is imported after overlaps the server's start-up.
     loaded = _loaded_after("from mrtr import Client, StdioServerParameters")
     assert "mrtr.transports._stdio" in loaded  # the spawn itself is ready
-    later = {"mrtr.session", "mrtr._driver", "mrtr._calls", "mrtr._tracing", "mrtr._paused"}
+    later = {
+        "mrtr.session._session",
+        "mrtr.flow._driver",
+        "mrtr.client._calls",
+        "mrtr.client._tracing",
+        "mrtr.flow._paused",
+    }
     assert later.isdisjoint(loaded)
 
 
@@ -93,7 +99,7 @@ def test_the_call_machinery_loads_when_a_client_opens() -> None:
         "anyio.run(main)"
     )
     loaded = _loaded_after(statement)
-    assert {"mrtr.session", "mrtr._tracing"} <= set(loaded)
+    assert {"mrtr.session._session", "mrtr.client._tracing"} <= set(loaded)
 
 
 def test_a_tool_result_parses_without_the_other_feature_models() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mrtr._jsonrpc import InFlight, JSONRPCConnection
 from mrtr.errors import TransportError
+from mrtr.session._connection import InFlight, JSONRPCConnection
 from mrtr.transports import create_memory_transport_pair
 
 pytestmark = pytest.mark.anyio

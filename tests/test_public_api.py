@@ -14,12 +14,11 @@ import pytest
 import mrtr
 from mrtr._lazy import export_order
 
-PACKAGES = ["mrtr", "mrtr.types", "mrtr.transports", "mrtr.server"]
+PACKAGES = ["mrtr", "mrtr.paused", "mrtr.session", "mrtr.types", "mrtr.transports", "mrtr.server"]
 PUBLIC_MODULES = [
     *PACKAGES,
     "mrtr.client",
     "mrtr.errors",
-    "mrtr.session",
     "mrtr.transports.http",
 ]
 
@@ -105,3 +104,10 @@ def test_importing_mrtr_loads_no_submodule_it_does_not_need() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().split(",") == ["mrtr", "mrtr._lazy", "mrtr._version"]
+
+
+def test_paused_calls_have_their_own_namespace_and_stay_in_mrtr() -> None:
+    import mrtr.paused
+
+    for name in mrtr.paused.__all__:
+        assert getattr(mrtr.paused, name) is getattr(mrtr, name), name

@@ -711,7 +711,7 @@ async def test_discover_adopts_only_a_listed_version() -> None:
 def test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params() -> None:
     import mcp.types as official
 
-    from mrtr._legs import leg_params as _leg_params
+    from mrtr.session._legs import leg_params as _leg_params
     from mrtr.types import ElicitResult
 
     params = {"name": "provision", "arguments": {"name": "orders"}}

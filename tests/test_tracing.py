@@ -542,7 +542,7 @@ class FakeSession:
 
 async def test_a_paused_call_ends_paused_and_its_resumption_links_to_it(otel: Telemetry) -> None:
     from mrtr._otel import Telemetry as Settings
-    from mrtr._tracing import call_trace, pause_current
+    from mrtr.client._tracing import call_trace, pause_current
 
     settings = Settings(tracer_provider=otel.provider, meter_provider=otel.meters)
     session = FakeSession()

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mrtr.transports._http_headers import (
+from mrtr._wire.http_headers import (
     InvalidToolDefinition,
     ParamHeader,
     encode_header_value,

@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
+from mrtr._wire.framing import decode_message, encode_text
 from mrtr.transports import StdioServerParameters, StdioTransport
-from mrtr.transports._framing import decode_message, encode_text
 from mrtr.transports._pipes import FdWriter, OneAtATime
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mrtr._jsonrpc import JSONRPCConnection
+from mrtr.session._connection import JSONRPCConnection
 from mrtr.transports import JSONObject, StdioServerParameters, StdioTransport
 from mrtr.transports._oversize import BoundedLines
 from mrtr.transports._response_shortcut import ResponseShortcut

@@ -15,15 +15,15 @@ from mrtr._lazy import lazy_exports
 from mrtr._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from mrtr._cache import CacheMode as CacheMode, ResponseCache as ResponseCache
-    from mrtr._driver import (
+    from mrtr.client._cache import CacheMode as CacheMode, ResponseCache as ResponseCache
+    from mrtr.flow._driver import (
         DEFAULT_INPUT_REQUIRED_MAX_ROUNDS as DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
         CallIdentity as CallIdentity,
         InputLimits as InputLimits,
         RoundEvent as RoundEvent,
         run_input_required_driver as run_input_required_driver,
     )
-    from mrtr._driver_flow import (
+    from mrtr.flow._flow import (
         DispatchInputs as DispatchInputs,
         Finish as Finish,
         FlowAction as FlowAction,
@@ -32,19 +32,19 @@ if TYPE_CHECKING:
         Retry as Retry,
         Wait as Wait,
     )
-    from mrtr._events import (
+    from mrtr.session._events import (
         ChangeEvent as ChangeEvent,
         PromptsListChanged as PromptsListChanged,
         ResourcesListChanged as ResourcesListChanged,
         ResourceUpdated as ResourceUpdated,
         ToolsListChanged as ToolsListChanged,
     )
-    from mrtr._listen import (
+    from mrtr.session._listen import (
         Subscription as Subscription,
         SubscriptionFilter as SubscriptionFilter,
     )
-    from mrtr._paused import PAUSE as PAUSE, PausedCall as PausedCall
-    from mrtr._paused_store import (
+    from mrtr.flow._paused import PAUSE as PAUSE, PausedCall as PausedCall
+    from mrtr.paused._store import (
         Claim as Claim,
         Completed as Completed,
         Failed as Failed,
@@ -52,8 +52,8 @@ if TYPE_CHECKING:
         Repaused as Repaused,
         StoredCall as StoredCall,
     )
-    from mrtr._store_redis import RedisPausedCallStore as RedisPausedCallStore
-    from mrtr._store_sqlite import SqlitePausedCallStore as SqlitePausedCallStore
+    from mrtr.paused._redis import RedisPausedCallStore as RedisPausedCallStore
+    from mrtr.paused._sqlite import SqlitePausedCallStore as SqlitePausedCallStore
     from mrtr.client import (
         Client as Client,
         ClientRequestContext as ClientRequestContext,
@@ -106,15 +106,15 @@ if TYPE_CHECKING:
     from mrtr.transports import StdioServerParameters as StdioServerParameters
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "mrtr._cache": ("CacheMode", "ResponseCache"),
-    "mrtr._driver": (
+    "mrtr.client._cache": ("CacheMode", "ResponseCache"),
+    "mrtr.flow._driver": (
         "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
         "CallIdentity",
         "InputLimits",
         "RoundEvent",
         "run_input_required_driver",
     ),
-    "mrtr._driver_flow": (
+    "mrtr.flow._flow": (
         "DispatchInputs",
         "Finish",
         "FlowAction",
@@ -123,16 +123,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Retry",
         "Wait",
     ),
-    "mrtr._events": (
+    "mrtr.session._events": (
         "ChangeEvent",
         "PromptsListChanged",
         "ResourceUpdated",
         "ResourcesListChanged",
         "ToolsListChanged",
     ),
-    "mrtr._listen": ("Subscription", "SubscriptionFilter"),
-    "mrtr._paused": ("PAUSE", "PausedCall"),
-    "mrtr._paused_store": (
+    "mrtr.session._listen": ("Subscription", "SubscriptionFilter"),
+    "mrtr.flow._paused": ("PAUSE", "PausedCall"),
+    "mrtr.paused._store": (
         "Claim",
         "Completed",
         "Failed",
@@ -140,8 +140,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Repaused",
         "StoredCall",
     ),
-    "mrtr._store_redis": ("RedisPausedCallStore",),
-    "mrtr._store_sqlite": ("SqlitePausedCallStore",),
+    "mrtr.paused._redis": ("RedisPausedCallStore",),
+    "mrtr.paused._sqlite": ("SqlitePausedCallStore",),
     "mrtr.client": ("Client", "ClientRequestContext", "ClientState"),
     "mrtr.errors": (
         "AlreadyAnsweredError",

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from mrtr._driver import RoundEvent
+from mrtr.flow._driver import RoundEvent
 
 _REGION_SCHEMA = {
     "type": "object",

@@ -5,7 +5,7 @@ application that does not use OpenTelemetry pays nothing. Tracing is on when a
 ``tracer_provider`` was given, or when the application has imported
 ``opentelemetry.trace`` itself and set a global provider (checked on every call: a dict
 lookup while OpenTelemetry is not imported); ``tracing=False`` turns it off. The client
-and the server half share this module; the spans themselves live in `mrtr._tracing`
+and the server half share this module; the spans themselves live in `mrtr.client._tracing`
 and `mrtr.server._tracing`.
 
 `CURRENT_CALL` is how a request learns that it belongs to a traced call: the JSON-RPC
@@ -168,7 +168,7 @@ class Telemetry:
     def _make_instruments(self) -> Instruments:
         from opentelemetry import metrics, trace
 
-        from mrtr import __version__
+        from mrtr._version import __version__
 
         tracer = trace.get_tracer(SCOPE, __version__, tracer_provider=self._tracer_provider)
         meter = metrics.get_meter(SCOPE, __version__, meter_provider=self._meter_provider)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mrtr import Completed, Failed, PausedCallError, Repaused, SqlitePausedCallStore
-from mrtr._driver_flow import FlowState
+from mrtr.flow._flow import FlowState
 from mrtr.types import CallToolResult, TextContent
 from tests.paused.values import ACCEPT, make, pending
 

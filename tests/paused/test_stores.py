@@ -26,8 +26,8 @@ from mrtr import (
     StaleRoundError,
     UnknownInputKeyError,
 )
-from mrtr._driver_flow import FlowState
 from mrtr.errors import InvalidInputResponseError
+from mrtr.flow._flow import FlowState
 from mrtr.types import CallToolResult, ElicitResult, ListRootsResult, TextContent
 from tests.paused.values import ACCEPT, LONE, make, pending
 

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 from mrtr import PausedCall
-from mrtr._driver_flow import FlowState
+from mrtr.flow._flow import FlowState
 from mrtr.types import InputRequiredResult, parse_result
 
 LONE = "st-\ud800-\udfff-\u00e9-\U0001f600"

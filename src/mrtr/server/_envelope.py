@@ -9,10 +9,11 @@ request), checks every later request against it, and yields each request's `Enve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from mrtr._wire.jsonrpc import Era
 from mrtr.server._context import LOG_LEVELS
 from mrtr.server._jsonrpc import HandlerError, JSONObject
 from mrtr.types import (
@@ -41,8 +42,6 @@ __all__ = [
     "is_modern",
     "request_id_of",
 ]
-
-Era = Literal["legacy", "modern"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mrtr.transports._framing import encode_message
+from mrtr._wire.framing import encode_message
+from mrtr._wire.jsonrpc import JSONObject as JSONObject
 from mrtr.types import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -42,8 +43,6 @@ __all__ = [
 _logger = logging.getLogger("mrtr.server")
 
 INVALID_RESULT_MESSAGE = "Handler returned an invalid result"
-
-JSONObject = dict[str, Any]
 
 SERVER_BUSY = -32000
 """The JSON-RPC error of a request refused for load (HTTP 503 with ``Retry-After``)."""

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mrtr.transports._http_headers import InvalidToolDefinition, param_headers, tool_param_headers
+from mrtr._wire.http_headers import InvalidToolDefinition, param_headers, tool_param_headers
 from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:

@@ -28,6 +28,7 @@ import anyio.abc
 import anyio.to_thread
 
 from mrtr._anyio import event_factory
+from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import (
     HandlerError,
@@ -40,7 +41,6 @@ from mrtr.server._jsonrpc import (
 from mrtr.server._notify import Listener, pump
 from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
-from mrtr.transports._framing import encode_text, utf8_size
 from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mrtr._otel import Instruments, Telemetry, mark_failure
+from mrtr._wire.framing import utf8_size
 from mrtr.server._jsonrpc import HandlerError
-from mrtr.transports._framing import utf8_size
 from mrtr.types import META_PROTOCOL_VERSION
 
 if TYPE_CHECKING:

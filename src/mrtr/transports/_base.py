@@ -27,14 +27,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 
 from typing_extensions import Self
 
+from mrtr._wire.jsonrpc import JSONObject as JSONObject
+from mrtr._wire.jsonrpc import RequestId as RequestId
 from mrtr.errors import MRTRError
-
-JSONObject = dict[str, Any]
-RequestId = int | str
 
 DEFAULT_MAX_MESSAGE_SIZE = 32 * 1024 * 1024
 """Default cap on one incoming message, in bytes (a knob on every transport).

@@ -21,9 +21,9 @@ import anyio
 import anyio.lowlevel
 
 from mrtr._anyio import event_factory
+from mrtr._wire.framing import decode_message, encode_echoing
 from mrtr.errors import TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import decode_message, encode_echoing
 from mrtr.transports._oversize import HEAD_BYTES, TAIL_BYTES, oversized_failure
 
 __all__ = ["DEFAULT_MAX_BUFFERED_MESSAGES", "MemoryTransport", "create_memory_transport_pair"]

@@ -14,8 +14,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from mrtr._wire.framing import parse_quietly
 from mrtr.transports._base import JSONObject
-from mrtr.transports._framing import parse_quietly
 from mrtr.transports._oversize import BoundedLines
 
 __all__ = ["ResponseShortcut"]

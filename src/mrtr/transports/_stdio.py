@@ -28,13 +28,13 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
-from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
-from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
-from mrtr.transports._framing import (
+from mrtr._wire.framing import (
     decode_message,
     encode_echoing,
     response_id_of_unparseable,
 )
+from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
+from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
 from mrtr.transports._oversize import BoundedLines, OversizedLine
 from mrtr.transports._pipes import (
     AsyncioPipeReader,

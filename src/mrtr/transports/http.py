@@ -35,6 +35,8 @@ import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mrtr._wire.framing import encode_echoing
+from mrtr._wire.http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.errors import MessageTooLargeError, MRTRError, ProtocolError, TransportError, fresh_copy
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -43,9 +45,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
-from mrtr.transports._framing import encode_echoing
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
-from mrtr.transports._http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
 from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
 from mrtr.transports._http_sse import BoundedSSEDecoder

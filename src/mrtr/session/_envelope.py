@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from mrtr._jsonrpc import JSONRPCConnection
-from mrtr._jsonrpc_wire import with_progress_token
+from mrtr._wire.jsonrpc import Era, with_progress_token
 from mrtr.errors import ProtocolError
+from mrtr.session._connection import JSONRPCConnection
 from mrtr.types._constants import (
     LEGACY_PROTOCOL_VERSIONS,
     META_CLIENT_CAPABILITIES,
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["Era", "EraState"]
 
 _logger = logging.getLogger("mrtr.session")
-
-Era = Literal["legacy", "modern"]
 
 
 class EraState:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr._session_context import (
+from mrtr.session._context import (
     ClientRequestContext,
     ElicitationCallback,
     ListRootsCallback,

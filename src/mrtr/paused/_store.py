@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from mrtr._paused import PausedCall
 from mrtr.errors import (
     AlreadyAnsweredError,
     LeaseLostError,
@@ -34,6 +33,7 @@ from mrtr.errors import (
     StaleRoundError,
     UnknownInputKeyError,
 )
+from mrtr.flow._paused import PausedCall
 
 if TYPE_CHECKING:
     from mrtr.types import InputResponse

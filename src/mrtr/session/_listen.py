@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
-from mrtr._events import (
-    ChangeEvent,
-    PromptsListChanged,
-    ResourcesListChanged,
-    ToolsListChanged,
-    change_event,
-)
 from mrtr.errors import (
     MRTRError,
     NotInThisEraError,
     RequestTimeoutError,
     SubscriptionLostError,
+)
+from mrtr.session._events import (
+    ChangeEvent,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+    change_event,
 )
 
 if TYPE_CHECKING:

@@ -18,17 +18,17 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from mrtr._callbacks import InputCallbacks
-from mrtr._events import CHANGE_METHODS, change_event, typed_notification
-from mrtr._listen import ListenRoutes
 from mrtr._otel import traced_backchannel
-from mrtr._session_context import (
+from mrtr.errors import InvalidInputResponseError
+from mrtr.session._callbacks import InputCallbacks
+from mrtr.session._context import (
     ChangeCallback,
     ClientRequestContext,
     LoggingCallback,
     MessageHandler,
 )
-from mrtr.errors import InvalidInputResponseError
+from mrtr.session._events import CHANGE_METHODS, change_event, typed_notification
+from mrtr.session._listen import ListenRoutes
 from mrtr.types._constants import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from mrtr._jsonrpc import JSONRPCConnection
-    from mrtr.session import ClientSession
+    from mrtr.session._connection import JSONRPCConnection
+    from mrtr.session._session import ClientSession
     from mrtr.transports import JSONObject, RequestId
     from mrtr.types import InputRequest
 

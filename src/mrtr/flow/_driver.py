@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr._driver_flow import (
+from mrtr.errors import ClientStateError, MCPError
+from mrtr.flow._flow import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
     STATE_ONLY_BACKOFF_CAP_SECONDS,
     STATE_ONLY_BACKOFF_INITIAL_SECONDS,
@@ -32,8 +33,7 @@ from mrtr._driver_flow import (
     Wait,
     utf8_size,
 )
-from mrtr._paused import PAUSE, RoundPaused
-from mrtr.errors import ClientStateError, MCPError
+from mrtr.flow._paused import PAUSE, RoundPaused
 
 if TYPE_CHECKING:
     from mrtr.types import (

@@ -1,12 +1,12 @@
 """`ClientSession`: one MCP connection in either protocol era, with typed method wrappers.
 
-The session is made of parts that hold each other, not of layers of inheritance:
+The session is one class, made of parts that hold each other (no mixins):
 
-- a `JSONRPCConnection` (`mrtr._jsonrpc`): ids, pending requests, the reader task,
+- a `JSONRPCConnection` (`mrtr.session._connection`): ids, pending requests, the reader task,
   timeouts and cancellation, on plain dicts;
-- an `EraState` (`mrtr._envelope`): the negotiated era and the ``_meta`` envelope every
+- an `EraState` (`mrtr.session._envelope`): the negotiated era and the ``_meta`` envelope every
   modern request carries;
-- an `InputCallbacks` value (`mrtr._callbacks`): the callbacks that answer input
+- an `InputCallbacks` value (`mrtr.session._callbacks`): the callbacks that answer input
   requests, in both eras, and the capabilities they allow.
 
 On top, the session negotiates (`discover`, `initialize`), answers the server's requests
@@ -26,20 +26,19 @@ runs that loop for you.
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from typing_extensions import Self
 
-from mrtr._backchannel import BackChannel
-from mrtr._callbacks import InputCallbacks
-from mrtr._envelope import EraState
-from mrtr._jsonrpc import JSONRPCConnection, SessionState
-from mrtr._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
-from mrtr._session_context import (
+from mrtr._version import __version__
+from mrtr.errors import NotInThisEraError
+from mrtr.session._backchannel import BackChannel
+from mrtr.session._callbacks import InputCallbacks
+from mrtr.session._connection import JSONRPCConnection, SessionState
+from mrtr.session._context import (
     ChangeCallback,
-    ClientRequestContext,
     ElicitationCallback,
     ListRootsCallback,
     LoggingCallback,
@@ -47,31 +46,41 @@ from mrtr._session_context import (
     ProgressCallback,
     SamplingCallback,
 )
-from mrtr._session_lists import SessionLists
-from mrtr._session_negotiated import Negotiated
-from mrtr._version import __version__
+from mrtr.session._envelope import EraState
+from mrtr.session._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
 from mrtr.types._constants import LATEST_PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from mrtr._wire.jsonrpc import Era
+    from mrtr.session._listen import ListenRoutes
     from mrtr.transports import JSONObject, Transport
     from mrtr.types import (
         CallToolResult,
+        CompleteResult,
         DiscoverResult,
+        EmptyResult,
         GetPromptResult,
         Implementation,
         InitializeResult,
         InputRequiredResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
         ReadResourceResult,
+        ServerCapabilities,
     )
 
-__all__ = ["ClientRequestContext", "ClientSession", "SessionState"]
+__all__ = ["ClientSession"]
 
 _logger = logging.getLogger("mrtr.session")
 
+_NO_LISTEN = "use Client.listen(...) on a 2026-07-28 connection"
 
-class ClientSession(SessionLists, Negotiated):
+
+class ClientSession:
     """One MCP connection: JSON-RPC correlation plus the era's envelope and typed methods.
 
     Use it as ``async with ClientSession(transport, ...) as session:`` (the transport must
@@ -187,6 +196,48 @@ class ClientSession(SessionLists, Negotiated):
     def input_callbacks(self) -> InputCallbacks:
         """The callbacks that answer input requests (both eras)."""
         return self._callbacks
+
+    # -- what was negotiated -----------------------------------------------------------
+
+    @property
+    def era(self) -> Era | None:
+        """``"legacy"`` or ``"modern"`` once settled, else ``None``."""
+        return self._era.era
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated protocol version, or ``None`` before negotiation."""
+        return self._era.protocol_version
+
+    @property
+    def client_capabilities(self) -> JSONObject:
+        """The capabilities this session advertises (derived from its callbacks)."""
+        return self._era.capabilities
+
+    @property
+    def client_info(self) -> Implementation:
+        """Who this client says it is."""
+        return self._era.client_info
+
+    @property
+    def initialize_result(self) -> InitializeResult | None:
+        """The server's answer to ``initialize`` (legacy), if any."""
+        return self._era.initialize_result
+
+    @property
+    def discover_result(self) -> DiscoverResult | None:
+        """The server's answer to ``server/discover`` (modern), if any."""
+        return self._era.discover_result
+
+    @property
+    def server_info(self) -> Implementation | None:
+        """The server's self-description, when the server gave one."""
+        return self._era.server_info()
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities | None:
+        """The server's capabilities, once negotiated."""
+        return self._era.server_capabilities()
 
     # -- era negotiation ---------------------------------------------------------------
 
@@ -485,3 +536,234 @@ class ClientSession(SessionLists, Negotiated):
             read_timeout_seconds=read_timeout_seconds,
         )
         return cast("ReadResourceResult | InputRequiredResult", result)
+
+    # -- one round trip: the list pages and completions -----------------------------
+
+    async def list_tools(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListToolsResult:
+        """List one page of tools (``tools/list``).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        page: ListToolsResult = await self._list_page("tools/list", cursor, read_timeout_seconds)
+        return page
+
+    async def list_prompts(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListPromptsResult:
+        """List one page of prompts (``prompts/list``); raises as `list_tools`."""
+        page: ListPromptsResult = await self._list_page(
+            "prompts/list", cursor, read_timeout_seconds
+        )
+        return page
+
+    async def list_resources(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourcesResult:
+        """List one page of resources (``resources/list``); raises as `list_tools`."""
+        page: ListResourcesResult = await self._list_page(
+            "resources/list", cursor, read_timeout_seconds
+        )
+        return page
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, *, read_timeout_seconds: float | None = None
+    ) -> ListResourceTemplatesResult:
+        """List one page of resource templates; raises as `list_tools`."""
+        page: ListResourceTemplatesResult = await self._list_page(
+            "resources/templates/list", cursor, read_timeout_seconds
+        )
+        return page
+
+    async def _list_page(self, method: str, cursor: str | None, timeout: float | None) -> Any:
+        from mrtr.types import parse_result
+
+        params = {"cursor": cursor} if cursor is not None else None
+        raw = await self._connection.send_request(method, params, timeout=timeout)
+        return parse_result(method, raw)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any] | BaseModel,
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        *,
+        read_timeout_seconds: float | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of a prompt or resource-template argument.
+
+        Args:
+            ref: a `PromptReference` / `ResourceTemplateReference` (or its wire dict).
+            argument: ``{"name": ..., "value": ...}``, the argument being completed.
+            context_arguments: values of arguments already filled in.
+            read_timeout_seconds: this request's timeout.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        from pydantic import BaseModel
+
+        from mrtr.types import parse_result
+
+        wire_ref = (
+            ref.model_dump(by_alias=True, exclude_none=True)
+            if isinstance(ref, BaseModel)
+            else dict(ref)
+        )
+        params: JSONObject = {"ref": wire_ref, "argument": dict(argument)}
+        if context_arguments is not None:
+            params["context"] = {"arguments": dict(context_arguments)}
+        raw = await self._connection.send_request(
+            "completion/complete", params, timeout=read_timeout_seconds
+        )
+        return parse_result("completion/complete", raw)
+
+    # -- what each era allows ----------------------------------------------------------
+    #
+    # 2026-07-28 dropped ``ping``, ``resources/subscribe``, ``logging/setLevel`` and every
+    # notification from the client but ``notifications/cancelled``; it added
+    # ``subscriptions/listen``. Each method below does what the negotiated era allows:
+    # the legacy request or notification, the modern equivalent without a round trip
+    # (``set_logging_level`` rides the ``_meta`` envelope; ``send_roots_list_changed``
+    # has nothing to say to a server that asks for the roots each time), or
+    # `NotInThisEraError` before anything is sent.
+
+    def _legacy_only(self, method: str, instead: str) -> None:
+        if self._era.era == "modern":
+            raise NotInThisEraError(method, self._era.protocol_version, instead)
+
+    # -- hooks for subscriptions/listen and the response cache -------------------------
+
+    @property
+    def listen_routes(self) -> ListenRoutes:
+        """The open ``subscriptions/listen`` streams, fed by the reader."""
+        return self._backchannel.listen_routes
+
+    def add_change_listener(self, listener: Callable[[str, Any], object]) -> None:
+        """Call ``listener(method, params)`` on the reader for every change notification.
+
+        It runs before any other route sees the notification (the response cache evicts
+        there, so a refetch triggered by the change never gets the stale entry).
+        """
+        self._backchannel.change_listeners.append(listener)
+
+    def start_background(self, function: Callable[[], Coroutine[Any, Any, object]]) -> None:
+        """Run `function` in the session's task group: it ends when the session closes.
+
+        Raises:
+            ClientStateError: the session is not open.
+        """
+        self._connection.start_background(function)
+
+    # -- era-specific requests ---------------------------------------------------------
+
+    async def send_ping(self, *, read_timeout_seconds: float | None = None) -> EmptyResult:
+        """Ping the server (legacy era only: 2026-07-28 has no ``ping``).
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (nothing is sent).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        from mrtr.types import parse_result
+
+        self._legacy_only("ping", "2026-07-28 has no ping; any request shows the server is up")
+        raw = await self._connection.send_request("ping", None, timeout=read_timeout_seconds)
+        return cast("EmptyResult", parse_result("ping", raw))
+
+    async def subscribe_resource(
+        self, uri: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Ask for ``notifications/resources/updated`` about `uri` (legacy era).
+
+        The updates reach the change callback (``ResourceUpdated``) and the message
+        handler. On a 2026-07-28 connection use ``Client.listen(resource_subscriptions=...)``.
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (nothing is sent).
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        return await self._legacy_empty(
+            "resources/subscribe", {"uri": str(uri)}, read_timeout_seconds
+        )
+
+    async def unsubscribe_resource(
+        self, uri: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Stop the updates about `uri` (legacy era); raises as `subscribe_resource`."""
+        return await self._legacy_empty(
+            "resources/unsubscribe", {"uri": str(uri)}, read_timeout_seconds
+        )
+
+    async def _legacy_empty(
+        self, method: str, params: JSONObject, timeout: float | None
+    ) -> EmptyResult:
+        from mrtr.types import EmptyResult
+
+        self._legacy_only(method, _NO_LISTEN)
+        await self._connection.send_request(method, params, timeout=timeout)
+        return EmptyResult()
+
+    async def set_logging_level(
+        self, level: str, *, read_timeout_seconds: float | None = None
+    ) -> EmptyResult:
+        """Ask the server for log messages at `level` and above.
+
+        Legacy: sends ``logging/setLevel``. 2026-07-28: every later request carries the
+        level in ``_meta`` (``io.modelcontextprotocol/logLevel``); nothing is sent now.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        from mrtr.types import EmptyResult
+
+        era = self._era
+        era.log_level = level
+        if era.era == "modern" and era.protocol_version is not None:
+            era.set_envelope(era.modern_envelope(era.protocol_version))
+            return EmptyResult()
+        await self._connection.send_request(
+            "logging/setLevel", {"level": level}, timeout=read_timeout_seconds
+        )
+        return EmptyResult()
+
+    # -- the client's own notifications --------------------------------------------------
+
+    async def send_roots_list_changed(self) -> None:
+        """Tell the server the client's roots changed (``notifications/roots/list_changed``).
+
+        On a 2026-07-28 connection nothing is sent: the server asks for the roots with
+        each request that needs them, so it always gets the current list.
+
+        Raises:
+            TransportError, ClientStateError: as `send_notification`.
+        """
+        if self._era.era == "modern":
+            _logger.debug("no roots/list_changed at %s; nothing sent", self._era.protocol_version)
+            return
+        await self._connection.send_notification("notifications/roots/list_changed")
+
+    async def send_progress_notification(
+        self,
+        progress_token: str | int,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Report progress on a request the server sent (legacy back-channel).
+
+        Raises:
+            NotInThisEraError: the connection is 2026-07-28 (progress flows from the
+                server only).
+            TransportError, ClientStateError: as `send_notification`.
+        """
+        self._legacy_only(
+            "notifications/progress", "at 2026-07-28 only the server reports progress"
+        )
+        params: JSONObject = {"progressToken": progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._connection.send_notification("notifications/progress", params)

@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from mrtr._driver_flow import FlowState, InputRequiredFlow
-from mrtr._paused import PAUSED_CALL_VERSION, PausedCall, RoundPaused, new_paused_call_id
 from mrtr.errors import (
     ClientStateError,
     LeaseLostError,
@@ -31,11 +29,13 @@ from mrtr.errors import (
     RequestStateRejectedError,
     TransportError,
 )
+from mrtr.flow._flow import FlowState, InputRequiredFlow
+from mrtr.flow._paused import PAUSED_CALL_VERSION, PausedCall, RoundPaused, new_paused_call_id
 
 if TYPE_CHECKING:
-    from mrtr._callbacks import InputCallbacks
-    from mrtr._paused_store import PausedCallStore
+    from mrtr.paused._store import PausedCallStore
     from mrtr.session import ClientSession
+    from mrtr.session._callbacks import InputCallbacks
     from mrtr.types import Implementation, InputRequest
 
 __all__ = [
@@ -201,7 +201,7 @@ async def resume_from(client: Resumer, store: PausedCallStore, id: str, *, lease
         RequestStateRejectedError: the server refused the state (recorded as failed).
         Exception: whatever the resumed call raised (recorded as failed once sent).
     """
-    from mrtr._paused_store import Completed, Failed, Repaused
+    from mrtr.paused._store import Completed, Failed, Repaused
 
     if not lease > 0:
         raise ValueError("lease must be positive")

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from mrtr.transports._base import JSONObject
+from mrtr._wire.jsonrpc import JSONObject
 
 __all__ = [
     "decode_message",

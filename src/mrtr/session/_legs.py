@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr._session_context import ProgressCallback
 from mrtr.errors import InputRequiredNotAllowedError, MCPError, MRTRError
+from mrtr.session._context import ProgressCallback
 from mrtr.types._constants import HEADER_MISMATCH
 
 if TYPE_CHECKING:
-    from mrtr._jsonrpc import JSONRPCConnection
+    from mrtr.session._connection import JSONRPCConnection
     from mrtr.transports import JSONObject
     from mrtr.types import InputResponse
 

@@ -1,8 +1,8 @@
 """What a callback is told about the request it serves, and the callback shapes.
 
-`ClientRequestContext` lives below `client.py` so the session (legacy back-channel) and
-the client (automatic multi-round-trip loop) hand the same object to the same callbacks.
-It is re-exported from `mrtr.client`.
+`ClientRequestContext` lives in the session, below the client, so that the session
+(legacy back-channel) and the client (automatic multi-round-trip loop) hand the same
+object to the same callbacks. It is re-exported from `mrtr.client` and `mrtr.session`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
-    from mrtr.session import ClientSession
+    from mrtr.session._session import ClientSession
     from mrtr.types import (
         CreateMessageRequestParams,
         CreateMessageResult,

@@ -1,15 +1,27 @@
-"""The plain pieces of JSON-RPC that `_jsonrpc` builds on: error members, progress tokens."""
+"""The plain pieces of JSON-RPC both halves build on: shapes, error members, progress tokens.
+
+`JSONObject`, `RequestId` and `Era` are defined here once; the transports, the session
+and the server import them from here (`mrtr.transports` re-exports the first two).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from mrtr.errors import MCPError, MRTRError, ProtocolError
-from mrtr.transports import RequestId
 
-__all__ = ["error_from_wire", "is_number", "with_progress_token"]
+__all__ = ["Era", "JSONObject", "RequestId", "error_from_wire", "is_number", "with_progress_token"]
+
+JSONObject = dict[str, Any]
+"""A parsed JSON object: one JSON-RPC message, or a member of one."""
+
+RequestId = int | str
+"""A JSON-RPC request id (JSON ``true`` or ``1.0`` is not one)."""
+
+Era = Literal["legacy", "modern"]
+"""The protocol era of a connection: before 2026-07-28, or 2026-07-28 on."""
 
 
 def error_from_wire(error: Any, *, method: str | None) -> MRTRError:

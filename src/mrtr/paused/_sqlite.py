@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from mrtr._paused import PausedCall
-from mrtr._paused_store import (
+from mrtr.errors import PausedCallClosedError, PausedCallNotFoundError
+from mrtr.flow._paused import PausedCall
+from mrtr.paused._store import (
     DEFAULT_KEEP_SECONDS,
     CallStatus,
     Claim,
@@ -38,7 +39,6 @@ from mrtr._paused_store import (
     do_renew,
     do_resend,
 )
-from mrtr.errors import PausedCallClosedError, PausedCallNotFoundError
 
 if TYPE_CHECKING:
     import sqlite3

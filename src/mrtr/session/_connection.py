@@ -28,10 +28,9 @@ import anyio.abc
 from typing_extensions import Self
 
 from mrtr._anyio import event_factory
-from mrtr._jsonrpc_wire import error_from_wire, is_number, with_progress_token
 from mrtr._otel import CURRENT_CALL
-from mrtr._session_context import ProgressCallback
-from mrtr._stray import StrayResponses, is_request_id, json_text, same_value_id
+from mrtr._wire.ids import StrayResponses, is_request_id, json_text, same_value_id
+from mrtr._wire.jsonrpc import error_from_wire, is_number, with_progress_token
 from mrtr.errors import (
     ClientStateError,
     MRTRError,
@@ -40,6 +39,7 @@ from mrtr.errors import (
     TransportError,
     fresh_copy,
 )
+from mrtr.session._context import ProgressCallback
 from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
 from mrtr.types._constants import METHOD_NOT_FOUND
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from mrtr._otel import CALLS_IN_FLIGHT, CURRENT_CALL, Instruments, Telemetry, mark_failure
-from mrtr.transports._framing import utf8_size
+from mrtr._wire.framing import utf8_size
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span

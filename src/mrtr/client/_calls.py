@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr._defaults import MAX_PAGES
-from mrtr._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
-from mrtr._legs import InputMethod, InputResponsesArg
-from mrtr._paused import PAUSE, RoundPaused
-from mrtr._paused_client import Pausing, can_answer, paused_from_round
-from mrtr._session_context import ClientRequestContext, ProgressCallback
-from mrtr._tracing import driver_hooks, pause_current
+from mrtr.client._pausing import Pausing, can_answer, paused_from_round
+from mrtr.client._tracing import driver_hooks, pause_current
 from mrtr.errors import DeadlineExceededError, ProtocolError
+from mrtr.flow._defaults import MAX_PAGES
+from mrtr.flow._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
+from mrtr.flow._paused import PAUSE, RoundPaused
+from mrtr.session._context import ClientRequestContext, ProgressCallback
+from mrtr.session._legs import InputMethod, InputResponsesArg
 
 if TYPE_CHECKING:
-    from mrtr._driver_flow import FlowState
+    from mrtr.flow._flow import FlowState
     from mrtr.session import ClientSession
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse

@@ -15,6 +15,8 @@ from typing import Any, TypeGuard
 
 import anyio
 
+from mrtr._wire.jsonrpc import RequestId
+
 __all__ = ["StrayResponses", "is_request_id", "json_text", "same_value_id"]
 
 _logger = logging.getLogger("mrtr.session")
@@ -24,8 +26,6 @@ _UNKNOWN_ID_WINDOW = 10.0
 
 _ABANDONED_IDS_KEPT = 1024
 """Ids of requests given up on (cancelled, timed out) whose late answer is expected."""
-
-RequestId = int | str
 
 
 class StrayResponses:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
+from mrtr._wire.framing import utf8_size
 from mrtr.errors import ClientStateError, InputLimitExceededError, InputRequiredRoundsExceededError
-from mrtr.transports._framing import utf8_size
+from mrtr.flow._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
 
 if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputRequiredResult, InputResponse

@@ -22,19 +22,6 @@ from typing import Any
 
 import anyio.to_thread
 
-from mrtr._paused import PausedCall
-from mrtr._paused_store import (
-    DEFAULT_KEEP_SECONDS,
-    CallStatus,
-    Claim,
-    Completed,
-    Outcome,
-    Record,
-    Repaused,
-    StoredCall,
-    check_answers,
-    write_outcome,
-)
 from mrtr.errors import (
     AlreadyAnsweredError,
     ClientStateError,
@@ -46,6 +33,19 @@ from mrtr.errors import (
     PausedCallInDoubtError,
     PausedCallNotFoundError,
     StaleRoundError,
+)
+from mrtr.flow._paused import PausedCall
+from mrtr.paused._store import (
+    DEFAULT_KEEP_SECONDS,
+    CallStatus,
+    Claim,
+    Completed,
+    Outcome,
+    Record,
+    Repaused,
+    StoredCall,
+    check_answers,
+    write_outcome,
 )
 
 __all__ = ["RedisPausedCallStore"]

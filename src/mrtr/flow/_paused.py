@@ -20,14 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from mrtr._defaults import DEFAULT_PAUSE_TTL
-from mrtr._driver_flow import FlowState
 from mrtr.errors import (
     AlreadyAnsweredError,
     MRTRError,
     PausedCallFormatError,
     UnknownInputKeyError,
 )
+from mrtr.flow._defaults import DEFAULT_PAUSE_TTL
+from mrtr.flow._flow import FlowState
 
 if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputResponse

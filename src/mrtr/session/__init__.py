@@ -1,0 +1,29 @@
+"""mrtr.session: `ClientSession`, one MCP connection in either era, without the automatic loop.
+
+The package holds the session's parts, each a separate object: the JSON-RPC connection
+(`_connection`), the era's envelope (`_envelope`), the legacy back-channel
+(`_backchannel`, `_callbacks`), the legs of a multi-round call (`_legs`), change events
+and ``subscriptions/listen`` streams (`_events`, `_listen`) and what a callback is told
+(`_context`). `ClientSession` itself is one class in `_session`. Names load on first use
+(`mrtr._lazy`): the client imports the light parts (its state enum, the callback
+context) at import time and the session only when it opens.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mrtr._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from mrtr.session._connection import SessionState as SessionState
+    from mrtr.session._context import ClientRequestContext as ClientRequestContext
+    from mrtr.session._session import ClientSession as ClientSession
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "mrtr.session._connection": ("SessionState",),
+    "mrtr.session._context": ("ClientRequestContext",),
+    "mrtr.session._session": ("ClientSession",),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
