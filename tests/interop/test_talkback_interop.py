@@ -28,7 +28,7 @@ from mcp.shared.subscriptions import ResourceUpdated as OfficialResourceUpdated
 from mcp.shared.subscriptions import ToolsListChanged as OfficialToolsListChanged
 
 import mrtr
-from mrtr._events import ResourceUpdated, ToolsListChanged
+from mrtr import ResourceUpdated, ToolsListChanged
 from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-server
 
 from .test_official_client import stdio_params

@@ -13,8 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mrtr import Client
-from mrtr._events import PromptsListChanged, ResourceUpdated, ToolsListChanged
+from mrtr import Client, PromptsListChanged, ResourceUpdated, ToolsListChanged
 from mrtr.errors import SubscriptionLostError
 from mrtr.server._notify import RESOURCES, TOOLS, UPDATED, ChangeHub, Listener
 
