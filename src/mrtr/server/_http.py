@@ -8,8 +8,10 @@ a mismatch is -32020 with HTTP 400. Closing the response stream cancels the requ
 
 Legacy clients (2025-11-25 and earlier) get sessions as that revision describes:
 ``initialize`` mints an ``Mcp-Session-Id``; later POSTs carry it; DELETE ends the session;
-an unknown session is 404. There are no server-initiated streams (GET is 405). Sessions
-belong to their principal, expire when idle and are capped (`_sessions`).
+an unknown session is 404. A session's GET opens its standalone stream (change
+notifications, `_notify`); its SSE streams carry event ids kept in an `EventStore`, and a
+GET with ``Last-Event-ID`` resumes one (`_sse`, `_event_store`). Sessions belong to their
+principal, expire when idle and are capped (`_sessions`).
 
 Hostile requests are refused before any handler runs: a ``Host`` or ``Origin`` from
 elsewhere (421, 403: `_origin`), an ``Accept`` without JSON (406), a declared or actual
