@@ -8,9 +8,10 @@ sent for it then). Over stdio a reader loop feeds it; in process the client's `s
 hands it each message directly, still parsed from JSON text.
 
 At most ``max_concurrent_requests`` requests are in flight per connection: beyond that,
-taking the next message waits until one finishes (back-pressure: the stdio reader stops
-reading, the in-process client's `send` waits). A ``notifications/cancelled`` sent behind
-the waiting request is read only once there is room again.
+taking the next request waits until one finishes (back-pressure: the stdio reader parks
+one request and stops at the next, the in-process client's `send` waits). Responses and
+notifications behind a parked request are still read, so a handler waiting for the
+client's answer to its own request never starves.
 """
 
 from __future__ import annotations
@@ -77,12 +78,30 @@ async def serve_messages(
     """
     async with anyio.create_task_group() as tg:
         stream = _StreamServer(connect(), send, tg, max_concurrent_requests=max_concurrent_requests)
+        # One request that finds no room is parked and the reader reads on: answers to the
+        # server's own requests may sit behind it, and every slot may be a handler waiting
+        # for one. A second request then waits for the first to be taken (back-pressure).
+        parked: anyio.Event | None = None
+
+        async def park(message: JSONObject, taken: anyio.Event) -> None:
+            try:
+                await stream.wait_for_room(message)
+            finally:
+                taken.set()
+
         try:
             while True:
                 try:
                     message = await receive()
                 except TransportError:
                     return
+                if isinstance(message, dict) and _is_queued(message):
+                    if parked is not None:
+                        await parked.wait()
+                    if not stream.take_now(message):
+                        parked = anyio.Event()
+                        tg.start_soon(park, message, parked)
+                    continue
                 await stream.dispatch(message)
         finally:
             stream.end_of_input()
