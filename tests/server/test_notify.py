@@ -211,3 +211,23 @@ async def test_shutdown_ends_listen_streams_gracefully() -> None:
     assert listener.graceful and await listener.next_batch() == []
     with pytest.raises(ValueError, match="max_listeners"):
         ChangeHub(max_listeners=0)
+
+
+async def test_http_shutdown_ends_listen_streams_gracefully() -> None:
+    server = make_server()
+    app = server.streamable_http_app()
+    listener = Listener(kinds=(TOOLS,), uris=frozenset())
+    assert server.spec().hub.add(listener)
+    messages = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return next(messages)
+
+    async def send(message: Any) -> None:
+        sent.append(message["type"])
+
+    with anyio.fail_after(10):
+        await app({"type": "lifespan"}, receive, send)
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert listener.graceful and len(server.spec().hub) == 0

@@ -41,7 +41,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
-from mrtr.server._notify import pump
+from mrtr.server._notify import ChangeHub, pump
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
@@ -155,6 +155,7 @@ class StreamableHTTPApp:
         resumable_streams: bool = True,
         sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
+        hub: ChangeHub | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -165,6 +166,7 @@ class StreamableHTTPApp:
             self._store = event_store if event_store is not None else MemoryEventStore()
         self._retry_ms = sse_retry_ms
         self._stall = stream_stall_timeout
+        self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
@@ -196,6 +198,8 @@ class StreamableHTTPApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._hub is not None:
+                    self._hub.close()
                 self._sessions.clear()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -492,6 +492,7 @@ class Server:
             resumable_streams=resumable_streams,
             sse_retry_ms=sse_retry_ms,
             stream_stall_timeout=stream_stall_timeout,
+            hub=self._hub,
         )
         if token_verifier is None:
             return app
