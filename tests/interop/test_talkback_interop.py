@@ -335,3 +335,43 @@ async def test_clients_that_never_read_their_get_stream_are_dropped(tmp_path: Pa
             for stream in silent:
                 await stream.aclose()
     assert dropped
+
+
+async def test_clients_that_never_read_their_answer_are_dropped(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "big",
+            "arguments": {"size": 16 * 1024 * 1024},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    body = json.dumps(call).encode()
+    with http_server(log=log, MRTR_TEST_STALL="1") as url, anyio.fail_after(120):
+        host, port = url.removeprefix("http://").split("/")[0].split(":")
+        silent = []
+        for _ in range(4):
+            stream = await anyio.connect_tcp(host, int(port))
+            head = (
+                f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n"
+                "accept: application/json\r\ncontent-type: application/json\r\n"
+                "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: big\r\n"
+                f"content-length: {len(body)}\r\n\r\n"
+            )
+            await stream.send(head.encode() + body)
+            silent.append(stream)  # and never read the 16 MiB answer
+        async with httpx.AsyncClient(timeout=30) as client:
+            dropped = False
+            while not dropped:  # the honest client is served meanwhile
+                honest = await _legacy_session(client, url)
+                ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+                assert (await client.post(url, json=ping, headers=honest)).status_code == 200
+                dropped = "dropping a client that has not read its" in log.read_text()
+        for stream in silent:
+            await stream.aclose()

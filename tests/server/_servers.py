@@ -287,6 +287,8 @@ def make_server(
     )
 
     async def call_or_touch(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        if params.name == "big":  # a large answer, for clients that do not read it
+            return _text("x" * int((params.arguments or {}).get("size", 0)))
         if params.name == "touch":  # publishes changes: the tool list, and a resource
             await server.notify_tools_changed()
             await server.notify_prompts_changed()

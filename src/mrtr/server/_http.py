@@ -76,6 +76,7 @@ _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 _RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
 _REPLAY_WAIT = 30.0  # seconds a resumed stream waits for its next event before checking
+_BODY_CHUNK = 64 * 1024  # a larger JSON body is written in pieces of this size
 _CLOSE_STREAM: JSONObject = {}  # a handler asked to close its SSE stream (by identity)
 
 
@@ -615,8 +616,22 @@ class StreamableHTTPApp:
             body = encode_outgoing(reply.body) or b""
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        with anyio.move_on_after(self._stall) as scope:  # a client that does not read
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            # a large body goes in pieces: the ASGI server takes a piece only once the
+            # previous ones drained, so a client that does not read holds one piece
+            last = max(0, (len(body) - 1) // _BODY_CHUNK * _BODY_CHUNK)
+            for start in range(0, last, _BODY_CHUNK):
+                piece = body[start : start + _BODY_CHUNK]
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": body[last:] if last else body})
+        if scope.cancelled_caught:
+            _logger.warning(
+                "dropping a client that has not read its %d-byte response for %g s "
+                "(stream_stall_timeout)",
+                len(body),
+                self._stall,
+            )
 
 
 def _owner(session_id: str, principal: Principal | None) -> str:
