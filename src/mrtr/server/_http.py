@@ -680,14 +680,10 @@ async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) 
 
 async def _detach_on_disconnect(receive: ASGIReceive, writer: list[SSEWriter]) -> None:
     """A resumable stream's client went away: its handler goes on, its events are kept."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            for sse in writer:
-                sse.detach("the client disconnected")
-            if not writer:  # no stream yet: the JSON answer has nowhere to go either
-                return
-            return
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    for sse in writer:  # none yet: a stream started later writes to a closed connection
+        sse.detach("the client disconnected")
 
 
 async def _write_stream(

@@ -90,7 +90,7 @@ class SSEWriter:
         """Write an event read back from the store (a replay): never stored again."""
         if message is None:
             return  # a priming event carries nothing to replay
-        await self.event(message, event_id=event_id or "")
+        await self.event(message, event_id=event_id)
 
     async def close(self, reason: str = "the server closed the stream") -> None:
         """End the HTTP response now; later events are only stored (SEP-1699 polling)."""
