@@ -107,6 +107,10 @@ class Server:
     with a key made at start-up (`RequestStateSecurity.ephemeral`); pass shared ``keys``
     when several instances serve one client, or `UNSEALED` to opt out.
 
+    On legacy sessions a handler may ask the client mid-request (``ctx.elicit``,
+    ``ctx.create_message``, ``ctx.list_roots``). ``notify_tools_changed`` and its
+    siblings tell the clients that listen what changed, on both eras.
+
     Args:
         name: the server's name (``serverInfo``), also the audience of its state.
         version: the server's version (``serverInfo``).
