@@ -20,7 +20,6 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -31,6 +30,15 @@ import anyio.abc
 
 from mrtr.errors import TransportError
 from mrtr.server._event_store import EventStore, MemoryEventStore, StreamRead, new_stream_id
+from mrtr.server._http_streams import (
+    CLOSE_STREAM,
+    cancel_on_disconnect,
+    detach_on_disconnect,
+    owner_of,
+    replay,
+    serve_get_stream,
+    write_stream,
+)
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
@@ -41,7 +49,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
-from mrtr.server._notify import ChangeHub, pump
+from mrtr.server._notify import ChangeHub
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
@@ -75,9 +83,7 @@ ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 _RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
-_REPLAY_WAIT = 30.0  # seconds a resumed stream waits for its next event before checking
 _BODY_CHUNK = 64 * 1024  # a larger JSON body is written in pieces of this size
-_CLOSE_STREAM: JSONObject = {}  # a handler asked to close its SSE stream (by identity)
 
 
 class ASGIApp(Protocol):
@@ -427,7 +433,7 @@ class StreamableHTTPApp:
 
         async def close_stream() -> None:
             if stream_sse and resumable:
-                await send_stream.send(_CLOSE_STREAM)
+                await send_stream.send(CLOSE_STREAM)
 
         async def run() -> None:
             async with send_stream:
@@ -440,12 +446,12 @@ class StreamableHTTPApp:
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             if resumable:
-                tg.start_soon(_detach_on_disconnect, receive, writer)
+                tg.start_soon(detach_on_disconnect, receive, writer)
             else:
-                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
             async with receive_stream:
                 first = await receive_stream.receive()
-                if "method" not in first and first is not _CLOSE_STREAM:
+                if "method" not in first and first is not CLOSE_STREAM:
                     # the response came before any notification
                     await self._send_json(
                         send, connection, message, first, principal, legacy=legacy
@@ -460,7 +466,7 @@ class StreamableHTTPApp:
                         what=f"the SSE stream of {message.get('method')}",
                     )
                     writer.append(sse)
-                    await _write_stream(sse, first, receive_stream, session)
+                    await write_stream(sse, first, receive_stream, session)
             tg.cancel_scope.cancel()
 
     async def _get(
@@ -477,15 +483,9 @@ class StreamableHTTPApp:
         session = self._sessions.get(session_id, principal)
         last = request.header("last-event-id")
         if session is None:
-            # the session may live on another instance: its POST streams can still be
-            # resumed from a shared store (the session id and principal own them)
-            if last is not None and self._store is not None:
-                owner = _owner(session_id, principal)
-                backlog = await self._store.read_after(last, owner=owner, wait=0)
-                if backlog is not None and backlog.stream_id.startswith("p"):
-                    await self._replay(send, receive, backlog, owner, last)
-                    return
-            raise _error_reply(404, INVALID_REQUEST, "Session not found")
+            if not await self._resume_elsewhere(send, receive, session_id, principal, last):
+                raise _error_reply(404, INVALID_REQUEST, "Session not found")
+            return
         connection = session.connection
         header = request.header("mcp-protocol-version")
         if header is not None and header != connection.protocol_version:
@@ -493,7 +493,7 @@ class StreamableHTTPApp:
                 400, INVALID_REQUEST, "MCP-Protocol-Version does not match the session's"
             )
         backlog = None
-        owner = _owner(session.session_id, principal)
+        owner = owner_of(session.session_id, principal)
         if last is not None and self._store is not None:
             backlog = await self._store.read_after(last, owner=owner, wait=0)
             if backlog is None:
@@ -507,7 +507,39 @@ class StreamableHTTPApp:
                 return
         if session.get_stream:
             raise _error_reply(409, INVALID_REQUEST, "Conflict: this session has a GET stream")
-        await self._listen_legacy(send, receive, session, backlog)
+        served = await serve_get_stream(
+            send,
+            receive,
+            session,
+            backlog,
+            store=self._store,
+            retry_ms=self._retry_ms,
+            stall_timeout=self._stall,
+        )
+        if not served:
+            raise _busy("too many listeners", None)
+
+    async def _resume_elsewhere(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        session_id: str,
+        principal: Principal | None,
+        last: str | None,
+    ) -> bool:
+        """Resume a POST stream of a session this instance does not hold; whether it did.
+
+        The session may live on another instance: its POST streams can still be resumed
+        from a shared store (the session id and principal own them).
+        """
+        if last is None or self._store is None:
+            return False
+        owner = owner_of(session_id, principal)
+        backlog = await self._store.read_after(last, owner=owner, wait=0)
+        if backlog is None or not backlog.stream_id.startswith("p"):
+            return False
+        await self._replay(send, receive, backlog, owner, last)
+        return True
 
     async def _replay(
         self,
@@ -517,71 +549,16 @@ class StreamableHTTPApp:
         owner: str,
         last_event_id: str,
     ) -> None:
-        """Write a stored POST stream from where the client left it, until it ends."""
-        store = self._store
-        assert store is not None
-        sse = SSEWriter(send, stall_timeout=self._stall, what="a resumed SSE stream")
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_cancel_on_disconnect, receive, scope)
-                await sse.start()
-                read, cursor = backlog, last_event_id
-                while sse.attached:
-                    for event_id, stored in read.events:
-                        await sse.raw_event(event_id, stored)
-                        cursor = event_id
-                    if read.ended:
-                        break
-                    following = await store.read_after(cursor, owner=owner, wait=_REPLAY_WAIT)
-                    if following is None:  # expired meanwhile
-                        break
-                    read = following
-                await sse.close("the resumed stream is complete")
-                tg.cancel_scope.cancel()
-
-    async def _listen_legacy(
-        self,
-        send: ASGISend,
-        receive: ASGIReceive,
-        session: Session,
-        backlog: StreamRead | None,
-    ) -> None:
-        """The session's standalone stream: list changes, subscribed resources' updates."""
-        connection = session.connection
-        listener = connection.legacy_listener()
-        if not connection.hub.add(listener):
-            raise _busy("too many listeners", None)
-        resumable = self._store is not None
-        sse = SSEWriter(
+        assert self._store is not None
+        await replay(
             send,
+            receive,
+            self._store,
+            backlog,
+            owner=owner,
+            last_event_id=last_event_id,
             stall_timeout=self._stall,
-            store=self._store,
-            stream_id=new_stream_id("g") if resumable else None,
-            retry_ms=self._retry_ms,
-            what="its GET stream",
         )
-
-        async def write(note: JSONObject) -> None:
-            await sse.event(note)
-            if not sse.attached:
-                listener.drop(sse.detached_reason or "the client went away")
-
-        session.get_stream = True
-        try:
-            with anyio.CancelScope() as scope:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_cancel_on_disconnect, receive, scope)
-                    await sse.start(owner=_owner(session.session_id, session.principal))
-                    for event_id, stored in backlog.events if backlog is not None else ():
-                        await sse.raw_event(event_id, stored)
-                    if sse.attached:
-                        await pump(listener, write)
-                    await sse.close("the session ended")
-                    tg.cancel_scope.cancel()
-        finally:
-            session.get_stream = False
-            connection.hub.remove(listener)
-            listener.drop("its GET stream ended", quiet=True)
 
     async def _send_json(
         self,
@@ -634,13 +611,6 @@ class StreamableHTTPApp:
             )
 
 
-def _owner(session_id: str, principal: Principal | None) -> str:
-    """Who may resume a stream: the session, and the principal that opened it."""
-    if principal is None:
-        return session_id
-    return json.dumps([session_id, principal.client_id, principal.issuer, principal.subject])
-
-
 def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
     if message.get("method") == "subscriptions/listen" and not request.accepts_sse:
         raise _error_reply(
@@ -667,43 +637,3 @@ def _has_envelope(message: JSONObject) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
-
-
-async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) -> None:
-    """Closing the response stream cancels the request."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
-
-
-async def _detach_on_disconnect(receive: ASGIReceive, writer: list[SSEWriter]) -> None:
-    """A resumable stream's client went away: its handler goes on, its events are kept."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    for sse in writer:  # none yet: a stream started later writes to a closed connection
-        sse.detach("the client disconnected")
-
-
-async def _write_stream(
-    sse: SSEWriter,
-    first: JSONObject,
-    rest: anyio.abc.ObjectReceiveStream[JSONObject],
-    session: Session | None,
-) -> None:
-    """Write a POST's SSE stream: its notifications and requests, then its response."""
-    await sse.start(owner=_owner(session.session_id, session.principal) if session else None)
-    message: JSONObject | None = first
-    while message is not None:
-        if message is _CLOSE_STREAM:
-            await sse.close("closed by the handler (the client resumes with Last-Event-ID)")
-        else:
-            await sse.event(message)
-        if not sse.attached and not sse.resumable:
-            return  # nobody reads it and nothing is kept: the handler is cancelled
-        try:
-            message = await rest.receive()
-        except anyio.EndOfStream:
-            message = None
-    await sse.finish()
