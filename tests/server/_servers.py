@@ -270,9 +270,9 @@ async def read_resource(
 
 
 def make_server(
-    name: str = "Provisioner", *, security: RequestStateSecurity | Any = None
+    name: str = "Provisioner", *, security: RequestStateSecurity | Any = None, **kwargs: Any
 ) -> Server:
-    return Server(
+    server = Server(
         name,
         version="1.2.3",
         instructions="Test server.",
@@ -283,4 +283,20 @@ def make_server(
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
         request_state_security=security,
+        **kwargs,
     )
+
+    async def call_or_touch(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        if params.name == "big":  # a large answer, for clients that do not read it
+            return _text("x" * int((params.arguments or {}).get("size", 0)))
+        if params.name == "touch":  # publishes changes: the tool list, and a resource
+            await server.notify_tools_changed()
+            await server.notify_prompts_changed()
+            uri = (params.arguments or {}).get("uri")
+            if isinstance(uri, str):
+                await server.notify_resource_updated(uri)
+            return _text("touched")
+        return await call_tool(ctx, params)
+
+    server.on_call_tool = call_or_touch
+    return server

@@ -35,7 +35,11 @@ from ._servers import make_server, request
 pytestmark = pytest.mark.anyio
 
 SCHEMA = {"type": "object", "properties": {"region": {"type": "string"}}}
-INIT_CAPS: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+INIT_CAPS: dict[str, Any] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+    "roots": {},
+}
 
 
 def initialize(caps: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -79,6 +83,8 @@ class Recorder:
         try:
             if params.name == "elicit":
                 answer: Any = await ctx.elicit("Region?", SCHEMA)
+            elif params.name == "url":
+                answer = await ctx.elicit_url("Sign in", "https://example.com/login", "e-1")
             elif params.name == "sample":
                 answer = await ctx.create_message(
                     [SamplingMessage(role="user", content=TextContent(type="text", text="hi"))],
@@ -147,6 +153,7 @@ async def test_the_request_on_the_wire() -> None:
         ("elicit", {"sampling": {}}, "elicitation"),
         ("sample", {"elicitation": {}}, "sampling"),
         ("roots", {}, "roots"),
+        ("url", {"elicitation": {}}, "elicitation"),  # form only: no url mode
     ],
 )
 async def test_an_undeclared_capability_is_32021_without_a_request(
@@ -318,3 +325,58 @@ async def test_knobs_are_checked() -> None:
         Server("x", client_request_timeout=0)
     with pytest.raises(ValueError, match="max_client_requests"):
         Server("x", max_client_requests=0)
+
+
+async def test_answers_still_arrive_when_every_slot_waits_on_the_client() -> None:
+    """Over a stream, the reader must not stop at a request while answers sit behind it."""
+    from mrtr.server._stream import serve_messages
+
+    recorder = Recorder(client_request_timeout=30)
+    to_server, from_client = anyio.create_memory_object_stream[dict[str, Any]](100)
+    to_client, from_server = anyio.create_memory_object_stream[dict[str, Any]](100)
+
+    async def receive() -> dict[str, Any]:
+        try:
+            return await from_client.receive()
+        except anyio.EndOfStream:
+            raise TransportError("closed") from None
+
+    with anyio.fail_after(20):
+        async with to_server, from_client, to_client, from_server, anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: serve_messages(
+                    recorder.server.connection, receive, to_client.send, max_concurrent_requests=1
+                )
+            )
+            await to_server.send(initialize())
+            assert "result" in await from_server.receive()
+            await to_server.send(tool_call("roots", id=1))  # takes the only slot, then asks
+            asked = await from_server.receive()
+            assert asked["method"] == "roots/list"
+            await to_server.send(tool_call("sample", id=2))  # no room: it waits...
+            reply = {"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": []}}
+            await to_server.send(reply)  # ...but the answer behind it is read
+            done = await from_server.receive()
+            assert done["id"] == 1 and "result" in done
+            sampled = await from_server.receive()
+            assert sampled["method"] == "sampling/createMessage"  # then the second runs
+            tg.cancel_scope.cancel()
+
+
+async def test_url_elicitation_on_the_wire() -> None:
+    recorder = Recorder()
+    with anyio.fail_after(30):
+        async with recorder.server.client_transport() as transport:
+            await open_legacy(transport)
+            await transport.send(tool_call("url"))
+            asked = await receive(transport)
+            assert asked["params"] == {
+                "mode": "url",
+                "message": "Sign in",
+                "url": "https://example.com/login",
+                "elicitationId": "e-1",
+            }
+            await transport.send(
+                {"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}}
+            )
+            assert (await receive(transport))["result"]["content"][0]["text"] == "ElicitResult"

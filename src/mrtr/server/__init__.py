@@ -56,6 +56,11 @@ if TYPE_CHECKING:
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
+    from mrtr.server._event_store import (
+        EventStore as EventStore,
+        MemoryEventStore as MemoryEventStore,
+    )
+    from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
     from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
     from mrtr.server._security import (
@@ -75,6 +80,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._event_store": ("EventStore", "MemoryEventStore"),
+    "mrtr.server._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
     "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),
     "mrtr.server._mcpserver._context": ("Context",),

@@ -179,6 +179,24 @@ class ServerRequestContext:
 
         return await elicit(self, message, requested_schema, timeout=timeout)
 
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str,
+        *,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Send the user to ``url`` out of band (``elicitation/create``, URL mode).
+
+        Legacy sessions only, and the client must declare ``elicitation.url``; raises as
+        `elicit` does. The answer says whether the user agreed to go, not what happened
+        there (the client never opens the URL for you).
+        """
+        from mrtr.server._talkback import elicit_url
+
+        return await elicit_url(self, message, url, elicitation_id, timeout=timeout)
+
     async def create_message(
         self,
         messages: list[SamplingMessage],

@@ -8,8 +8,10 @@ a mismatch is -32020 with HTTP 400. Closing the response stream cancels the requ
 
 Legacy clients (2025-11-25 and earlier) get sessions as that revision describes:
 ``initialize`` mints an ``Mcp-Session-Id``; later POSTs carry it; DELETE ends the session;
-an unknown session is 404. There are no server-initiated streams (GET is 405). Sessions
-belong to their principal, expire when idle and are capped (`_sessions`).
+an unknown session is 404. A session's GET opens its standalone stream (change
+notifications, `_notify`); its SSE streams carry event ids kept in an `EventStore`, and a
+GET with ``Last-Event-ID`` resumes one (`_sse`, `_event_store`). Sessions belong to their
+principal, expire when idle and are capped (`_sessions`).
 
 Hostile requests are refused before any handler runs: a ``Host`` or ``Origin`` from
 elsewhere (421, 403: `_origin`), an ``Accept`` without JSON (406), a declared or actual
@@ -28,6 +30,15 @@ import anyio.abc
 
 from mrtr.errors import TransportError
 from mrtr.server._event_store import EventStore, MemoryEventStore, StreamRead, new_stream_id
+from mrtr.server._http_streams import (
+    CLOSE_STREAM,
+    cancel_on_disconnect,
+    detach_on_disconnect,
+    owner_of,
+    replay,
+    serve_get_stream,
+    write_stream,
+)
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
@@ -38,7 +49,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
-from mrtr.server._notify import pump
+from mrtr.server._notify import ChangeHub
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._server import (
@@ -72,8 +83,7 @@ ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 _RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
-_REPLAY_WAIT = 30.0  # seconds a resumed stream waits for its next event before checking
-_CLOSE_STREAM: JSONObject = {}  # a handler asked to close its SSE stream (by identity)
+_BODY_CHUNK = 64 * 1024  # a larger JSON body is written in pieces of this size
 
 
 class ASGIApp(Protocol):
@@ -152,6 +162,7 @@ class StreamableHTTPApp:
         resumable_streams: bool = True,
         sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
+        hub: ChangeHub | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -162,6 +173,7 @@ class StreamableHTTPApp:
             self._store = event_store if event_store is not None else MemoryEventStore()
         self._retry_ms = sse_retry_ms
         self._stall = stream_stall_timeout
+        self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
@@ -193,6 +205,8 @@ class StreamableHTTPApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._hub is not None:
+                    self._hub.close()
                 self._sessions.clear()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -419,7 +433,7 @@ class StreamableHTTPApp:
 
         async def close_stream() -> None:
             if stream_sse and resumable:
-                await send_stream.send(_CLOSE_STREAM)
+                await send_stream.send(CLOSE_STREAM)
 
         async def run() -> None:
             async with send_stream:
@@ -432,12 +446,12 @@ class StreamableHTTPApp:
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             if resumable:
-                tg.start_soon(_detach_on_disconnect, receive, writer)
+                tg.start_soon(detach_on_disconnect, receive, writer)
             else:
-                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
             async with receive_stream:
                 first = await receive_stream.receive()
-                if "method" not in first and first is not _CLOSE_STREAM:
+                if "method" not in first and first is not CLOSE_STREAM:
                     # the response came before any notification
                     await self._send_json(
                         send, connection, message, first, principal, legacy=legacy
@@ -452,7 +466,7 @@ class StreamableHTTPApp:
                         what=f"the SSE stream of {message.get('method')}",
                     )
                     writer.append(sse)
-                    await _write_stream(sse, first, receive_stream, session)
+                    await write_stream(sse, first, receive_stream, session)
             tg.cancel_scope.cancel()
 
     async def _get(
@@ -465,19 +479,23 @@ class StreamableHTTPApp:
         """A legacy session's GET: its change notifications, or a stream resumed."""
         if "text/event-stream" not in (request.header("accept") or ""):
             raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
-        session = self._sessions.get(request.header("mcp-session-id") or "", principal)
+        session_id = request.header("mcp-session-id") or ""
+        session = self._sessions.get(session_id, principal)
+        last = request.header("last-event-id")
         if session is None:
-            raise _error_reply(404, INVALID_REQUEST, "Session not found")
+            if not await self._resume_elsewhere(send, receive, session_id, principal, last):
+                raise _error_reply(404, INVALID_REQUEST, "Session not found")
+            return
         connection = session.connection
         header = request.header("mcp-protocol-version")
         if header is not None and header != connection.protocol_version:
             raise _error_reply(
                 400, INVALID_REQUEST, "MCP-Protocol-Version does not match the session's"
             )
-        last = request.header("last-event-id")
         backlog = None
+        owner = owner_of(session.session_id, principal)
         if last is not None and self._store is not None:
-            backlog = await self._store.read_after(last, owner=session.session_id, wait=0)
+            backlog = await self._store.read_after(last, owner=owner, wait=0)
             if backlog is None:
                 _logger.warning(
                     "refusing a Last-Event-ID that names no stream of this session "
@@ -485,11 +503,43 @@ class StreamableHTTPApp:
                 )
                 raise _error_reply(400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
             if backlog.stream_id.startswith("p"):  # a POST's stream: replay it to its end
-                await self._replay(send, receive, backlog, session.session_id, last)
+                await self._replay(send, receive, backlog, owner, last)
                 return
         if session.get_stream:
             raise _error_reply(409, INVALID_REQUEST, "Conflict: this session has a GET stream")
-        await self._listen_legacy(send, receive, session, backlog)
+        served = await serve_get_stream(
+            send,
+            receive,
+            session,
+            backlog,
+            store=self._store,
+            retry_ms=self._retry_ms,
+            stall_timeout=self._stall,
+        )
+        if not served:
+            raise _busy("too many listeners", None)
+
+    async def _resume_elsewhere(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        session_id: str,
+        principal: Principal | None,
+        last: str | None,
+    ) -> bool:
+        """Resume a POST stream of a session this instance does not hold; whether it did.
+
+        The session may live on another instance: its POST streams can still be resumed
+        from a shared store (the session id and principal own them).
+        """
+        if last is None or self._store is None:
+            return False
+        owner = owner_of(session_id, principal)
+        backlog = await self._store.read_after(last, owner=owner, wait=0)
+        if backlog is None or not backlog.stream_id.startswith("p"):
+            return False
+        await self._replay(send, receive, backlog, owner, last)
+        return True
 
     async def _replay(
         self,
@@ -499,71 +549,16 @@ class StreamableHTTPApp:
         owner: str,
         last_event_id: str,
     ) -> None:
-        """Write a stored POST stream from where the client left it, until it ends."""
-        store = self._store
-        assert store is not None
-        sse = SSEWriter(send, stall_timeout=self._stall, what="a resumed SSE stream")
-        with anyio.CancelScope() as scope:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_cancel_on_disconnect, receive, scope)
-                await sse.start()
-                read, cursor = backlog, last_event_id
-                while sse.attached:
-                    for event_id, stored in read.events:
-                        await sse.raw_event(event_id, stored)
-                        cursor = event_id
-                    if read.ended:
-                        break
-                    following = await store.read_after(cursor, owner=owner, wait=_REPLAY_WAIT)
-                    if following is None:  # expired meanwhile
-                        break
-                    read = following
-                await sse.close("the resumed stream is complete")
-                tg.cancel_scope.cancel()
-
-    async def _listen_legacy(
-        self,
-        send: ASGISend,
-        receive: ASGIReceive,
-        session: Session,
-        backlog: StreamRead | None,
-    ) -> None:
-        """The session's standalone stream: list changes, subscribed resources' updates."""
-        connection = session.connection
-        listener = connection.legacy_listener()
-        if not connection.hub.add(listener):
-            raise _busy("too many listeners", None)
-        resumable = self._store is not None
-        sse = SSEWriter(
+        assert self._store is not None
+        await replay(
             send,
+            receive,
+            self._store,
+            backlog,
+            owner=owner,
+            last_event_id=last_event_id,
             stall_timeout=self._stall,
-            store=self._store,
-            stream_id=new_stream_id("g") if resumable else None,
-            retry_ms=self._retry_ms,
-            what="its GET stream",
         )
-
-        async def write(note: JSONObject) -> None:
-            await sse.event(note)
-            if not sse.attached:
-                listener.drop(sse.detached_reason or "the client went away")
-
-        session.get_stream = True
-        try:
-            with anyio.CancelScope() as scope:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_cancel_on_disconnect, receive, scope)
-                    await sse.start(owner=session.session_id)
-                    for event_id, stored in backlog.events if backlog is not None else ():
-                        await sse.raw_event(event_id, stored)
-                    if sse.attached:
-                        await pump(listener, write)
-                    await sse.close("the session ended")
-                    tg.cancel_scope.cancel()
-        finally:
-            session.get_stream = False
-            connection.hub.remove(listener)
-            listener.drop("its GET stream ended", quiet=True)
 
     async def _send_json(
         self,
@@ -598,8 +593,22 @@ class StreamableHTTPApp:
             body = encode_outgoing(reply.body) or b""
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        with anyio.move_on_after(self._stall) as scope:  # a client that does not read
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            # a large body goes in pieces: the ASGI server takes a piece only once the
+            # previous ones drained, so a client that does not read holds one piece
+            last = max(0, (len(body) - 1) // _BODY_CHUNK * _BODY_CHUNK)
+            for start in range(0, last, _BODY_CHUNK):
+                piece = body[start : start + _BODY_CHUNK]
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": body[last:] if last else body})
+        if scope.cancelled_caught:
+            _logger.warning(
+                "dropping a client that has not read its %d-byte response for %g s "
+                "(stream_stall_timeout)",
+                len(body),
+                self._stall,
+            )
 
 
 def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
@@ -628,47 +637,3 @@ def _has_envelope(message: JSONObject) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
-
-
-async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) -> None:
-    """Closing the response stream cancels the request."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
-
-
-async def _detach_on_disconnect(receive: ASGIReceive, writer: list[SSEWriter]) -> None:
-    """A resumable stream's client went away: its handler goes on, its events are kept."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            for sse in writer:
-                sse.detach("the client disconnected")
-            if not writer:  # no stream yet: the JSON answer has nowhere to go either
-                return
-            return
-
-
-async def _write_stream(
-    sse: SSEWriter,
-    first: JSONObject,
-    rest: anyio.abc.ObjectReceiveStream[JSONObject],
-    session: Session | None,
-) -> None:
-    """Write a POST's SSE stream: its notifications and requests, then its response."""
-    await sse.start(owner=session.session_id if session is not None else None)
-    message: JSONObject | None = first
-    while message is not None:
-        if message is _CLOSE_STREAM:
-            await sse.close("closed by the handler (the client resumes with Last-Event-ID)")
-        else:
-            await sse.event(message)
-        if not sse.attached and not sse.resumable:
-            return  # nobody reads it and nothing is kept: the handler is cancelled
-        try:
-            message = await rest.receive()
-        except anyio.EndOfStream:
-            message = None
-    await sse.finish()

@@ -21,9 +21,12 @@ DEFAULT_MAX_CLIENT_REQUESTS = 64
 DEFAULT_MAX_LISTENERS = 1024
 DEFAULT_MAX_PENDING_EVENTS = 1024
 DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_SSE_RETRY_MS = 1000
+DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
+    from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
@@ -103,6 +106,10 @@ class Server:
     handler runs (handlers read and write plain text). Without a policy the server seals
     with a key made at start-up (`RequestStateSecurity.ephemeral`); pass shared ``keys``
     when several instances serve one client, or `UNSEALED` to opt out.
+
+    On legacy sessions a handler may ask the client mid-request (``ctx.elicit``,
+    ``ctx.create_message``, ``ctx.list_roots``). ``notify_tools_changed`` and its
+    siblings tell the clients that listen what changed, on both eras.
 
     Args:
         name: the server's name (``serverInfo``), also the audience of its state.
@@ -426,6 +433,10 @@ class Server:
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         protected_resource: ProtectedResource | None = None,
+        event_store: EventStore | None = None,
+        resumable_streams: bool = True,
+        sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
+        stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -459,6 +470,13 @@ class Server:
             body_timeout: seconds a client may take to send a request body (408 beyond).
             protected_resource: what that metadata says (the authorization servers,
                 scopes, canonical URL); only used with a ``token_verifier``.
+            event_store: where a legacy session's SSE events are kept for resumption
+                (``Last-Event-ID``); ``None`` keeps them in memory (`MemoryEventStore`),
+                a `RedisEventStore` shares them across instances.
+            resumable_streams: ``False`` sends SSE events without ids (no store).
+            sse_retry_ms: the ``retry`` of a resumable stream's priming event.
+            stream_stall_timeout: seconds one SSE write may wait for a client that does
+                not read; past it the client's stream is dropped (logged).
         """
         from mrtr.server._http import StreamableHTTPApp
         from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
@@ -474,6 +492,11 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,
+            event_store=event_store,
+            resumable_streams=resumable_streams,
+            sse_retry_ms=sse_retry_ms,
+            stream_stall_timeout=stream_stall_timeout,
+            hub=self._hub,
         )
         if token_verifier is None:
             return app

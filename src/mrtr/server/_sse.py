@@ -18,6 +18,7 @@ import anyio
 
 from mrtr.server._event_store import EventStore
 from mrtr.server._jsonrpc import JSONObject, encode_outgoing
+from mrtr.server._server import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT
 
 __all__ = ["DEFAULT_SSE_RETRY_MS", "DEFAULT_STREAM_STALL_TIMEOUT", "SSEWriter"]
 
@@ -25,11 +26,8 @@ _logger = logging.getLogger("mrtr.server.http")
 
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-DEFAULT_STREAM_STALL_TIMEOUT = 30.0
-"""Seconds one SSE write may wait for a client that does not read before it is dropped."""
-
-DEFAULT_SSE_RETRY_MS = 1000
-"""The ``retry`` a resumable stream's priming event gives (ms before reconnecting)."""
+# the defaults (with the other serving ones): seconds one SSE write may wait for a
+# client that does not read before it is dropped; the priming event's ``retry`` (ms)
 
 _HEADERS = [
     (b"content-type", b"text/event-stream"),
@@ -92,7 +90,7 @@ class SSEWriter:
         """Write an event read back from the store (a replay): never stored again."""
         if message is None:
             return  # a priming event carries nothing to replay
-        await self.event(message, event_id=event_id or "")
+        await self.event(message, event_id=event_id)
 
     async def close(self, reason: str = "the server closed the stream") -> None:
         """End the HTTP response now; later events are only stored (SEP-1699 polling)."""

@@ -18,6 +18,7 @@ from mrtr.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestFormParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ListRootsResult,
 )
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from mrtr.server._context import ServerRequestContext
     from mrtr.types import ModelPreferences, SamplingMessage, Tool, ToolChoice
 
-__all__ = ["create_message", "elicit", "list_roots"]
+__all__ = ["create_message", "elicit", "elicit_url", "list_roots"]
 
 _INSTEAD = (
     "on a 2026-07-28 request, return an InputRequiredResult asking for it (the client "
@@ -72,6 +73,26 @@ async def elicit(
     wire = params.to_wire()
     wire.pop("mode", None)  # older clients know no mode: form is what it means
     result = await channel.request(method, wire, send=_send(ctx), timeout=timeout)
+    answer: ElicitResult = answer_model(method, result, ElicitResult)
+    return answer
+
+
+async def elicit_url(
+    ctx: ServerRequestContext,
+    message: str,
+    url: str,
+    elicitation_id: str,
+    *,
+    timeout: float | None,
+) -> ElicitResult:
+    """Send ``elicitation/create`` in URL mode and return the user's answer."""
+    method = "elicitation/create"
+    channel = _channel(ctx, method)
+    caps = ctx.client_capabilities or ClientCapabilities()
+    if caps.elicitation is None or caps.elicitation.url is None:
+        raise _missing("elicitation.url", {"elicitation": {"url": {}}}, method)
+    params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+    result = await channel.request(method, params.to_wire(), send=_send(ctx), timeout=timeout)
     answer: ElicitResult = answer_model(method, result, ElicitResult)
     return answer
 
