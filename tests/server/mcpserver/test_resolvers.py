@@ -792,3 +792,16 @@ async def test_a_flood_of_unasked_answers_is_logged_bounded(
     (record,) = [r for r in caplog.records if "without the engine's state" in r.getMessage()]
     assert "2000 answer(s)" in record.getMessage()
     assert len(record.getMessage()) < 2000  # ten keys, each cut to 64 characters
+
+
+async def test_a_forged_state_on_an_unsealed_server_counts_as_no_progress() -> None:
+    from mrtr.server import UNSEALED
+
+    runs = Runs()
+    app = provisioner(runs, request_state_security=UNSEALED, allow_unsealed_answers=True)
+    wire = Wire(app)
+    for forged in ("mrtr.q1:" + "[" * 100_000, "mrtr.q1:{not json", "mrtr.q1:[1,2]"):
+        again = await wire.result(
+            "provision", {"name": "db"}, responses={"ask_region": accept(region="x")}, state=forged
+        )
+        assert list(again["inputRequests"]) == ["ask_region", "ask_confirm"]

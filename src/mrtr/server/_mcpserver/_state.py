@@ -54,7 +54,7 @@ class EngineState:
             return None
         try:
             raw = json.loads(text[len(PREFIX) :])
-        except ValueError:
+        except (ValueError, RecursionError):  # only reachable on an UNSEALED server
             return None
         if not isinstance(raw, dict):
             return None
