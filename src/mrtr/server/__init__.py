@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     )
     from mrtr.server._codec import (
         AESGCMCodec as AESGCMCodec,
+        AESGCMRequestStateCodec as AESGCMRequestStateCodec,
         RequestStateCodec as RequestStateCodec,
     )
     from mrtr.server._context import (
@@ -61,6 +62,11 @@ if TYPE_CHECKING:
         MemoryEventStore as MemoryEventStore,
     )
     from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
+    from mrtr.server._middleware import (
+        CallNext as CallNext,
+        HandlerResult as HandlerResult,
+        ServerMiddleware as ServerMiddleware,
+    )
     from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
     from mrtr.server._security import (
@@ -78,7 +84,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
+    "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
     "mrtr.server._event_store": ("EventStore", "MemoryEventStore"),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
@@ -94,6 +100,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
     "mrtr.server._mcpserver._testing": ("Answers", "ScriptedClient", "assert_questions_stable"),
+    "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
     "mrtr.server._security": (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
@@ -25,9 +25,12 @@ DEFAULT_SSE_RETRY_MS = 1000
 DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mrtr.server._core import ServerConnection
     from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
+    from mrtr.server._middleware import HandlerResult, ServerMiddleware
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
@@ -90,7 +93,9 @@ CompleteHandler = Callable[
 TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 """Maps a bearer token to the principal it authenticates, or ``None`` to reject it."""
 
-_UNSET_VERSION = "0.0.0"
+_UNSET_VERSION = ""  # as the official SDK: an unversioned server says so, nothing made up
+
+_ParamsT = TypeVar("_ParamsT", bound="BaseModel")
 
 
 class Server:
@@ -146,6 +151,8 @@ class Server:
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
+        middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
+            first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -179,6 +186,7 @@ class Server:
         max_listeners: int = DEFAULT_MAX_LISTENERS,
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+        middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -194,6 +202,8 @@ class Server:
 
         self._hub = ChangeHub(max_listeners=max_listeners)
         self.name = name
+        self.middleware: list[ServerMiddleware] = list(middleware)
+        self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
         self._telemetry = Telemetry(
             enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
         )
@@ -236,6 +246,30 @@ class Server:
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
 
+    def add_request_handler(
+        self,
+        method: str,
+        params_type: type[_ParamsT],
+        handler: Callable[[ServerRequestContext, _ParamsT], Awaitable[HandlerResult]],
+    ) -> None:
+        """Answer ``method`` with ``handler`` (a custom method, or a spec method's own).
+
+        Incoming params (``{}`` when absent) are validated against ``params_type`` first
+        (``-32602`` if they do not fit), so the handler always gets the model. It may
+        return a model, a dict or ``None`` (``{}``); on ``tools/call``, ``prompts/get``
+        and ``resources/read`` the result must still be that method's result or an
+        ``InputRequiredResult``. Replaces the method's handler, ``on_*`` included.
+
+        Raises:
+            ValueError: ``method`` is ``initialize`` (the handshake is the server's own).
+        """
+        if method == "initialize":
+            raise ValueError(
+                "'initialize' is answered by the server itself and cannot be replaced; "
+                "observe it with middleware"
+            )
+        self._custom[method] = (params_type, handler)
+
     # --- protocol facts ---------------------------------------------------------------
 
     def server_info(self) -> dict[str, Any]:
@@ -245,14 +279,20 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
+        custom = {method.split("/")[0] for method in self._custom}
         # each list can change (`notify_*_changed`) and each resource be watched
-        if self.on_list_tools or self.on_call_tool:
+        if self.on_list_tools or self.on_call_tool or "tools" in custom:
             caps["tools"] = {"listChanged": True}
-        if self.on_list_prompts or self.on_get_prompt:
+        if self.on_list_prompts or self.on_get_prompt or "prompts" in custom:
             caps["prompts"] = {"listChanged": True}
-        if self.on_list_resources or self.on_list_resource_templates or self.on_read_resource:
+        if (
+            self.on_list_resources
+            or self.on_list_resource_templates
+            or self.on_read_resource
+            or "resources" in custom
+        ):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.on_complete:
+        if self.on_complete or "completion" in custom:
             caps["completions"] = {}
         return caps
 
@@ -337,8 +377,10 @@ class Server:
             "resources/read": self.on_read_resource,
             "completion/complete": self.on_complete,
         }
+        handlers = {method: h for method, h in candidates.items() if h is not None}
+        handlers.update({method: h for method, (_, h) in self._custom.items()})
         return ServerSpec(
-            handlers={method: h for method, h in candidates.items() if h is not None},
+            handlers=handlers,
             request_state_policy=self.request_state_policy,
             audience=self.audience,
             discover_result=self.discover_result,
@@ -350,6 +392,9 @@ class Server:
             hub=self._hub,
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
+            params_models={method: model for method, (model, _) in self._custom.items()},
+            middleware=tuple(self.middleware),
+            server_info=self.server_info(),
         )
 
     def connection(self) -> ServerConnection:

@@ -266,7 +266,11 @@ async def test_handwritten_state_is_sealed_and_verified_like_any_other() -> None
     tampered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
     for bad in (tampered, "guard:v1"):
         response = await wire.call("guarded", responses={"who": accept(who="x")}, state=bad)
-        assert response["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
+        assert response["error"] == {
+            "code": -32602,
+            "message": "Invalid or expired requestState",
+            "data": {"reason": "invalid_request_state"},
+        }
     other = Wire(build())  # another instance: another ephemeral key
     response = await other.call("guarded", responses={"who": accept(who="x")}, state=token)
     assert response["error"]["message"] == "Invalid or expired requestState"
