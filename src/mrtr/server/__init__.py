@@ -29,10 +29,8 @@ if TYPE_CHECKING:
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
-    from mrtr.server._event_store import (
-        EventStore as EventStore,
-        MemoryEventStore as MemoryEventStore,
-    )
+    from mrtr.server._event_store import EventStore as EventStore
+    from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
     from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
     from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
@@ -53,7 +51,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
-    "mrtr.server._event_store": ("EventStore", "MemoryEventStore"),
+    "mrtr.server._event_store": ("EventStore",),
+    "mrtr.server._event_store_memory": ("MemoryEventStore",),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
