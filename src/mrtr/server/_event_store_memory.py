@@ -2,12 +2,14 @@
 
 At most ``max_streams`` streams (opening one more forgets the least recently written),
 ``max_events_per_stream`` events each (older ones are forgotten: a resume then starts
-later), and ``ttl`` seconds after a stream's last event. A reader waiting for the next
+later), ``max_bytes`` in all (the least recently written streams go first), and ``ttl``
+seconds after a stream's last event. A reader waiting for the next
 event is woken by the write.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -24,14 +26,18 @@ from mrtr.server._event_store import (
     parse_event_id,
 )
 
-__all__ = ["MemoryEventStore"]
+__all__ = ["DEFAULT_MAX_BYTES", "MemoryEventStore"]
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""Bytes (as JSON) a `MemoryEventStore` keeps across all its streams."""
 
 
 @dataclass(slots=True)
 class _Stream:
     owner: str
     touched: float
-    events: deque[tuple[int, dict[str, Any] | None]] = field(default_factory=deque)
+    events: deque[tuple[int, dict[str, Any] | None, int]] = field(default_factory=deque)
+    size: int = 0  # bytes of its events, as JSON
     next_seq: int = 0
     ended: bool = False
     changed: anyio.Event | None = None
@@ -50,6 +56,8 @@ class MemoryEventStore:
             written.
         max_events_per_stream: events kept per stream; older ones are forgotten.
         ttl: seconds a stream is kept after its last event.
+        max_bytes: bytes (as JSON) all streams keep together; past it the least
+            recently written streams are forgotten.
         clock: the monotonic clock (tests pass a fake one).
     """
 
@@ -59,12 +67,17 @@ class MemoryEventStore:
         max_streams: int = DEFAULT_MAX_STREAMS,
         max_events_per_stream: int = DEFAULT_MAX_EVENTS_PER_STREAM,
         ttl: float = DEFAULT_EVENT_TTL,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_streams < 1 or max_events_per_stream < 1:
             raise ValueError("max_streams and max_events_per_stream must be at least 1")
         if not ttl > 0:
             raise ValueError("ttl must be positive")
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be at least 1")
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._max_streams = max_streams
         self._max_events = max_events_per_stream
         self._ttl = ttl
@@ -79,9 +92,7 @@ class MemoryEventStore:
         """Start a stream (the least recently written one goes when the store is full)."""
         self._expire()
         while len(self._streams) >= self._max_streams:
-            _, gone = self._streams.popitem(last=False)
-            gone.ended = True
-            gone.wake()
+            self._forget_oldest()
         self._streams[stream_id] = _Stream(owner, self._clock())
 
     async def append(self, stream_id: str, message: dict[str, Any] | None) -> str:
@@ -91,11 +102,32 @@ class MemoryEventStore:
             return f"{stream_id}.0"
         seq = stream.next_seq
         stream.next_seq += 1
-        stream.events.append((seq, message))
+        size = 0 if message is None else len(json.dumps(message, separators=(",", ":")))
+        stream.events.append((seq, message, size))
+        stream.size += size
+        self._bytes += size
         if len(stream.events) > self._max_events:
-            stream.events.popleft()
+            self._drop_event(stream)
         self._touch(stream_id, stream)
+        while self._bytes > self._max_bytes and len(self._streams) > 1:
+            self._forget_oldest()
+        while self._bytes > self._max_bytes and stream.events:  # one stream over it alone
+            self._drop_event(stream)
         return f"{stream_id}.{seq}"
+
+    def _drop_event(self, stream: _Stream) -> None:
+        _, _, size = stream.events.popleft()
+        stream.size -= size
+        self._bytes -= size
+
+    def _forget_oldest(self) -> None:
+        _, gone = self._streams.popitem(last=False)
+        self._forget(gone)
+
+    def _forget(self, stream: _Stream) -> None:
+        self._bytes -= stream.size
+        stream.ended = True
+        stream.wake()
 
     async def end_stream(self, stream_id: str) -> None:
         """Mark the stream complete."""
@@ -134,7 +166,7 @@ class MemoryEventStore:
     def _after(
         stream_id: str, stream: _Stream, seq: int
     ) -> list[tuple[str, dict[str, Any] | None]]:
-        return [(f"{stream_id}.{n}", m) for n, m in stream.events if n > seq]
+        return [(f"{stream_id}.{n}", m) for n, m, _ in stream.events if n > seq]
 
     def _touch(self, stream_id: str, stream: _Stream) -> None:
         stream.touched = self._clock()
@@ -148,5 +180,4 @@ class MemoryEventStore:
             if stream.touched > deadline:
                 return
             del self._streams[stream_id]
-            stream.ended = True
-            stream.wake()
+            self._forget(stream)
