@@ -201,6 +201,7 @@ class ServerConnection:
         self._backchannel: BackChannel | None = None  # made on a legacy connection's first use
         self._listener: Listener | None = None  # a legacy connection's change listener
         self._subscribed: set[str] = set()  # its resources/subscribe URIs
+        self._subscribed_bytes = 0  # their length in all
 
     @property
     def era(self) -> Era | None:
@@ -454,17 +455,27 @@ class ServerConnection:
         if not isinstance(uri, str) or not uri:
             raise HandlerError(INVALID_PARAMS, f"Invalid params for {method}: uri: required")
         if method == "resources/unsubscribe":
-            self._subscribed.discard(uri)
+            if uri in self._subscribed:
+                self._subscribed.discard(uri)
+                self._subscribed_bytes -= len(uri)
             return {}
-        cap = self._spec.max_resource_subscriptions
-        if uri not in self._subscribed and len(self._subscribed) >= cap:
-            _logger.warning("refusing a resources/subscribe beyond %d URIs on one session", cap)
+        if uri in self._subscribed:
+            return {}
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        if len(self._subscribed) >= cap or self._subscribed_bytes + len(uri) > budget:
+            _logger.warning(
+                "refusing a resources/subscribe beyond %d URIs or %d bytes of them on one session",
+                cap,
+                budget,
+            )
             raise HandlerError(
                 INVALID_PARAMS,
-                f"Too many subscriptions: a session may subscribe to {cap} resources",
-                {"maxResourceSubscriptions": cap},
+                f"Too many subscriptions: a session may subscribe to {cap} resources "
+                f"of {budget} characters in all",
+                {"maxResourceSubscriptions": cap, "maxSubscriptionBytes": budget},
             )
         self._subscribed.add(uri)
+        self._subscribed_bytes += len(uri)
         return {}
 
     def _finish(

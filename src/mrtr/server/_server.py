@@ -21,6 +21,7 @@ DEFAULT_MAX_CLIENT_REQUESTS = 64
 DEFAULT_MAX_LISTENERS = 1024
 DEFAULT_MAX_PENDING_EVENTS = 1024
 DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
 DEFAULT_SSE_RETRY_MS = 1000
 DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
@@ -146,6 +147,8 @@ class Server:
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
+        max_subscription_bytes: characters of the URIs one legacy session subscribes
+            to, in all (a listen is bounded by the message size instead).
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -179,13 +182,18 @@ class Server:
         max_listeners: int = DEFAULT_MAX_LISTENERS,
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+        max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
         if max_client_requests < 1:
             raise ValueError("max_client_requests must be at least 1")
-        if max_pending_events < 1 or max_resource_subscriptions < 1:
-            raise ValueError("max_pending_events and max_resource_subscriptions must be >= 1")
+        if min(max_pending_events, max_resource_subscriptions, max_subscription_bytes) < 1:
+            raise ValueError(
+                "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
+                "must be at least 1"
+            )
+        self.max_subscription_bytes = max_subscription_bytes
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
         self.max_pending_events = max_pending_events
@@ -350,6 +358,7 @@ class Server:
             hub=self._hub,
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
+            max_subscription_bytes=self.max_subscription_bytes,
         )
 
     def connection(self) -> ServerConnection:

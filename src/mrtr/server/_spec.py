@@ -44,6 +44,7 @@ class ServerSpec:
         hub: the server's change listeners (``notify_*`` publishes to it).
         max_pending_events: distinct changes waiting for one listener before it is dropped.
         max_resource_subscriptions: resource URIs one listener may subscribe to.
+        max_subscription_bytes: characters of those URIs in all (a legacy session).
     """
 
     handlers: Mapping[str, Handler]
@@ -58,3 +59,4 @@ class ServerSpec:
     hub: ChangeHub = field(default_factory=ChangeHub)
     max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
     max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS
+    max_subscription_bytes: int = 1024 * 1024
