@@ -146,7 +146,7 @@ def test_unknown_fields_survive_and_none_is_omitted() -> None:
         "somethingNew": [1, 2],
     }
     result = CallToolResult.model_validate(raw)
-    assert result.is_error is None
+    assert result.is_error is False  # the spec default, not sent back (unset)
     assert result.to_wire() == raw
 
 
@@ -282,7 +282,10 @@ def test_absent_result_type_is_complete(method: str) -> None:
     model, raw = COMPLETE[method]
     result = parse_result(method, raw)
     assert type(result) is model
-    assert result.result_type is None
+    # the spec's meaning of an absent resultType; an empty result stays {} (None)
+    assert result.result_type == model.model_fields["result_type"].default
+    assert model is EmptyResult or result.result_type == "complete"
+    assert "result_type" not in result.model_fields_set
     explicit = parse_result(method, {**raw, "resultType": "complete"})
     assert type(explicit) is model
     assert explicit.result_type == "complete"

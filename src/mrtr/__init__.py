@@ -52,6 +52,12 @@ if TYPE_CHECKING:
         Repaused as Repaused,
         StoredCall as StoredCall,
     )
+    from mrtr.client._group import (
+        ClientSessionGroup as ClientSessionGroup,
+        ClientSessionParameters as ClientSessionParameters,
+        SseServerParameters as SseServerParameters,
+        StreamableHttpParameters as StreamableHttpParameters,
+    )
     from mrtr.paused._redis import RedisPausedCallStore as RedisPausedCallStore
     from mrtr.paused._sqlite import SqlitePausedCallStore as SqlitePausedCallStore
     from mrtr.client import (
@@ -89,6 +95,7 @@ if TYPE_CHECKING:
         PausedCallInDoubtError as PausedCallInDoubtError,
         PausedCallMismatchError as PausedCallMismatchError,
         PausedCallNotFoundError as PausedCallNotFoundError,
+        PausedCallStoreLockedError as PausedCallStoreLockedError,
         ProcessExitedError as ProcessExitedError,
         ProtocolError as ProtocolError,
         RedirectError as RedirectError,
@@ -140,6 +147,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Repaused",
         "StoredCall",
     ),
+    "mrtr.client._group": (
+        "ClientSessionGroup",
+        "ClientSessionParameters",
+        "SseServerParameters",
+        "StreamableHttpParameters",
+    ),
     "mrtr.paused._redis": ("RedisPausedCallStore",),
     "mrtr.paused._sqlite": ("SqlitePausedCallStore",),
     "mrtr.client": ("Client", "ClientRequestContext", "ClientState"),
@@ -173,6 +186,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PausedCallIncompleteError",
         "PausedCallMismatchError",
         "PausedCallNotFoundError",
+        "PausedCallStoreLockedError",
         "ProcessExitedError",
         "ProtocolError",
         "RedirectError",

@@ -46,6 +46,7 @@ MRTRError
 │   ├── UnknownInputKeyError           an answer for a key the round did not ask (.key)
 │   ├── StaleRoundError                the answer targets a round the call has left
 │   ├── PausedCallBusyError            another worker holds the claim (.lease_until)
+│   ├── PausedCallStoreLockedError     the store's database stayed locked (.retryable, retry)
 │   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
 │   └── LeaseLostError                 the claim's fence is stale: another worker took over
 └── InvalidRequestState               (server) a sealed requestState failed verification
@@ -95,6 +96,7 @@ __all__ = [
     "PausedCallIncompleteError",
     "PausedCallMismatchError",
     "PausedCallNotFoundError",
+    "PausedCallStoreLockedError",
     "ProcessExitedError",
     "ProtocolError",
     "RedirectError",
@@ -161,8 +163,10 @@ class InputRequiredError(MRTRError):
     """A multi-round-trip exchange could not finish."""
 
 
-class InputRequiredRoundsExceededError(InputRequiredError):
+class InputRequiredRoundsExceededError(InputRequiredError, RuntimeError):
     """The server kept answering InputRequiredResult past the round cap.
+
+    Also a `RuntimeError`, as in the official SDK, so ``except RuntimeError:`` ports.
 
     Attributes:
         max_rounds: the cap that was reached (retries, not legs).
@@ -178,8 +182,10 @@ class InputRequiredRoundsExceededError(InputRequiredError):
         self.last = last
 
 
-class InputRequiredNotAllowedError(InputRequiredError):
+class InputRequiredNotAllowedError(InputRequiredError, RuntimeError):
     """An InputRequiredResult reached a caller that did not opt in to receive one.
+
+    Also a `RuntimeError`, as in the official SDK, so ``except RuntimeError:`` ports.
 
     Attributes:
         result: the InputRequiredResult that arrived.
@@ -689,6 +695,27 @@ class PausedCallBusyError(PausedCallError):
         self.id = id
         self.status = status
         self.lease_until = lease_until
+
+
+class PausedCallStoreLockedError(PausedCallError):
+    """The store's database stayed locked by another process past the busy timeout.
+
+    Nothing was changed: the operation can be retried as it is (``retryable`` is true).
+
+    Attributes:
+        path: the database file.
+        busy_timeout: the seconds waited (the store's ``busy_timeout=`` knob).
+    """
+
+    retryable = True
+
+    def __init__(self, path: str, busy_timeout: float) -> None:
+        super().__init__(
+            f"the paused-call database {path!r} stayed locked for {busy_timeout:g} s; "
+            "retry, or raise busy_timeout="
+        )
+        self.path = path
+        self.busy_timeout = busy_timeout
 
 
 class PausedCallInDoubtError(PausedCallError):

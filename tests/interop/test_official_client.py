@@ -213,6 +213,7 @@ async def test_two_processes_behind_one_client(shared: bool) -> None:
                 assert second["error"] == {
                     "code": -32602,
                     "message": "Invalid or expired requestState",
+                    "data": {"reason": "invalid_request_state"},
                 }
                 return
             third = await _leg(client, one, second["result"]["requestState"])

@@ -14,7 +14,11 @@ from ._servers import ALL_CAPS, MODERN, make_server, request
 
 pytestmark = pytest.mark.anyio
 
-FROZEN = {"code": -32602, "message": "Invalid or expired requestState"}
+FROZEN = {
+    "code": -32602,
+    "message": "Invalid or expired requestState",
+    "data": {"reason": "invalid_request_state"},  # as the official SDK answers
+}
 KEY = b"k" * 32
 
 

@@ -19,7 +19,11 @@ pytestmark = pytest.mark.anyio
 URL = "http://127.0.0.1/mcp"
 ACCEPT_BOTH = "application/json, text/event-stream"
 REGION = {"region": {"action": "accept", "content": {"region": "eu-west-1"}}}
-FROZEN = {"code": -32602, "message": "Invalid or expired requestState"}
+FROZEN = {
+    "code": -32602,
+    "message": "Invalid or expired requestState",
+    "data": {"reason": "invalid_request_state"},  # as the official SDK answers
+}
 
 
 def headers_for(message: dict[str, Any], **extra: str) -> dict[str, str]:

@@ -117,7 +117,10 @@ class ResponseCache:
         self, server: str, method: str, cursor: str | None, partition: str, result: Any
     ) -> None:
         """Store `result` as its hints allow (nothing happens without a positive TTL)."""
-        ttl_ms = getattr(result, "ttl_ms", None)
+        # a hint the server did not send is the default (0), not a hint: fields_set says
+        sent = getattr(result, "model_fields_set", None)
+        hinted = sent is None or "ttl_ms" in sent
+        ttl_ms = getattr(result, "ttl_ms", None) if hinted else None
         if not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms < 0:
             ttl_ms = self._default_ttl_ms
         ttl_ms = min(ttl_ms, MAX_TTL_MS)

@@ -129,6 +129,7 @@ class _Rounds:
             round=self.round,
             key=key,
             protocol_version=self.version,
+            request_id=key,  # the official SDK's spelling: the key stands in for the id
         )
         return self.answer(request, context)
 

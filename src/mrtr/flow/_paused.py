@@ -272,6 +272,46 @@ class PausedCall:
             raise PausedCallFormatError(f"not a valid paused call: {exc!r}") from None
 
 
+_MAX_STORED_NUMBER = 2**53
+"""The largest integer or time a paused call may hold (JSON's exact integers).
+
+A hand-edited or hostile file may hold any number; each is bounded before it is
+converted, so ``10**400`` is a `PausedCallFormatError`, not an ``OverflowError``.
+"""
+
+
+def _count(data: Mapping[str, Any], name: str) -> int:
+    """A non-negative integer member, bounded."""
+    value = _typed(data, name, int)
+    if not 0 <= value <= _MAX_STORED_NUMBER:
+        raise PausedCallFormatError(
+            f"paused call member {name!r} must be an integer from 0 to 2**53"
+        )
+    return int(value)
+
+
+def _number(data: Mapping[str, Any], name: str) -> float:
+    """A non-negative finite number member (a time, a delay), bounded."""
+    value = _typed(data, name, (int, float))
+    if isinstance(value, int):
+        if not 0 <= value <= _MAX_STORED_NUMBER:
+            raise PausedCallFormatError(f"paused call member {name!r} is out of range")
+        return float(value)
+    if not 0.0 <= value <= _MAX_STORED_NUMBER:  # NaN fails this too
+        raise PausedCallFormatError(f"paused call member {name!r} is out of range")
+    return float(value)
+
+
+def _flow(data: Mapping[str, Any]) -> FlowState:
+    """The stored flow, its counters and delay checked before they are used."""
+    raw = _typed(data, "flow", dict)
+    _count(raw, "round")
+    _count(raw, "stateOnlyRounds")
+    _number(raw, "delay")
+    _typed(raw, "finished", bool)
+    return FlowState.from_json(raw)
+
+
 def _typed(data: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
     value = data[name]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
@@ -286,7 +326,7 @@ def _read(data: Mapping[str, Any]) -> PausedCall:
     if method not in _METHODS:
         raise PausedCallFormatError(f"a paused call cannot be a {method!r} request")
     server = _typed(data, "server", dict)
-    flow = FlowState.from_json(_typed(data, "flow", dict))
+    flow = _flow(data)
     pending = flow.pending
     if pending is None or not pending.input_requests:
         raise PausedCallFormatError("a paused call must have pending input requests")
@@ -308,10 +348,10 @@ def _read(data: Mapping[str, Any]) -> PausedCall:
         server_version=server.get("version"),
         flow=flow,
         answers=answers,
-        max_rounds=_typed(data, "maxRounds", int),
-        created_at=float(_typed(data, "createdAt", (int, float))),
-        paused_at=float(_typed(data, "pausedAt", (int, float))),
-        expires_at=float(_typed(data, "expiresAt", (int, float))),
+        max_rounds=_count(data, "maxRounds"),
+        created_at=_number(data, "createdAt"),
+        paused_at=_number(data, "pausedAt"),
+        expires_at=_number(data, "expiresAt"),
         meta=None if meta is None else dict(meta),
         trace=_read_trace(data.get("trace")),
     )

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from mrtr.errors import PausedCallClosedError, PausedCallNotFoundError
+from mrtr.errors import (
+    PausedCallClosedError,
+    PausedCallError,
+    PausedCallNotFoundError,
+    PausedCallStoreLockedError,
+)
 from mrtr.flow._paused import PausedCall
 from mrtr.paused._store import (
     DEFAULT_KEEP_SECONDS,
@@ -117,12 +122,22 @@ def _record_to_row(rec: Record) -> tuple[Any, ...]:
     )
 
 
+def _is_lock_timeout(exc: Exception) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock (SQLITE_BUSY/LOCKED)."""
+    code = getattr(exc, "sqlite_errorname", "")
+    if code:
+        return str(code).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
 class SqlitePausedCallStore:
     """Paused calls in one SQLite file (created with mode 0600: it holds human answers).
 
     Args:
         path: the database file.
-        busy_timeout: seconds a write waits for another process's lock.
+        busy_timeout: seconds a write waits for another process's lock; past it the call
+            raises `PausedCallStoreLockedError` (retryable, nothing changed).
         keep: seconds a record outlives its expiry or its outcome before `purge`.
         clock: the time source (epoch seconds); tests pass a fake one.
     """
@@ -159,11 +174,11 @@ class SqlitePausedCallStore:
             isolation_level=None,
             check_same_thread=False,
         )
-        conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("BEGIN IMMEDIATE")
         try:
+            conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("BEGIN IMMEDIATE")
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             for number in range(version, min(len(_MIGRATIONS), _SCHEMA_VERSION)):
                 for statement in _MIGRATIONS[number].split(";"):
@@ -172,15 +187,25 @@ class SqlitePausedCallStore:
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             conn.close()
             raise
         self._conn = conn
         return conn
 
     async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        import sqlite3
+
         def job() -> T:
-            return work(self._connect())
+            try:
+                return work(self._connect())
+            except sqlite3.OperationalError as exc:
+                if _is_lock_timeout(exc):
+                    raise PausedCallStoreLockedError(self._path, self._busy_timeout) from None
+                raise PausedCallError(f"the paused-call database failed: {exc}") from None
+            except sqlite3.DatabaseError as exc:  # not a database, corrupt, ...
+                raise PausedCallError(f"the paused-call database failed: {exc}") from None
 
         return await anyio.to_thread.run_sync(job, limiter=self._limiter)
 
@@ -188,10 +213,11 @@ class SqlitePausedCallStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             value = body(conn)
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # a failed COMMIT leaves it open: never reuse it so
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
         return value
 
     @staticmethod

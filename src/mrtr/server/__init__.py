@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
     from mrtr.server._codec import (
         AESGCMCodec as AESGCMCodec,
+        AESGCMRequestStateCodec as AESGCMRequestStateCodec,
         RequestStateCodec as RequestStateCodec,
     )
     from mrtr.server._context import (
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
     from mrtr.server._event_store import EventStore as EventStore
     from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
     from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
+    from mrtr.server._middleware import (
+        CallNext as CallNext,
+        HandlerResult as HandlerResult,
+        ServerMiddleware as ServerMiddleware,
+    )
     from mrtr.server._resource import ProtectedResource as ProtectedResource
     from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
     from mrtr.server._security import (
@@ -49,11 +55,12 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._codec": ("AESGCMCodec", "RequestStateCodec"),
+    "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
     "mrtr.server._event_store": ("EventStore",),
     "mrtr.server._event_store_memory": ("MemoryEventStore",),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
+    "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
     "mrtr.server._security": (

@@ -34,7 +34,14 @@ from mrtr.errors import InvalidRequestState
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-__all__ = ["MIN_KEY_SIZE", "AESGCMCodec", "RequestStateCodec", "b64url", "b64url_decode"]
+__all__ = [
+    "MIN_KEY_SIZE",
+    "AESGCMCodec",
+    "AESGCMRequestStateCodec",
+    "RequestStateCodec",
+    "b64url",
+    "b64url_decode",
+]
 
 MIN_KEY_SIZE = 32
 """The shortest secret the built-in codec accepts, in bytes."""
@@ -179,3 +186,7 @@ class AESGCMCodec:
             return aead.decrypt(nonce, raw[_KID_SIZE + _NONCE_SIZE :], _PREFIX_BYTES + kid)
         except InvalidTag:
             raise InvalidRequestState("authentication tag mismatch (tampered)") from None
+
+
+AESGCMRequestStateCodec = AESGCMCodec
+"""The official SDK's name for the built-in codec (porting is a rename)."""

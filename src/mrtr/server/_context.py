@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
+
+from typing_extensions import TypeVar
 
 if TYPE_CHECKING:
     from mrtr.server._backchannel import BackChannel
@@ -67,9 +69,17 @@ class Principal:
     subject: str | None = None
 
 
+LifespanContextT = TypeVar("LifespanContextT", default=Any)
+RequestT = TypeVar("RequestT", default=Any)
+
+
 @dataclass(frozen=True, slots=True)
-class ServerRequestContext:
+class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     """The request a handler is serving, and a way to talk back while serving it.
+
+    Generic in the same two parameters as the official SDK's (its lifespan context and
+    transport request), so ``ServerRequestContext[Any, Any]`` annotations port; mrtr's
+    server has neither, and a bare ``ServerRequestContext`` means both ``Any``.
 
     Attributes:
         method: the JSON-RPC method (``tools/call``, ...).
@@ -83,6 +93,7 @@ class ServerRequestContext:
         principal: the authenticated principal, when the transport authenticated one.
         client_capabilities: what the client declared (per request on modern requests).
         client_info: the client's self-reported implementation, when sent.
+        params: the request's raw params (what middleware sees before validation).
     """
 
     method: str
@@ -93,6 +104,7 @@ class ServerRequestContext:
     principal: Principal | None = None
     client_capabilities: ClientCapabilities | None = None
     client_info: Implementation | None = None
+    params: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     _emit: Emit | None = field(default=None, repr=False, compare=False)
     _progress_token: str | int | None = field(default=None, repr=False)
     _log_level: str | None = field(default=None, repr=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,6 +53,8 @@ from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     CallToolRequestParams,
@@ -77,7 +79,11 @@ from mrtr.types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     Result,
+    WireModel,
 )
+
+if TYPE_CHECKING:
+    from mrtr.server._middleware import HandlerResult
 
 __all__ = ["Emit", "ServerConnection"]
 
@@ -93,8 +99,17 @@ class _Route:
     """How a method's params are read and its result is checked (its handler: the spec)."""
 
     params_model: type[BaseModel]
-    result_type: type[Result]
+    result_type: type[Result] | None  # None: a custom method, any result
     params_required: bool
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What the core needs to finish a handler's result that went through middleware."""
+
+    route: _Route | None = None
+    ctx: ServerRequestContext | None = None
+    binding: RequestBinding | None = None
 
 
 _ROUTES: dict[str, _Route] = {
@@ -154,9 +169,13 @@ class _ContextBase:
         )
 
 
+_FROZEN_DATA = {"reason": "invalid_request_state"}
+
+
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
     _state_logger.warning("requestState rejected on %s: %s", method, reason)
-    return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE)
+    # the frozen answer, the same whatever the cause, and the official SDK's data
+    return HandlerError(INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE, dict(_FROZEN_DATA))
 
 
 def _required_capabilities(
@@ -308,6 +327,79 @@ class ServerConnection:
         principal: Principal | None,
         close_stream: CloseStream | None = None,
     ) -> JSONObject:
+        if self._spec.middleware:
+            return await self._through_middleware(
+                request_id, method, params, emit, principal, close_stream
+            )
+        wire: JSONObject = await self._dispatch(
+            request_id, method, params, emit, principal, None, close_stream
+        )
+        return wire
+
+    async def _through_middleware(
+        self,
+        request_id: str | int,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None,
+        close_stream: CloseStream | None,
+    ) -> JSONObject:
+        from mrtr.server._middleware import chain
+
+        pending = _Pending()
+
+        async def innermost(ctx: ServerRequestContext) -> HandlerResult:
+            raw = ctx.params
+            try:
+                result: HandlerResult = await self._dispatch(
+                    request_id, ctx.method, dict(raw or {}), emit, principal, pending, close_stream
+                )
+                return result
+            except HandlerError as exc:  # middleware sees a failed request as MCPError
+                raise MCPError(exc.code, exc.message, exc.data, method=ctx.method) from None
+
+        meta = params.get("_meta")
+        version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        ctx = ServerRequestContext(
+            method=method,
+            request_id=request_id,
+            protocol_version=version
+            if isinstance(version, str)
+            else (self._gate.legacy_version or ""),
+            principal=principal,
+            params=params,
+            _emit=emit,
+        )
+        try:
+            result = await chain(self._spec.middleware, innermost)(ctx)
+        except MCPError as exc:
+            raise HandlerError(exc.code, exc.message, exc.data) from None
+        except Exception:
+            _logger.log(
+                self._spec.handler_error_log_level,
+                "a middleware raised on %s (request %r)",
+                method,
+                request_id,
+                exc_info=True,
+            )
+            raise HandlerError(INTERNAL_ERROR, "Internal error") from None
+        if pending.route is not None and pending.ctx is not None:
+            return self._finish(pending.route, pending.ctx, pending.binding, result)
+        if isinstance(result, BaseModel):
+            return self._stamp(ctx, _dump(result))
+        return result if isinstance(result, dict) else {}
+
+    async def _dispatch(
+        self,
+        request_id: str | int,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None,
+        pending: _Pending | None,
+        close_stream: CloseStream | None = None,
+    ) -> Any:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
             return self._spec.initialize_result(self._gate.initialize(params))
@@ -315,9 +407,12 @@ class ServerConnection:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
         route = _ROUTES.get(method)
+        custom = self._spec.params_models.get(method)
+        if custom is not None:
+            route = _Route(custom, route.result_type if route else None, True)
         if route is not None:
             return await self._call(
-                route, request_id, method, params, envelope, emit, principal, close_stream
+                route, request_id, method, params, envelope, emit, principal, pending, close_stream
             )
         if method == "server/discover" and envelope.era == "modern":
             return self._spec.discover_result()
@@ -338,8 +433,9 @@ class ServerConnection:
         envelope: Envelope,
         emit: Emit,
         principal: Principal | None,
-        close_stream: CloseStream | None,
-    ) -> JSONObject:
+        pending: _Pending | None = None,
+        close_stream: CloseStream | None = None,
+    ) -> Any:
         handler = self._spec.handlers.get(method)
         if handler is None:
             raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
@@ -386,6 +482,9 @@ class ServerConnection:
                 exc_info=True,
             )
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
+        if pending is not None:  # middleware runs between the handler and the finish
+            pending.route, pending.ctx, pending.binding = route, ctx, binding
+            return result
         return self._finish(route, ctx, binding, result)
 
     async def _open_state(
@@ -486,7 +585,11 @@ class ServerConnection:
         result: Any,
     ) -> JSONObject:
         if isinstance(result, InputRequiredResult):
-            return self._finish_input_required(ctx, binding, result)
+            return self._stamp(ctx, self._finish_input_required(ctx, binding, result))
+        if route.result_type is None:  # a custom method: a model, a dict or nothing
+            if isinstance(result, BaseModel):
+                return self._stamp(ctx, _dump(result))
+            return self._stamp(ctx, dict(result) if isinstance(result, dict) else {})
         if not isinstance(result, route.result_type):
             _logger.error(
                 "the %s handler returned a %s, not a %s",
@@ -503,8 +606,24 @@ class ServerConnection:
                 # "do not reuse across users, re-fetch at will"
                 wire.setdefault("ttlMs", 0)
                 wire.setdefault("cacheScope", "private")
-        else:
-            wire.pop("resultType", None)
+            return self._stamp(ctx, wire)
+        wire.pop("resultType", None)
+        return wire
+
+    def _stamp(self, ctx: ServerRequestContext, wire: JSONObject) -> JSONObject:
+        """Put the server's ``Implementation`` in ``_meta`` of a 2026-07-28 result.
+
+        The spec says a server SHOULD (``io.modelcontextprotocol/serverInfo``); a handler
+        that set one itself keeps its own.
+        """
+        info = self._spec.server_info
+        if info is None or not ctx.is_modern:
+            return wire
+        meta = wire.get("_meta")
+        if not isinstance(meta, dict):
+            wire["_meta"] = {META_SERVER_INFO: info}
+        elif META_SERVER_INFO not in meta:
+            wire["_meta"] = {**meta, META_SERVER_INFO: info}
         return wire
 
     def _finish_input_required(
@@ -549,3 +668,10 @@ class ServerConnection:
         except Exception:
             _logger.exception("could not seal the requestState of %s", ctx.method)
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
+
+
+def _dump(result: BaseModel) -> JSONObject:
+    """A handler's model as the JSON object to send."""
+    if isinstance(result, WireModel):
+        return result.to_wire()
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, final
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
@@ -26,9 +26,12 @@ DEFAULT_SSE_RETRY_MS = 1000
 DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from mrtr.server._core import ServerConnection
     from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
+    from mrtr.server._middleware import HandlerResult, ServerMiddleware
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
@@ -91,7 +94,9 @@ CompleteHandler = Callable[
 TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 """Maps a bearer token to the principal it authenticates, or ``None`` to reject it."""
 
-_UNSET_VERSION = "0.0.0"
+_UNSET_VERSION = ""  # as the official SDK: an unversioned server says so, nothing made up
+
+_ParamsT = TypeVar("_ParamsT", bound="BaseModel")
 
 
 class Server:
@@ -149,6 +154,8 @@ class Server:
             refused).
         max_subscription_bytes: characters of the URIs one legacy session subscribes
             to, in all (a listen is bounded by the message size instead).
+        middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
+            first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -183,6 +190,7 @@ class Server:
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
+        middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -202,6 +210,8 @@ class Server:
 
         self._hub = ChangeHub(max_listeners=max_listeners)
         self.name = name
+        self.middleware: list[ServerMiddleware] = list(middleware)
+        self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
         self._telemetry = Telemetry(
             enabled=tracing, tracer_provider=tracer_provider, meter_provider=meter_provider
         )
@@ -244,6 +254,30 @@ class Server:
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
 
+    def add_request_handler(
+        self,
+        method: str,
+        params_type: type[_ParamsT],
+        handler: Callable[[ServerRequestContext, _ParamsT], Awaitable[HandlerResult]],
+    ) -> None:
+        """Answer ``method`` with ``handler`` (a custom method, or a spec method's own).
+
+        Incoming params (``{}`` when absent) are validated against ``params_type`` first
+        (``-32602`` if they do not fit), so the handler always gets the model. It may
+        return a model, a dict or ``None`` (``{}``); on ``tools/call``, ``prompts/get``
+        and ``resources/read`` the result must still be that method's result or an
+        ``InputRequiredResult``. Replaces the method's handler, ``on_*`` included.
+
+        Raises:
+            ValueError: ``method`` is ``initialize`` (the handshake is the server's own).
+        """
+        if method == "initialize":
+            raise ValueError(
+                "'initialize' is answered by the server itself and cannot be replaced; "
+                "observe it with middleware"
+            )
+        self._custom[method] = (params_type, handler)
+
     # --- protocol facts ---------------------------------------------------------------
 
     def server_info(self) -> dict[str, Any]:
@@ -254,13 +288,19 @@ class Server:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
         # each list can change (`notify_*_changed`) and each resource be watched
-        if self.on_list_tools or self.on_call_tool:
+        custom = {method.split("/")[0] for method in self._custom}
+        if self.on_list_tools or self.on_call_tool or "tools" in custom:
             caps["tools"] = {"listChanged": True}
-        if self.on_list_prompts or self.on_get_prompt:
+        if self.on_list_prompts or self.on_get_prompt or "prompts" in custom:
             caps["prompts"] = {"listChanged": True}
-        if self.on_list_resources or self.on_list_resource_templates or self.on_read_resource:
+        if (
+            self.on_list_resources
+            or self.on_list_resource_templates
+            or self.on_read_resource
+            or "resources" in custom
+        ):
             caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.on_complete:
+        if self.on_complete or "completion" in custom:
             caps["completions"] = {}
         return caps
 
@@ -345,8 +385,10 @@ class Server:
             "resources/read": self.on_read_resource,
             "completion/complete": self.on_complete,
         }
+        handlers = {method: h for method, h in candidates.items() if h is not None}
+        handlers.update({method: h for method, (_, h) in self._custom.items()})
         return ServerSpec(
-            handlers={method: h for method, h in candidates.items() if h is not None},
+            handlers=handlers,
             request_state_policy=self.request_state_policy,
             audience=self.audience,
             discover_result=self.discover_result,
@@ -359,6 +401,9 @@ class Server:
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
             max_subscription_bytes=self.max_subscription_bytes,
+            params_models={method: model for method, (model, _) in self._custom.items()},
+            middleware=tuple(self.middleware),
+            server_info=self.server_info(),
         )
 
     def connection(self) -> ServerConnection:

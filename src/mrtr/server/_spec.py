@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
@@ -19,6 +19,11 @@ from mrtr.server._notify import (
     ChangeHub,
 )
 from mrtr.server._security import RequestStateSecurity
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from mrtr.server._middleware import ServerMiddleware
 
 __all__ = ["Handler", "ServerSpec"]
 
@@ -45,6 +50,10 @@ class ServerSpec:
         max_pending_events: distinct changes waiting for one listener before it is dropped.
         max_resource_subscriptions: resource URIs one listener may subscribe to.
         max_subscription_bytes: characters of those URIs in all (a legacy session).
+        params_models: the params model of each method registered with
+            ``add_request_handler`` (custom methods, or a spec method's own model).
+        middleware: the around-handler hooks, outermost first.
+        server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
     """
 
     handlers: Mapping[str, Handler]
@@ -60,3 +69,6 @@ class ServerSpec:
     max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
     max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS
     max_subscription_bytes: int = 1024 * 1024
+    params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    middleware: tuple[ServerMiddleware, ...] = ()
+    server_info: dict[str, Any] | None = None

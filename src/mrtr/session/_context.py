@@ -51,7 +51,8 @@ class ClientRequestContext:
             InputRequiredResult), ``None`` on the legacy back-channel.
         key: the input-request key the answer goes under, ``None`` on the back-channel.
         protocol_version: the negotiated protocol version.
-        request_id: the JSON-RPC id of the server's request (legacy back-channel only).
+        request_id: the JSON-RPC id of the server's request on the legacy back-channel;
+            at 2026-07-28, the input request's key (as the official SDK has it).
     """
 
     session: ClientSession

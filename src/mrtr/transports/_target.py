@@ -9,9 +9,10 @@ A URL is streamable HTTP (imported on first use, with httpx), `StdioServerParame
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from mrtr.transports._base import Transport
+from mrtr.transports._official import is_official_server
 from mrtr.transports._stdio import StdioTransport
 from mrtr.transports._stdio_compat import as_stdio_parameters, looks_like_stdio_parameters
 from mrtr.transports._stdio_params import StdioServerParameters
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientTarget",
     "HTTPClientArg",
+    "OfficialServerLike",
     "StdioLike",
     "SupportsClientTransport",
     "check_target",
@@ -54,10 +56,29 @@ class StdioLike(Protocol):
         ...
 
 
+class OfficialServerLike(Protocol):
+    """The official SDK's ``Server`` or ``MCPServer`` (for type checkers only).
+
+    At run time the object is recognised by its class (`is_official_server`), so a
+    look-alike of another kind is still refused.
+    """
+
+    @property
+    def session_manager(self) -> Any:
+        """The official server's HTTP session manager."""
+        ...
+
+    def streamable_http_app(self, *args: Any, **kwargs: Any) -> Any:
+        """The official server's ASGI app."""
+        ...
+
+
 ClientTarget: TypeAlias = (
     "str | StdioServerParameters | StdioLike | Transport | SupportsClientTransport"
+    " | OfficialServerLike"
 )
-"""What `Client` connects to: a URL, a stdio command, a transport or an in-process server."""
+"""What `Client` connects to: a URL, a stdio command, a transport or an in-process server
+(mrtr's, or the official SDK's ``Server``/``MCPServer``)."""
 
 HTTPClientArg: TypeAlias = "httpx.AsyncClient | Callable[[], httpx.AsyncClient]"
 """An ``httpx.AsyncClient`` to use (it stays the caller's), or a factory of one."""
@@ -73,10 +94,12 @@ def check_target(target: object) -> None:
         not isinstance(target, (str, Transport))
         and not looks_like_stdio_parameters(target)
         and not callable(getattr(target, "client_transport", None))
+        and not is_official_server(target)
     ):
         raise TypeError(
-            "Client target must be a URL, StdioServerParameters, a Transport or an object "
-            f"with client_transport(); got {type(target).__name__}"
+            "Client target must be a URL, StdioServerParameters, a Transport, an object "
+            "with client_transport() or an official-SDK Server/MCPServer; got "
+            f"{type(target).__name__}"
         )
 
 
@@ -131,5 +154,9 @@ def transport_for(
             max_message_size=max_message_size,
             max_sse_event_size=max_message_size,
         )
+    if is_official_server(target):
+        from mrtr.transports._official import OfficialServerTransport
+
+        return OfficialServerTransport(target, max_message_size=max_message_size)
     assert isinstance(target, SupportsClientTransport)
     return target.client_transport()

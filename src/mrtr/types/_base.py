@@ -72,16 +72,57 @@ class NotificationParams(WireModel):
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
+# the fields the spec gives a default: name, wire name, default
+_SPEC_DEFAULTS: tuple[tuple[str, str, object], ...] = (
+    ("result_type", "resultType", "complete"),
+    ("is_error", "isError", False),
+    ("ttl_ms", "ttlMs", 0),
+    ("cache_scope", "cacheScope", "private"),
+)
+_DEFAULTED: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _defaulted(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """The (name, wire name) of `cls`'s fields that default to the spec's value."""
+    found = _DEFAULTED.get(cls)
+    if found is None:
+        fields = cls.model_fields
+        found = tuple(
+            (name, alias)
+            for name, alias, value in _SPEC_DEFAULTS
+            if name in fields and fields[name].default == value
+        )
+        _DEFAULTED[cls] = found
+    return found
+
+
 class Result(WireModel):
     """A server result.
 
-    `result_type` is `None` when the server left it out (legacy servers), which means
-    `"complete"`; an `InputRequiredResult` says `"input_required"`.
+    The fields the spec gives a default have it here as in the official SDK
+    (``result_type`` ``"complete"``, ``is_error`` ``False``, ``ttl_ms`` ``0``,
+    ``cache_scope`` ``"private"``), so a received result equals a hand-built one. A
+    default that was not set is left out of `to_wire` (the server half adds what an
+    era requires); whether the peer sent one is in ``model_fields_set``.
     """
 
     meta: Meta | None = Field(default=None, alias="_meta")
-    result_type: str | None = None
+    result_type: str | None = "complete"
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object to send: wire names, `None` and unset spec defaults left out."""
+        wire = self.model_dump(by_alias=True, exclude_none=True, mode="json")
+        fields_set = self.model_fields_set
+        for name, alias in _defaulted(type(self)):
+            if name not in fields_set:  # popped after: model_dump(exclude=) is 2x slower
+                wire.pop(alias, None)
+        return wire
 
 
 class EmptyResult(Result):
-    """A result that carries nothing (`ping`, `logging/setLevel`, ...)."""
+    """A result that carries nothing (`ping`, `logging/setLevel`, ...).
+
+    Its ``result_type`` stays ``None``, as in the official SDK: an empty result is ``{}``.
+    """
+
+    result_type: str | None = None

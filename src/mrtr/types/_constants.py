@@ -7,6 +7,8 @@ from typing import Final
 __all__ = [
     "BASE64_HEADER_PREFIX",
     "BASE64_HEADER_SUFFIX",
+    "CLIENT_CAPABILITIES_META_KEY",
+    "CLIENT_INFO_META_KEY",
     "HEADER_MISMATCH",
     "INPUT_REQUIRED_METHODS",
     "INTERNAL_ERROR",
@@ -15,6 +17,7 @@ __all__ = [
     "JSONRPC_VERSION",
     "LATEST_PROTOCOL_VERSION",
     "LEGACY_PROTOCOL_VERSIONS",
+    "LOG_LEVEL_META_KEY",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_LOG_LEVEL",
@@ -24,6 +27,8 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "MODERN_PROTOCOL_VERSIONS",
     "PARSE_ERROR",
+    "PROTOCOL_VERSION_META_KEY",
+    "SERVER_INFO_META_KEY",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "UNSUPPORTED_PROTOCOL_VERSION",
 ]
@@ -50,6 +55,13 @@ META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+
+# the official SDK's spellings of the same keys (porting is a rename)
+PROTOCOL_VERSION_META_KEY: Final = META_PROTOCOL_VERSION
+CLIENT_CAPABILITIES_META_KEY: Final = META_CLIENT_CAPABILITIES
+CLIENT_INFO_META_KEY: Final = META_CLIENT_INFO
+LOG_LEVEL_META_KEY: Final = META_LOG_LEVEL
+SERVER_INFO_META_KEY: Final = META_SERVER_INFO
 
 BASE64_HEADER_PREFIX: Final = "=?base64?"
 BASE64_HEADER_SUFFIX: Final = "?="

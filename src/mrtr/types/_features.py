@@ -92,8 +92,8 @@ class ListPromptsResult(Result):
 
     prompts: list[Prompt]
     next_cursor: Cursor | None = None
-    ttl_ms: int | None = None
-    cache_scope: CacheScope | None = None
+    ttl_ms: int | None = 0
+    cache_scope: CacheScope | None = "private"
 
 
 class GetPromptRequestParams(InputResponseParams):
@@ -159,8 +159,8 @@ class ListResourcesResult(Result):
 
     resources: list[Resource]
     next_cursor: Cursor | None = None
-    ttl_ms: int | None = None
-    cache_scope: CacheScope | None = None
+    ttl_ms: int | None = 0
+    cache_scope: CacheScope | None = "private"
 
 
 class ListResourceTemplatesResult(Result):
@@ -168,8 +168,8 @@ class ListResourceTemplatesResult(Result):
 
     resource_templates: list[ResourceTemplate]
     next_cursor: Cursor | None = None
-    ttl_ms: int | None = None
-    cache_scope: CacheScope | None = None
+    ttl_ms: int | None = 0
+    cache_scope: CacheScope | None = "private"
 
 
 class ReadResourceRequestParams(InputResponseParams):
@@ -182,8 +182,8 @@ class ReadResourceResult(Result):
     """The contents of a resource (one or more parts)."""
 
     contents: list[AnyResourceContents]
-    ttl_ms: int | None = None
-    cache_scope: CacheScope | None = None
+    ttl_ms: int | None = 0
+    cache_scope: CacheScope | None = "private"
 
 
 class SubscribeRequestParams(RequestParams):

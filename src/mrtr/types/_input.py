@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, field_validator
 
 from mrtr.types._base import Meta, RequestParams, Result, WireModel
 from mrtr.types._content import Role, SamplingMessageContentBlock
@@ -18,6 +18,7 @@ __all__ = [
     "CreateMessageRequest",
     "CreateMessageRequestParams",
     "CreateMessageResult",
+    "CreateMessageResultWithTools",
     "ElicitRequest",
     "ElicitRequestFormParams",
     "ElicitRequestParams",
@@ -155,6 +156,10 @@ class CreateMessageResult(WireModel):
     stop_reason: str | None = None
 
 
+CreateMessageResultWithTools = CreateMessageResult
+"""The official SDK's name for a sampling answer with tool use: ours takes both shapes."""
+
+
 # --- roots/list -----------------------------------------------------------------------
 
 
@@ -166,11 +171,25 @@ class ListRootsRequest(WireModel):
 
 
 class Root(WireModel):
-    """A root the client exposes (a `file://` URI)."""
+    """A root the client exposes (a `file://` URI).
+
+    ``uri`` is kept as text; a pydantic ``FileUrl`` or ``AnyUrl`` (what the official SDK's
+    examples pass) is accepted and read as its string.
+    """
 
     meta: Meta | None = Field(default=None, alias="_meta")
     uri: str
     name: str | None = None
+
+    @field_validator("uri", mode="before")
+    @classmethod
+    def _url_as_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        from pydantic import AnyUrl  # FileUrl is an AnyUrl
+        from pydantic_core import Url  # what AnyUrl was before pydantic 2.10
+
+        return str(value) if isinstance(value, (AnyUrl, Url)) else value
 
 
 class ListRootsResult(WireModel):

@@ -109,8 +109,8 @@ class DiscoverResult(Result):
     supported_versions: list[str]
     capabilities: ServerCapabilities
     instructions: str | None = None
-    ttl_ms: int | None = None
-    cache_scope: Literal["private", "public"] | None = None
+    ttl_ms: int | None = 0
+    cache_scope: Literal["private", "public"] | None = "private"
 
 
 class InitializeRequestParams(RequestParams):

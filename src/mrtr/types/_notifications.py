@@ -10,6 +10,8 @@ from mrtr.types._jsonrpc import TypedNotification
 __all__ = [
     "CancelledNotification",
     "CancelledNotificationParams",
+    "ElicitCompleteNotification",
+    "ElicitCompleteNotificationParams",
     "ElicitationCompleteNotification",
     "ElicitationCompleteNotificationParams",
     "LoggingLevel",
@@ -128,3 +130,8 @@ class ElicitationCompleteNotification(TypedNotification):
 
     method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
     params: ElicitationCompleteNotificationParams
+
+
+# the official SDK's names for the same notification (porting is a rename)
+ElicitCompleteNotification = ElicitationCompleteNotification
+ElicitCompleteNotificationParams = ElicitationCompleteNotificationParams

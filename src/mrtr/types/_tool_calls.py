@@ -41,7 +41,7 @@ class CallToolResult(Result):
 
     content: list[ContentBlock]
     structured_content: Any = None
-    is_error: bool | None = None
+    is_error: bool | None = False
 
 
 class ListToolsRequest(TypedRequest):

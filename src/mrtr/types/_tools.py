@@ -46,5 +46,5 @@ class ListToolsResult(Result):
 
     tools: list[Tool]
     next_cursor: Cursor | None = None
-    ttl_ms: int | None = None
-    cache_scope: Literal["private", "public"] | None = None
+    ttl_ms: int | None = 0
+    cache_scope: Literal["private", "public"] | None = "private"
