@@ -375,3 +375,98 @@ async def test_clients_that_never_read_their_answer_are_dropped(tmp_path: Path) 
                 dropped = "dropping a client that has not read its" in log.read_text()
         for stream in silent:
             await stream.aclose()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        {"result": "nope"},
+        {"result": {"action": "maybe"}},  # not an ElicitResult
+        {"error": {"code": "x"}},
+    ],
+)
+async def test_a_garbage_answer_over_http_fails_only_that_call(
+    garbage: dict[str, Any], tmp_path: Path
+) -> None:
+    log = tmp_path / "server.log"
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "provision", "arguments": {"name": "orders"}},
+    }
+    with http_server(log=log) as url, anyio.fail_after(60):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await _legacy_session(client, url)
+            other = await _legacy_session(client, url)
+            async with (
+                client.stream("POST", url, json=call, headers=headers) as response,
+                aclosing(_sse_events(response)) as stream,
+            ):
+                async for event in stream:
+                    if not event.get("data"):
+                        continue
+                    message = json.loads(event["data"])
+                    if message.get("method") == "elicitation/create":
+                        reply = {"jsonrpc": "2.0", "id": message["id"], **garbage}
+                        posted = await client.post(url, json=reply, headers=headers)
+                        assert posted.status_code == 202
+                    elif message.get("id") == 7:
+                        assert message["error"]["code"] == -32603
+                        break
+            # the session and every other one still serve
+            for session in (headers, other):
+                ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+                assert (await client.post(url, json=ping, headers=session)).json()["result"] == {}
+    assert "the client answered elicitation/create with" in log.read_text() or (
+        "the client's answer to elicitation/create is invalid" in log.read_text()
+    )
+
+
+async def test_listeners_that_never_read_their_listen_stream_are_dropped(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    big = "secret://" + "y" * 512 * 1024
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {
+        "jsonrpc": "2.0",
+        "id": "L",
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"resourceSubscriptions": [big]}},
+    }
+    body = json.dumps(listen).encode()
+    with http_server(log=log, MRTR_TEST_STALL="1") as url, anyio.fail_after(120):
+        host, port = url.removeprefix("http://").split("/")[0].split(":")
+        silent = []
+        for _ in range(4):
+            stream = await anyio.connect_tcp(host, int(port))
+            head = (
+                f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n"
+                "accept: application/json, text/event-stream\r\n"
+                "content-type: application/json\r\nmcp-protocol-version: 2026-07-28\r\n"
+                f"mcp-method: subscriptions/listen\r\ncontent-length: {len(body)}\r\n\r\n"
+            )
+            await stream.send(head.encode() + body)
+            silent.append(stream)  # and never read the stream
+        touch = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "touch", "arguments": {"uri": big}, "_meta": meta},
+        }
+        headers = {
+            **ACCEPT,
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "touch",
+        }
+        async with httpx.AsyncClient(timeout=30) as client:
+            dropped = False
+            while not dropped:  # each touch is answered meanwhile
+                answer = await client.post(url, json=touch, headers=headers)
+                assert answer.json()["result"]["content"][0]["text"] == "touched"
+                dropped = "dropping a client that has not read" in log.read_text()
+        for stream in silent:
+            await stream.aclose()

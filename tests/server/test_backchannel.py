@@ -81,8 +81,8 @@ class Recorder:
 
     async def call(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
         try:
-            if params.name == "elicit":
-                answer: Any = await ctx.elicit("Region?", SCHEMA)
+            if params.name == "elicit":  # spelled as for the official SDK's session
+                answer: Any = await ctx.elicit("Region?", SCHEMA, ctx.request_id)
             elif params.name == "url":
                 answer = await ctx.elicit_url("Sign in", "https://example.com/login", "e-1")
             elif params.name == "sample":

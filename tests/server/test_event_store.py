@@ -148,3 +148,27 @@ async def test_the_redis_store_bounds_length_and_time(redis_url: str) -> None:  
         RedisEventStore(client, ttl=0)
     with pytest.raises(ValueError):
         RedisEventStore(client, max_events_per_stream=0)
+
+
+async def test_the_memory_store_is_bounded_in_bytes() -> None:
+    store = MemoryEventStore(max_bytes=10_000)
+    big = {**NOTE, "params": {"blob": "z" * 3000}}
+    old, new = new_stream_id("p"), new_stream_id("p")
+    await store.open_stream(old, owner="s")
+    first = await store.append(old, None)
+    for _ in range(2):
+        await store.append(old, big)
+    await store.open_stream(new, owner="s")
+    start = await store.append(new, None)
+    for _ in range(2):
+        await store.append(new, big)  # over 10,000 bytes in all: the older stream goes
+    assert await store.read_after(first, owner="s", wait=0) is None
+    kept = await store.read_after(start, owner="s", wait=0)
+    assert kept is not None and len(kept.events) == 2
+    for _ in range(5):  # one stream alone over the budget keeps its newest events
+        await store.append(new, big)
+    kept = await store.read_after(start, owner="s", wait=0)
+    assert kept is not None and len(kept.events) == 3
+    assert store._bytes <= 10_000
+    with pytest.raises(ValueError, match="max_bytes"):
+        MemoryEventStore(max_bytes=0)

@@ -156,7 +156,10 @@ async def test_a_flood_of_subscriptions_is_bounded(caplog: pytest.LogCaptureFixt
             assert refused is not None
             assert refused[0] == 100
             assert refused[1]["code"] == -32602
-            assert refused[1]["data"] == {"maxResourceSubscriptions": 100}
+            assert refused[1]["data"] == {
+                "maxResourceSubscriptions": 100,
+                "maxSubscriptionBytes": 1024 * 1024,
+            }
             assert "beyond 100 URIs" in caplog.text
             # another client does not notice
             await honest.send(request("tools/list"))
@@ -231,3 +234,35 @@ async def test_http_shutdown_ends_listen_streams_gracefully() -> None:
         await app({"type": "lifespan"}, receive, send)
     assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
     assert listener.graceful and len(server.spec().hub) == 0
+
+
+async def test_long_subscription_uris_are_bounded_in_all() -> None:
+    server = make_server(max_subscription_bytes=10_000)
+    init = request(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "x", "version": "0"},
+        },
+        id=0,
+        modern=False,
+    )
+    with anyio.fail_after(30):
+        async with server.client_transport() as transport:
+            await transport.send(init)
+            await receive(transport)
+            long = "file:///" + "a" * 6000
+            subscribe = request("resources/subscribe", {"uri": long}, id=1, modern=False)
+            await transport.send(subscribe)
+            assert (await receive(transport))["result"] == {}
+            await transport.send(subscribe)  # the same URI again costs nothing
+            assert (await receive(transport))["result"] == {}
+            other = request("resources/subscribe", {"uri": long + "b"}, id=2, modern=False)
+            await transport.send(other)
+            assert (await receive(transport))["error"]["code"] == -32602
+            unsubscribe = request("resources/unsubscribe", {"uri": long}, id=3, modern=False)
+            await transport.send(unsubscribe)
+            assert (await receive(transport))["result"] == {}
+            await transport.send(other)  # room again
+            assert (await receive(transport))["result"] == {}

@@ -57,10 +57,8 @@ if TYPE_CHECKING:
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
-    from mrtr.server._event_store import (
-        EventStore as EventStore,
-        MemoryEventStore as MemoryEventStore,
-    )
+    from mrtr.server._event_store import EventStore as EventStore
+    from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
     from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
     from mrtr.server._middleware import (
         CallNext as CallNext,
@@ -86,7 +84,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
-    "mrtr.server._event_store": ("EventStore", "MemoryEventStore"),
+    "mrtr.server._event_store": ("EventStore",),
+    "mrtr.server._event_store_memory": ("MemoryEventStore",),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
     "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),

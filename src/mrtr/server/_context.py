@@ -171,13 +171,16 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         self,
         message: str,
         requested_schema: dict[str, Any],
+        related_request_id: str | int | None = None,
         *,
         timeout: float | None = None,
     ) -> ElicitResult:
         """Ask the user for input through the client (``elicitation/create``, form mode).
 
         Legacy sessions only: on a 2026-07-28 request return an ``InputRequiredResult``.
-        ``decline`` and ``cancel`` are ordinary answers (check ``result.action``).
+        ``decline`` and ``cancel`` are ordinary answers (check ``result.action``). The
+        request always goes with the one being served; ``related_request_id`` is
+        accepted (and ignored) so that code written for the official SDK runs as is.
 
         Raises:
             NotInThisEraError: a 2026-07-28 request (or no back-channel).
@@ -196,6 +199,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         message: str,
         url: str,
         elicitation_id: str,
+        related_request_id: str | int | None = None,
         *,
         timeout: float | None = None,
     ) -> ElicitResult:
@@ -222,12 +226,13 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         model_preferences: ModelPreferences | None = None,
         tools: list[Tool] | None = None,
         tool_choice: ToolChoice | None = None,
+        related_request_id: str | int | None = None,
         timeout: float | None = None,
     ) -> CreateMessageResult:
         """Ask the client's model for a completion (``sampling/createMessage``).
 
         Legacy sessions only; raises as `elicit` does (``tools`` needs the client's
-        ``sampling.tools`` capability).
+        ``sampling.tools`` capability; ``related_request_id`` is ignored, as there).
         """
         from mrtr.server._talkback import create_message
 

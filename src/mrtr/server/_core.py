@@ -220,6 +220,7 @@ class ServerConnection:
         self._backchannel: BackChannel | None = None  # made on a legacy connection's first use
         self._listener: Listener | None = None  # a legacy connection's change listener
         self._subscribed: set[str] = set()  # its resources/subscribe URIs
+        self._subscribed_bytes = 0  # their length in all
 
     @property
     def era(self) -> Era | None:
@@ -342,7 +343,7 @@ class ServerConnection:
         params: dict[str, Any],
         emit: Emit,
         principal: Principal | None,
-        close_stream: CloseStream | None = None,
+        close_stream: CloseStream | None,
     ) -> JSONObject:
         from mrtr.server._middleware import chain
 
@@ -411,7 +412,7 @@ class ServerConnection:
             route = _Route(custom, route.result_type if route else None, True)
         if route is not None:
             return await self._call(
-                route, request_id, method, params, envelope, emit, principal, close_stream, pending
+                route, request_id, method, params, envelope, emit, principal, pending, close_stream
             )
         if method == "server/discover" and envelope.era == "modern":
             return self._spec.discover_result()
@@ -432,8 +433,8 @@ class ServerConnection:
         envelope: Envelope,
         emit: Emit,
         principal: Principal | None,
-        close_stream: CloseStream | None,
         pending: _Pending | None = None,
+        close_stream: CloseStream | None = None,
     ) -> Any:
         handler = self._spec.handlers.get(method)
         if handler is None:
@@ -553,17 +554,27 @@ class ServerConnection:
         if not isinstance(uri, str) or not uri:
             raise HandlerError(INVALID_PARAMS, f"Invalid params for {method}: uri: required")
         if method == "resources/unsubscribe":
-            self._subscribed.discard(uri)
+            if uri in self._subscribed:
+                self._subscribed.discard(uri)
+                self._subscribed_bytes -= len(uri)
             return {}
-        cap = self._spec.max_resource_subscriptions
-        if uri not in self._subscribed and len(self._subscribed) >= cap:
-            _logger.warning("refusing a resources/subscribe beyond %d URIs on one session", cap)
+        if uri in self._subscribed:
+            return {}
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        if len(self._subscribed) >= cap or self._subscribed_bytes + len(uri) > budget:
+            _logger.warning(
+                "refusing a resources/subscribe beyond %d URIs or %d bytes of them on one session",
+                cap,
+                budget,
+            )
             raise HandlerError(
                 INVALID_PARAMS,
-                f"Too many subscriptions: a session may subscribe to {cap} resources",
-                {"maxResourceSubscriptions": cap},
+                f"Too many subscriptions: a session may subscribe to {cap} resources "
+                f"of {budget} characters in all",
+                {"maxResourceSubscriptions": cap, "maxSubscriptionBytes": budget},
             )
         self._subscribed.add(uri)
+        self._subscribed_bytes += len(uri)
         return {}
 
     def _finish(

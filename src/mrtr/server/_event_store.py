@@ -7,28 +7,23 @@ appends each event to the store before writing it; a client whose connection dro
 A stream belongs to the session that opened it: a ``Last-Event-ID`` of another session,
 a forged or an expired one, finds nothing.
 
-`MemoryEventStore` is the default: bounded in streams, in events per stream and in time.
-`RedisEventStore` (``mrtr[redis]``) shares streams across the instances of a fleet.
+`MemoryEventStore` (`_event_store_memory`) is the default: bounded in streams, in events
+per stream and in time. `RedisEventStore` (``mrtr[redis]``) shares streams across the
+instances of a fleet.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-import time
-from collections import OrderedDict, deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
-
-import anyio
 
 __all__ = [
     "DEFAULT_EVENT_TTL",
     "DEFAULT_MAX_EVENTS_PER_STREAM",
     "DEFAULT_MAX_STREAMS",
     "EventStore",
-    "MemoryEventStore",
     "StreamRead",
     "new_stream_id",
     "parse_event_id",
@@ -102,128 +97,3 @@ class EventStore(Protocol):
         ``None`` when the id is malformed, unknown, expired, or of another owner.
         """
         ...
-
-
-@dataclass(slots=True)
-class _Stream:
-    owner: str
-    touched: float
-    events: deque[tuple[int, dict[str, Any] | None]] = field(default_factory=deque)
-    next_seq: int = 0
-    ended: bool = False
-    changed: anyio.Event | None = None
-
-    def wake(self) -> None:
-        if self.changed is not None:
-            self.changed.set()
-            self.changed = None
-
-
-class MemoryEventStore:
-    """An `EventStore` in this process: bounded in streams, events and time.
-
-    Args:
-        max_streams: streams kept at once; opening one more forgets the least recently
-            written.
-        max_events_per_stream: events kept per stream; older ones are forgotten.
-        ttl: seconds a stream is kept after its last event.
-        clock: the monotonic clock (tests pass a fake one).
-    """
-
-    def __init__(
-        self,
-        *,
-        max_streams: int = DEFAULT_MAX_STREAMS,
-        max_events_per_stream: int = DEFAULT_MAX_EVENTS_PER_STREAM,
-        ttl: float = DEFAULT_EVENT_TTL,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if max_streams < 1 or max_events_per_stream < 1:
-            raise ValueError("max_streams and max_events_per_stream must be at least 1")
-        if not ttl > 0:
-            raise ValueError("ttl must be positive")
-        self._max_streams = max_streams
-        self._max_events = max_events_per_stream
-        self._ttl = ttl
-        self._clock = clock
-        self._streams: OrderedDict[str, _Stream] = OrderedDict()
-
-    def __len__(self) -> int:
-        self._expire()
-        return len(self._streams)
-
-    async def open_stream(self, stream_id: str, *, owner: str) -> None:
-        """Start a stream (the least recently written one goes when the store is full)."""
-        self._expire()
-        while len(self._streams) >= self._max_streams:
-            _, gone = self._streams.popitem(last=False)
-            gone.ended = True
-            gone.wake()
-        self._streams[stream_id] = _Stream(owner, self._clock())
-
-    async def append(self, stream_id: str, message: dict[str, Any] | None) -> str:
-        """Store one event; an event of a forgotten stream is given an id, not kept."""
-        stream = self._streams.get(stream_id)
-        if stream is None:
-            return f"{stream_id}.0"
-        seq = stream.next_seq
-        stream.next_seq += 1
-        stream.events.append((seq, message))
-        if len(stream.events) > self._max_events:
-            stream.events.popleft()
-        self._touch(stream_id, stream)
-        return f"{stream_id}.{seq}"
-
-    async def end_stream(self, stream_id: str) -> None:
-        """Mark the stream complete."""
-        stream = self._streams.get(stream_id)
-        if stream is not None:
-            stream.ended = True
-            self._touch(stream_id, stream)
-
-    async def read_after(
-        self,
-        event_id: str,
-        *,
-        owner: str,
-        wait: float,
-    ) -> StreamRead | None:
-        """The events after ``event_id`` (see `EventStore.read_after`)."""
-        parsed = parse_event_id(event_id)
-        if parsed is None:
-            return None
-        stream_id, seq = parsed
-        self._expire()
-        stream = self._streams.get(stream_id)
-        if stream is None or stream.owner != owner or seq >= stream.next_seq:
-            return None
-        events = self._after(stream_id, stream, seq)
-        if not events and not stream.ended and wait > 0:
-            if stream.changed is None:
-                stream.changed = anyio.Event()
-            changed = stream.changed
-            with anyio.move_on_after(wait):
-                await changed.wait()
-            events = self._after(stream_id, stream, seq)
-        return StreamRead(stream_id, events, stream.ended)
-
-    @staticmethod
-    def _after(
-        stream_id: str, stream: _Stream, seq: int
-    ) -> list[tuple[str, dict[str, Any] | None]]:
-        return [(f"{stream_id}.{n}", m) for n, m in stream.events if n > seq]
-
-    def _touch(self, stream_id: str, stream: _Stream) -> None:
-        stream.touched = self._clock()
-        self._streams.move_to_end(stream_id)
-        stream.wake()
-
-    def _expire(self) -> None:
-        deadline = self._clock() - self._ttl
-        while self._streams:
-            stream_id, stream = next(iter(self._streams.items()))
-            if stream.touched > deadline:
-                return
-            del self._streams[stream_id]
-            stream.ended = True
-            stream.wake()

@@ -29,7 +29,8 @@ import anyio
 import anyio.abc
 
 from mrtr.errors import TransportError
-from mrtr.server._event_store import EventStore, MemoryEventStore, StreamRead, new_stream_id
+from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
+from mrtr.server._event_store_memory import MemoryEventStore
 from mrtr.server._http_streams import (
     CLOSE_STREAM,
     cancel_on_disconnect,

@@ -131,6 +131,7 @@ async def serve_get_stream(
         session.get_stream = False
         connection.hub.remove(listener)
         listener.drop("its GET stream ended", quiet=True)
+        await sse.end_in_store()  # the store forgets its writer's state too
     return True
 
 

@@ -21,6 +21,7 @@ DEFAULT_MAX_CLIENT_REQUESTS = 64
 DEFAULT_MAX_LISTENERS = 1024
 DEFAULT_MAX_PENDING_EVENTS = 1024
 DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
 DEFAULT_SSE_RETRY_MS = 1000
 DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
@@ -151,6 +152,8 @@ class Server:
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
+        max_subscription_bytes: characters of the URIs one legacy session subscribes
+            to, in all (a listen is bounded by the message size instead).
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
@@ -186,14 +189,19 @@ class Server:
         max_listeners: int = DEFAULT_MAX_LISTENERS,
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+        max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
         if max_client_requests < 1:
             raise ValueError("max_client_requests must be at least 1")
-        if max_pending_events < 1 or max_resource_subscriptions < 1:
-            raise ValueError("max_pending_events and max_resource_subscriptions must be >= 1")
+        if min(max_pending_events, max_resource_subscriptions, max_subscription_bytes) < 1:
+            raise ValueError(
+                "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
+                "must be at least 1"
+            )
+        self.max_subscription_bytes = max_subscription_bytes
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
         self.max_pending_events = max_pending_events
@@ -279,8 +287,8 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
-        custom = {method.split("/")[0] for method in self._custom}
         # each list can change (`notify_*_changed`) and each resource be watched
+        custom = {method.split("/")[0] for method in self._custom}
         if self.on_list_tools or self.on_call_tool or "tools" in custom:
             caps["tools"] = {"listChanged": True}
         if self.on_list_prompts or self.on_get_prompt or "prompts" in custom:
@@ -392,6 +400,7 @@ class Server:
             hub=self._hub,
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
+            max_subscription_bytes=self.max_subscription_bytes,
             params_models={method: model for method, (model, _) in self._custom.items()},
             middleware=tuple(self.middleware),
             server_info=self.server_info(),

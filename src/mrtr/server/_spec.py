@@ -49,6 +49,7 @@ class ServerSpec:
         hub: the server's change listeners (``notify_*`` publishes to it).
         max_pending_events: distinct changes waiting for one listener before it is dropped.
         max_resource_subscriptions: resource URIs one listener may subscribe to.
+        max_subscription_bytes: characters of those URIs in all (a legacy session).
         params_models: the params model of each method registered with
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
@@ -67,6 +68,7 @@ class ServerSpec:
     hub: ChangeHub = field(default_factory=ChangeHub)
     max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
     max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS
+    max_subscription_bytes: int = 1024 * 1024
     params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None

@@ -108,6 +108,16 @@ class SSEWriter:
             await self._store.end_stream(self._stream_id)
         await self.close("the stream is complete")
 
+    async def end_in_store(self) -> None:
+        """Mark the stream ended in the store, even while cancelled (bounded, best effort)."""
+        if self._store is None or self._stream_id is None:
+            return
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self._stall):
+            try:
+                await self._store.end_stream(self._stream_id)
+            except Exception:  # the store is down: the stream expires by itself
+                _logger.warning("could not end SSE stream %s in the store", self._stream_id)
+
     def detach(self, reason: str) -> None:
         """Stop writing to this client (it went away); events are still stored."""
         if self.attached:
