@@ -240,21 +240,24 @@ async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
     assert seen == [1, 2, 2]
 
 
-async def test_the_keep_alive_race_is_retried_once_on_a_new_connection() -> None:
+async def test_a_request_the_server_read_and_dropped_is_never_sent_again() -> None:
+    """Issue #21 item 1: once written, a request is not re-sent on a new connection."""
     requests = 0
 
     def answer(connection: int, request: bytes) -> bytes | None:
         nonlocal requests
         requests += 1
-        return None if requests == 2 else OK  # the 2nd request finds its connection closed
+        return None if requests == 2 else OK  # reads the 2nd request, then closes
 
     async with _raw_server(answer) as (url, seen):
         client = OwnClient(httpx.URL(url), timeout=TIMEOUT)
         with anyio.fail_after(BOUND):
             assert await _post(client, url) == b"{}"
-            assert await _post(client, url) == b"{}"
+            with pytest.raises(httpx.RemoteProtocolError):
+                await _post(client, url)
+            assert await _post(client, url) == b"{}"  # the pool still serves
         await client.aclose()
-    assert seen == [1, 1, 2]
+    assert seen == [1, 1, 2]  # the dropped request reached the server once
 
 
 async def test_a_fresh_connection_closed_without_an_answer_fails() -> None:

@@ -1,8 +1,12 @@
-"""The bounded SSE decoder: WHATWG parsing rules (httpx-sse's) and our size cap."""
+"""The bounded SSE decoder: the WHATWG field rules (as httpx-sse reads them) and our cap."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
+from httpx_sse import EventSource
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mrtr.errors import MessageTooLargeError
 from mrtr.transports._http_sse import BoundedSSEDecoder
@@ -96,3 +100,31 @@ def test_field_lines_of_one_event_count_towards_the_cap() -> None:
     decoder = BoundedSSEDecoder(max_event_size=100)
     with pytest.raises(MessageTooLargeError):
         decoder.feed(b"event: " + b"e" * 60 + b"\nid: " + b"i" * 60 + b"\n")
+
+
+# -- the field rules against httpx-sse's public API ------------------------------------
+
+FIELD_TEXT = st.text(st.characters(blacklist_characters="\r\n", codec="utf-8"), max_size=6)
+FIELD_LINE = st.one_of(
+    st.tuples(st.sampled_from(["data", "data", "event", "id", "retry", "x", ""]), FIELD_TEXT).map(
+        lambda pair: f"{pair[0]}:{pair[1]}"
+    ),
+    st.sampled_from(["data", "data: ", "id", ": comment", "retry: 10", "id: a\x00b", ""]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(FIELD_LINE, max_size=12),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+    st.integers(1, 7),
+)
+def test_the_field_rules_match_httpx_sse(lines: list[str], eol: str, step: int) -> None:
+    wire = (eol.join(lines) + eol + eol).encode()
+    decoder = BoundedSSEDecoder(max_event_size=1_000_000)
+    ours = []
+    for start in range(0, len(wire), step):
+        ours += [(e.event, e.data, e.id) for e in decoder.feed(wire[start : start + step])]
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=wire)
+    theirs = [(e.event, e.data, e.id) for e in EventSource(response).iter_sse() if e.data]
+    assert ours == theirs

@@ -215,9 +215,9 @@ async def calls(transport: StreamableHTTPTransport, ids: range) -> list[Any]:
 async def test_a_ready_token_goes_straight_through_the_own_client(world: World) -> None:
     auth = oauth(world)
     async with StreamableHTTPTransport(world.url, auth=auth) as transport:
-        # no token yet: the flow (401, discovery, login, the retry) runs on httpx
+        # no token yet: the flow (401, discovery, login, the retry) runs, on the own client
         assert await calls(transport, range(1, 2)) == [{"token": "at-1"}]
-        assert agents(mcp_requests(world)) == ["httpx", "httpx"]
+        assert agents(mcp_requests(world)) == ["own", "own"]
         for request_id in range(2, 6):
             assert await calls(transport, range(request_id, request_id + 1)) == [{"token": "at-1"}]
     sent = mcp_requests(world)[2:]
@@ -239,7 +239,7 @@ async def test_a_token_due_for_refresh_is_refreshed_once_then_the_fast_path_resu
         assert await calls(transport, range(2, 22)) == [{"token": "at-2"}] * 20
         assert await calls(transport, range(22, 23)) == [{"token": "at-2"}]
     assert world.grants == ["authorization_code", "refresh_token"]
-    assert agents(mcp_requests(world)) == ["own"] + ["httpx"] * 20 + ["own"]
+    assert agents(mcp_requests(world)) == ["own"] * 22  # the flow too: one client, one agent
 
 
 async def test_a_401_mid_session_is_recovered_through_the_flow(world: World) -> None:
@@ -253,7 +253,7 @@ async def test_a_401_mid_session_is_recovered_through_the_flow(world: World) -> 
         assert await calls(transport, range(3, 4)) == [{"token": "at-2"}]
     assert world.grants == ["authorization_code", "refresh_token"]
     # refused on the own client; sent again through the flow (refused, refreshed, retried)
-    assert agents(mcp_requests(world)) == ["own", "own", "httpx", "httpx", "own"]
+    assert agents(mcp_requests(world)) == ["own"] * 5
 
 
 async def test_insufficient_scope_steps_up_through_the_flow_within_its_limit(
@@ -266,7 +266,7 @@ async def test_insufficient_scope_steps_up_through_the_flow_within_its_limit(
         world.required = {"write"}
         assert await calls(transport, range(1, 2)) == [{"token": "at-2"}]
         assert world.authorized_scopes[-1] == "write"
-        assert agents(mcp_requests(world)) == ["own", "httpx", "httpx"]
+        assert agents(mcp_requests(world)) == ["own"] * 3
         assert await calls(transport, range(2, 3)) == [{"token": "at-2"}]
         assert agents(mcp_requests(world))[-1] == "own"
         before = len(world.authorized_scopes)
@@ -296,7 +296,7 @@ async def test_dpop_proofs_on_the_own_client_and_nonce_changes_through_the_flow(
             assert await calls(transport, range(5, 6)) == [{"token": "at-1"}]
     assert world.grants == ["authorization_code"]  # a nonce never re-authorizes
     sent = mcp_requests(world)
-    assert agents(sent) == ["httpx"] * 3 + ["own"] * 2 + ["own", "httpx"] + ["own"]
+    assert agents(sent) == ["own"] * 8
     # the flow: no nonce, then n-1; the own client: n-1 twice, then n-1 refused, n-2 taken
     assert [p.get("nonce") for p in world.proofs] == [None] + ["n-1"] * 4 + ["n-2"] * 2
     assert len({p["jti"] for p in world.proofs}) == len(world.proofs)  # fresh per request
@@ -351,4 +351,4 @@ async def test_a_subclass_with_its_own_flow_is_never_bypassed(world: World) -> N
     async with StreamableHTTPTransport(world.url, auth=auth) as transport:
         assert await calls(transport, range(1, 4)) == [{"token": "at-1"}] * 3
     assert len(seen) == 3
-    assert set(agents(mcp_requests(world))) == {"httpx"}
+    assert set(agents(mcp_requests(world))) == {"own"}

@@ -113,7 +113,18 @@ TOOLS = [
     Tool(name="forever", description="Never stops asking.", input_schema=OBJECT),
     Tool(name="crash", description="Answers with a JSON-RPC error.", input_schema=OBJECT),
     Tool(name="whoami", description="What the process was started with.", input_schema=OBJECT),
+    Tool(name="titled", description="A titled choice with a default.", input_schema=OBJECT),
 ]
+TITLED = {
+    "type": "object",
+    "properties": {
+        "color": {
+            "type": "string",
+            "oneOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}],
+            "default": "g",
+        }
+    },
+}
 STARTED_WITH: dict[str, Any] = {}
 
 
@@ -218,6 +229,13 @@ async def roots(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any
     return InputRequiredResult(input_requests={"roots": ListRootsRequest()}, request_state="r")
 
 
+async def titled(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+    reply = answers(ctx).get("pick")
+    if isinstance(reply, ElicitResult):
+        return text(json.dumps(reply.content))
+    return InputRequiredResult(input_requests={"pick": form("Pick.", TITLED)}, request_state="t")
+
+
 async def forever(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
     again = {"type": "object", "properties": {"x": {"type": "string"}}}
     return InputRequiredResult(input_requests={"again": form("Again?", again)}, request_state="f")
@@ -236,6 +254,7 @@ async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) ->
     handlers = {
         "provision": provision, "form": one_form, "media": media, "slow": slow,
         "pair": pair, "link": link, "llm": llm, "roots": roots, "forever": forever,
+        "titled": titled,
     }  # fmt: skip
     return await handlers[name](ctx, params)
 
@@ -256,6 +275,11 @@ async def list_resources(ctx: ServerRequestContext, params: PaginatedRequestPara
 
 
 async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> Any:
+    if str(params.uri).startswith("blob:"):
+        from mrtr.types import BlobResourceContents
+
+        blob = BlobResourceContents(uri=str(params.uri), mime_type="application/zip", blob="AAAA")
+        return ReadResourceResult(contents=[blob])
     contents = TextResourceContents(uri=str(params.uri), text=f"note at {params.uri}")
     return ReadResourceResult(contents=[contents])
 

@@ -70,12 +70,14 @@ def test_servers_text_lists_source_transport_and_file(home: Path) -> None:
 def test_a_configured_server_is_started_with_its_variables_expanded(home: Path) -> None:
     project = home / "work" / "project"
     env = env_for(home, CLI_TOKEN="t0k")
-    done = mrtr("call", "cli", "whoami", "-o", "content", env=env, cwd=project)
+    trust = "--trust-project"  # .mcp.json in the working directory is a project file
+    done = mrtr("call", "cli", "whoami", "-o", "content", trust, env=env, cwd=project)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "cwd": str(project), "log": "info", "region": None, "token": "t0k",
     }  # fmt: skip
-    scoped = mrtr("call", "claude-code:cli", "whoami", "-o", "content", env=env, cwd=project)
+    assert "server 'cli' comes from the project file " in done.stderr
+    scoped = mrtr("call", "claude-code:cli", "whoami", "-o", "content", trust, env=env, cwd=project)
     assert json.loads(scoped.stdout)["token"] == "t0k"
     by_file = mrtr("call", ".mcp.json:cli", "whoami", "-o", "content", env=env, cwd=project)
     assert json.loads(by_file.stdout)["token"] == "t0k"
@@ -124,9 +126,11 @@ def test_unset_variable_names_file_server_and_field(home: Path) -> None:
 
 def test_ambiguous_and_unknown_names(home: Path) -> None:
     project = home / "work" / "project"
-    ambiguous = mrtr("ping", "weather", env=env_for(home), cwd=project)
-    assert ambiguous.returncode == 2
-    assert "name one of: claude-code:weather, cursor:weather" in ambiguous.stderr
+    # the project's .mcp.json and the user's ~/.cursor both define it: the user's own wins,
+    # and the person is told (issue #21, item 10)
+    shadowed = mrtr("ping", "weather", env=env_for(home), cwd=project)
+    assert "also defines 'weather'; using yours from" in shadowed.stderr
+    assert "/.cursor/mcp.json: server 'weather', env.API_KEY" in shadowed.stderr
     typo = mrtr("ping", "wether", env=env_for(home), cwd=project)
     assert typo.returncode == 2
     assert "did you mean weather" in typo.stderr
@@ -149,3 +153,39 @@ def test_explicit_config_only(home: Path, tmp_path: Path) -> None:
     done = mrtr("servers", "--config", str(broken), "--no-discover", env=env_for(home))
     assert done.returncode == 0
     assert "broken.json:1:3: invalid JSON" in done.stderr
+
+
+def test_a_project_file_gets_no_secret_without_consent(home: Path) -> None:
+    """Issue #21 item 10: a cloned repository's .mcp.json never gets ${VAR} values unasked."""
+    project = home / "work" / "project"
+    env = env_for(home, CLI_TOKEN="the-users-secret")
+    refused = mrtr("call", "cli", "whoami", "-o", "content", env=env, cwd=project)
+    assert refused.returncode == 2
+    assert "comes from a project file" in refused.stderr
+    assert "wants your environment variable(s) ${CLI_TOKEN}; pass --trust-project" in (
+        refused.stderr
+    )
+    assert "the-users-secret" not in refused.stdout + refused.stderr
+    listing = mrtr("servers", env=env, cwd=project)
+    assert "~/work/project/.mcp.json  (a project file: this directory's)" in listing.stdout
+
+
+def test_consent_is_asked_on_the_terminal(home: Path) -> None:
+    from tests.cli.test_cli_prompts import finish, spawn
+
+    project = home / "work" / "project"
+    env = env_for(home, CLI_TOKEN="s3cr3t")
+    child = spawn("call", "cli", "whoami", "-o", "content", backend="asyncio", env=env,
+                  cwd=project)  # fmt: skip
+    child.expect_exact("wants ${CLI_TOKEN} for its server 'cli'")
+    child.expect_exact("give it these values? [y/N] > ")
+    child.sendline("n")
+    code, output = finish(child)
+    assert code == 2 and "s3cr3t" not in output
+    child = spawn("call", "cli", "whoami", "-o", "content", backend="asyncio", env=env,
+                  cwd=project)  # fmt: skip
+    child.expect_exact("give it these values? [y/N] > ")
+    child.sendline("y")
+    code, output = finish(child)
+    assert code == 0
+    assert '"token": "s3cr3t"' in output

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import OFFICIAL_HTTP, OURS, http_server, mrtr, one_json
+from tests.cli._run import OFFICIAL_HTTP, OURS, PY, http_server, mrtr, one_json
 from tests.cli.test_cli_prompts import finish, spawn
 
 KEY = "ab" * 32  # the test server's sealing key, so another server process can open the state
@@ -20,7 +20,7 @@ def test_pause_then_resume_round_by_round(tmp_path: Path, backend: str) -> None:
     done = mrtr("call", "provision", "--pause", str(paused), *SEALED, *OURS, backend=backend)
     assert done.returncode == 6
     assert oct(paused.stat().st_mode & 0o777) == "0o600"
-    hint = f"resume with: mrtr resume {paused} --answer region.region=… -e CLI_SERVER_KEY=…"
+    hint = f"resume with: mrtr resume {paused} --answer region=… -e CLI_SERVER_KEY=…"
     assert hint in done.stderr
     assert KEY not in paused.read_text()  # env values are never written
     stored = json.loads(paused.read_text())
@@ -43,7 +43,7 @@ def test_the_demo_target_pauses_and_resumes_as_the_readme_shows(tmp_path: Path) 
     paused = tmp_path / "paused.json"
     done = mrtr("call", "demo", "provision", "name=orders", "--pause", str(paused), "--no-discover")
     assert done.returncode == 6
-    assert f"resume with: mrtr resume {paused} --answer region.region=…" in done.stderr
+    assert f"resume with: mrtr resume {paused} --answer region=…" in done.stderr
     finished = mrtr("resume", str(paused), "--answer", "region.region=eu-west-1", "--answer",
                     "confirm.confirm=true", "--no-discover")  # fmt: skip
     assert (finished.returncode, finished.stdout) == (0, "Provisioned 'orders' in eu-west-1.\n")
@@ -55,7 +55,10 @@ def test_a_refused_state_exits_10_with_the_restart_command(tmp_path: Path) -> No
     # the new server process seals with a new ephemeral key: it cannot open the old state
     done = mrtr("resume", str(paused), "--answer", "region.region=eu-west-1")
     assert done.returncode == 10
-    assert "start over with: mrtr call TARGET provision" in done.stderr
+    # issue #23 point 9: the recorded server, not the word TARGET; "start over" said once
+    assert f"start over with: mrtr call provision -- {PY} " in done.stderr
+    assert "TARGET" not in done.stderr
+    assert done.stderr.lower().count("start over") == 1
 
 
 def test_pause_needs_the_2026_era_and_a_real_file(tmp_path: Path) -> None:

@@ -83,10 +83,12 @@ def test_answer_flags_become_responses() -> None:
     assert said is not None
     assert sampling_response(said, "s")["content"] == {"type": "text", "text": "hello"}
     assert book.find("other", "elicitation/create", params) is None
-    with pytest.raises(UsageError, match="expected KEY=JSON"):
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
         AnswerBook().add_flags(answers=["nothing"])
-    with pytest.raises(UsageError, match="invalid JSON"):
-        AnswerBook().add_flags(answers=["plain=not json"])
+    plain = AnswerBook()
+    plain.add_flags(answers=["plain=not json"])  # a bare value: fine for a one-field form
+    with pytest.raises(UsageError, match="not a one-field form; answer it with --answer plain"):
+        plain.find("plain", "elicitation/create", params)
 
 
 def test_a_server_key_may_contain_dots() -> None:

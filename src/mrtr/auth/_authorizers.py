@@ -328,10 +328,12 @@ class FollowRedirectAuthorizer:
         url = request.url
         for _ in range(self.max_hops):
             try:
-                response = await request.http.get(
-                    url, follow_redirects=False, timeout=request.timeout, auth=None
-                )
-            except httpx.HTTPError as exc:
+                # only the head matters: the body is never read (nor decoded: no bomb)
+                async with request.http.stream(
+                    "GET", url, follow_redirects=False, timeout=request.timeout, auth=None
+                ) as response:
+                    pass
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise AuthError(
                     f"could not fetch the authorization page: {type(exc).__name__}"
                 ) from exc
@@ -366,10 +368,11 @@ class FollowRedirectAuthorizer:
         async with anyio.create_task_group() as tg:
             tg.start_soon(listen)
             try:
-                await request.http.get(
-                    request.url, follow_redirects=True, timeout=request.timeout, auth=None
-                )
-            except httpx.HTTPError as exc:
+                async with request.http.stream(  # the head is enough: the body is not read
+                    "GET", request.url, follow_redirects=True, timeout=request.timeout, auth=None
+                ):
+                    pass
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 failure.append(exc)
             with anyio.move_on_after(request.timeout):
                 await listened.wait()  # the listener answered before the GET could end

@@ -7,6 +7,7 @@ to call which (and makes sure only one runs at a time).
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 
 from mrtr.auth._authorizers import AuthorizationRequest, Authorizer
-from mrtr.auth._discovery import check_pkce, check_response_issuer, select_scopes
+from mrtr.auth._discovery import check_pkce, check_response_issuer, origin_of, select_scopes
 from mrtr.auth._dpop import DPoPKey
 from mrtr.auth._grants import (
     JWT_BEARER,
@@ -45,6 +46,8 @@ from mrtr.errors import (
 
 __all__ = ["FlowContext", "exchange_id_token", "forget_client", "obtain", "refresh", "token_key"]
 
+logger = logging.getLogger("mrtr.auth")
+
 _ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 
@@ -60,6 +63,53 @@ class FlowContext:
     require_pkce: bool
     clock: Callable[[], float]
     dpop: DPoPKey | None = None
+
+
+def _endpoint(discovery: Discovery, name: str) -> str:
+    """An endpoint of the authorization server, checked to be an http(s) URL to send to.
+
+    Raises:
+        AuthError: the metadata has no such endpoint, or it is not a usable URL (a
+            control character, another scheme, no host).
+    """
+    endpoint = discovery.endpoint(name)
+    if endpoint is None:
+        raise AuthError(f"the authorization server has no {name}")
+    shown = ascii(endpoint[:200])
+    if any(not c.isprintable() or c.isspace() for c in endpoint):
+        raise AuthError(f"the authorization server's {name} holds control characters: {shown}")
+    try:
+        url = httpx.URL(endpoint)
+    except httpx.InvalidURL as exc:
+        raise AuthError(f"the authorization server's {name} is not a URL: {shown}") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise AuthError(f"the authorization server's {name} is not an http(s) URL: {shown}")
+    return endpoint
+
+
+def _check_pinned_issuer(ctx: FlowContext, grant: ClientCredentials, discovery: Discovery) -> None:
+    """Refuse to send a client's credentials to an issuer it is not pinned to.
+
+    Raises:
+        RegistrationError: ``grant.issuer`` is set and discovery found another issuer.
+    """
+    if grant.issuer is not None and grant.issuer != discovery.issuer:
+        raise RegistrationError(
+            f"the client credentials are for {grant.issuer!r}, but the server uses "
+            f"{discovery.issuer!r}; not sending them",
+            server_url=ctx.server_url,
+        )
+
+
+def _warn_off_origin(discovery: Discovery, endpoint: str) -> None:
+    """Log when client credentials go to a token endpoint off the issuer's origin."""
+    if origin_of(endpoint).lower() != origin_of(discovery.issuer).lower():
+        logger.warning(
+            "sending client credentials to the token endpoint %s, on another origin than "
+            "the issuer %s (pin ClientCredentials(issuer=...) to refuse another issuer)",
+            ascii(origin_of(endpoint))[1:-1],
+            ascii(discovery.issuer[:200])[1:-1],
+        )
 
 
 def token_key(issuer: str, resource: str) -> str:
@@ -97,6 +147,7 @@ async def obtain(
         return await _authorization_code(ctx, grant, discovery, scopes)
     form: dict[str, str]
     if isinstance(grant, ClientCredentials):
+        _check_pinned_issuer(ctx, grant, discovery)
         client = ClientRegistration(
             discovery.issuer,
             grant.client_id,
@@ -214,9 +265,7 @@ async def _authorize_and_exchange(
             query["scope"] = " ".join(scopes)
         if "offline_access" in scopes:
             query["prompt"] = "consent"  # OpenID servers issue refresh tokens only then
-        endpoint = discovery.endpoint("authorization_endpoint")
-        if endpoint is None:
-            raise AuthError("the authorization server has no authorization_endpoint")
+        endpoint = _endpoint(discovery, "authorization_endpoint")
         url = str(httpx.URL(endpoint).copy_merge_params(query))
         callback = await authorizer.authorize(
             AuthorizationRequest(url, redirect_uri, state, ctx.http.client, ctx.http.timeout)
@@ -273,6 +322,7 @@ async def _known_client(
     ctx: FlowContext, grant: Grant, discovery: Discovery, *, redirect_uri: str | None = None
 ) -> ClientRegistration | None:
     if isinstance(grant, ClientCredentials):
+        _check_pinned_issuer(ctx, grant, discovery)
         return ClientRegistration(
             discovery.issuer, grant.client_id, grant.client_secret, grant.auth_method
         )
@@ -315,6 +365,8 @@ async def _register(
     ctx: FlowContext, profile: ClientProfile, discovery: Discovery, redirect_uri: str
 ) -> ClientRegistration:
     endpoint = discovery.endpoint("registration_endpoint")
+    if endpoint is not None:
+        endpoint = _endpoint(discovery, "registration_endpoint")
     if endpoint is None or not profile.dynamic_registration:
         raise RegistrationError(
             f"the authorization server {discovery.issuer!r} offers no way to register "
@@ -378,9 +430,7 @@ async def _token_request(
     signing_key: SigningKey | None = None,
     previous_refresh: str | None = None,
 ) -> TokenSet:
-    endpoint = discovery.endpoint("token_endpoint")
-    if endpoint is None:
-        raise AuthError("the authorization server has no token_endpoint")
+    endpoint = _endpoint(discovery, "token_endpoint")
     now = ctx.clock()
     headers: dict[str, str] = {}
     if client.client_id:
@@ -390,6 +440,8 @@ async def _token_request(
             has_key=signing_key is not None,
             supported=discovery.server_list("token_endpoint_auth_methods_supported"),
         )
+        if client.client_secret is not None or signing_key is not None:
+            _warn_off_origin(discovery, endpoint)
         headers, fields = client_auth(
             method,
             client_id=client.client_id,

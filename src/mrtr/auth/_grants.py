@@ -15,7 +15,7 @@ from urllib.parse import quote_plus, urlsplit
 from mrtr.auth._challenge import scopes_of
 from mrtr.auth._http import Reply
 from mrtr.auth._jose import SigningKey, client_assertion
-from mrtr.auth._records import TokenSet
+from mrtr.auth._records import TokenSet, bounded_seconds
 from mrtr.errors import AuthError, TokenEndpointError
 
 if TYPE_CHECKING:
@@ -126,6 +126,10 @@ class ClientCredentials:
             (the assertion's audience is the authorization server's issuer).
         signing_alg: the algorithm when ``signing_key`` is a PEM (default ``ES256``).
         auth_method: force a token-endpoint auth method; ``None``: from the metadata.
+        issuer: the authorization server these credentials belong to; a server whose
+            discovery names another issuer gets a `RegistrationError` instead of them.
+            Either way a ``token_endpoint`` on another origin than the issuer's is
+            logged as a warning before the credentials are sent there.
     """
 
     client_id: str
@@ -133,6 +137,7 @@ class ClientCredentials:
     signing_key: SigningKey | str | bytes | None = field(default=None, repr=False)
     signing_alg: str | None = None
     auth_method: AuthMethod | None = None
+    issuer: str | None = None
 
     def key(self) -> SigningKey | None:
         """The signing key as a `SigningKey`."""
@@ -290,11 +295,7 @@ def parse_token_reply(
             "unsupported_token_type", f"token_type {token_type[:40]!r}", status=reply.status
         )
     assert data is not None
-    expires_in = data.get("expires_in")
-    try:
-        lifetime = float(expires_in) if expires_in is not None else None
-    except (TypeError, ValueError):
-        lifetime = None
+    lifetime = bounded_seconds(data.get("expires_in"))  # any integer may come: bounded
     refresh = data.get("refresh_token")
     scope = data.get("scope")
     return TokenSet(

@@ -1,19 +1,25 @@
 """The OAuth layer's own HTTP requests: through the user's httpx client, always bounded.
 
-Every request carries a timeout and is sent without auth (never the MCP token to an
-authorization server) and without following redirects unless asked; bodies are read up
-to a cap. httpx failures become `AuthError` with no URL query or body in the message.
+Every request carries a timeout that bounds the whole request (connect, send, every
+read), and is sent without auth (never the MCP token to an authorization server) and
+without following redirects unless asked. Bodies are decoded as the MCP transport
+decodes them (`mrtr.transports._http_wire.decoded_body`: one layer of gzip or deflate,
+counted after decoding) and read up to a cap. httpx failures become `AuthError` with no
+URL query or body in the message.
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import aclosing
 from typing import Any
 
 import anyio
 import httpx
 
-from mrtr.errors import AuthError
+from mrtr.errors import AuthError, ProtocolError
+from mrtr.transports._http_decoding import ACCEPT_ENCODING
+from mrtr.transports._http_wire import decoded_body
 
 __all__ = ["MAX_BODY", "HTTPScope", "OAuthHTTP", "Reply"]
 
@@ -31,7 +37,7 @@ class Reply:
         self.json: dict[str, Any] | None = None
         try:
             parsed = json.loads(body) if body else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, RecursionError):  # bad UTF-8 or JSON, 4,300+ digits, too deep
             parsed = None
         if isinstance(parsed, dict):
             self.json = parsed
@@ -66,23 +72,30 @@ class OAuthHTTP:
             AuthError: the request failed or timed out.
         """
         sent = {"Accept": "application/json", **(headers or {})}
+        sent["Accept-Encoding"] = ACCEPT_ENCODING  # what `decoded_body` can bound
         try:
             request = self.client.build_request(
                 method, url, headers=sent, data=data, json=json_body, timeout=self.timeout
             )
-            response = await self.client.send(
-                request, auth=None, follow_redirects=follow_redirects, stream=True
-            )
-            try:
-                body = await _read_capped(response, self.max_body)
-            finally:
-                await response.aclose()
-        except httpx.TimeoutException as exc:
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol, UnicodeEncodeError) as exc:
+            raise AuthError(f"{method} {_printable(url)}: not a URL that can be requested") from exc
+        try:
+            with anyio.fail_after(self.timeout):  # the whole request, not each read
+                response = await self.client.send(
+                    request, auth=None, follow_redirects=follow_redirects, stream=True
+                )
+                try:
+                    body = await _read_capped(response, self.max_body)
+                finally:
+                    await response.aclose()
+        except (TimeoutError, httpx.TimeoutException) as exc:
             raise AuthError(
                 f"{method} {_safe(url)} got no answer within {self.timeout:g} s"
             ) from exc
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise AuthError(f"{method} {_safe(url)} failed: {type(exc).__name__}") from exc
+        except UnicodeEncodeError as exc:
+            raise AuthError(f"{method} {_safe(url)}: a header is not ASCII") from exc
         return Reply(response.status_code, response.headers, body)
 
     async def get_json(self, url: str, headers: dict[str, str] | None = None) -> Reply:
@@ -112,19 +125,34 @@ class HTTPScope:
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> bytes:
+    """The decoded body, never holding more than `limit` bytes of it.
+
+    Raises:
+        AuthError: the body is over `limit` once decoded, or its encoding is stacked,
+            unknown or corrupt.
+    """
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise AuthError(
-                f"a response from {_safe(str(response.url))} was over {limit} bytes "
-                "(raise OAuth(max_response_size=...) if this server is trusted)"
-            )
-        chunks.append(chunk)
+    try:
+        async with aclosing(decoded_body(response)) as pieces:
+            async for chunk in pieces:
+                size += len(chunk)
+                if size > limit:
+                    raise AuthError(
+                        f"a response from {_safe(str(response.url))} was over {limit} bytes "
+                        "(raise OAuth(max_response_size=...) if this server is trusted)"
+                    )
+                chunks.append(chunk)
+    except ProtocolError as exc:
+        raise AuthError(f"a response from {_safe(str(response.url))}: {exc}") from exc
     return b"".join(chunks)
 
 
 def _safe(url: str) -> str:
     """The URL without its query (an authorization URL's query is nobody's business)."""
-    return url.split("?", 1)[0].split("#", 1)[0]
+    return _printable(url.split("?", 1)[0].split("#", 1)[0])
+
+
+def _printable(text: str) -> str:
+    """`text` with control characters escaped: a server's URL never paints a terminal."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text[:300])

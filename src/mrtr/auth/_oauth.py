@@ -2,8 +2,9 @@
 
 The request path stays cheap: with a valid token in memory, the only work is one header
 (a DPoP proof too when the token is bound), and mrtr's HTTP transport asks for it without
-httpx (`_headers_for`, `_accepts`), keeping its own HTTP client; the httpx flow runs when
-there is token work to do.
+httpx, through the public seam ``mrtr.transports.http.SupportsTransportAuth`` (`bind`,
+`headers_for`, `accepts`), keeping its own HTTP client; the httpx flow runs when there
+is token work to do.
 
 Token acquisition (discovery, registration, authorization, refresh) runs at most once at
 a time per token store and server (`_flight`); concurrent requests that need a token,
@@ -115,7 +116,7 @@ class OAuth(httpx.Auth):
 
     # -- binding --------------------------------------------------------------------
 
-    def bind_transport(
+    def bind(
         self, url: str, client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]
     ) -> None:
         """Called by mrtr's HTTP transport: the server URL and its httpx client.
@@ -131,6 +132,12 @@ class OAuth(httpx.Auth):
         elif self.server_url != url:
             raise ValueError(f"this OAuth is for {self.server_url!r}, not {url!r}")
         self._bound_client = client
+
+    def bind_transport(
+        self, url: str, client: httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]
+    ) -> None:
+        """The former name of `bind`, kept for callers that used it."""
+        self.bind(url, client)
 
     # -- public API -----------------------------------------------------------------
 
@@ -227,7 +234,7 @@ class OAuth(httpx.Auth):
 
     # -- the transport's fast path ---------------------------------------------------
 
-    def _headers_for(self, method: str, url: str) -> dict[str, str] | None:
+    def headers_for(self, method: str, url: str) -> dict[str, str] | None:
         """The auth headers of one MCP request, when no token work can be needed.
 
         mrtr's HTTP transport sends the request on its own HTTP client with these
@@ -243,8 +250,8 @@ class OAuth(httpx.Auth):
         proof = key.proof(method, url, now=self._now(), access_token=token.access_token)
         return {"Authorization": "DPoP " + token.access_token, "DPoP": proof}
 
-    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool:
-        """Whether a response to a `_headers_for` request stands as it is.
+    def accepts(self, url: str, status: int, headers: httpx.Headers) -> bool:
+        """Whether a response to a `headers_for` request stands as it is.
 
         A 401 (expired or revoked token, a DPoP nonce demanded) or a 403
         ``insufficient_scope`` does not: the transport sends the request again through
@@ -336,7 +343,7 @@ class OAuth(httpx.Auth):
                     )
             except TokenEndpointError as exc:
                 logger.info("refreshing the token for %s failed: %s", self.server_url, exc.error)
-                await self._drop_tokens(key, exc)
+                await self._refresh_refused(key, exc)
                 return
             except AuthError as exc:
                 logger.info("could not refresh the token for %s: %s", self.server_url, exc)
@@ -389,7 +396,8 @@ class OAuth(httpx.Auth):
                 try:
                     fresh = await refresh(context, self.grant, discovery, latest or previous)
                 except TokenEndpointError as exc:
-                    await self._drop_tokens(key, exc)
+                    if not await self._refresh_refused(key, exc):
+                        raise  # transient (a 503...): the refresh token is kept for later
                     fresh = None
                 if fresh is not None:
                     await self._save_token(key, fresh)
@@ -399,11 +407,21 @@ class OAuth(httpx.Auth):
         fresh = await obtain(context, self.grant, discovery, challenged=challenged, previous=held)
         await self._save_token(key, fresh)
 
-    async def _drop_tokens(self, key: str, exc: TokenEndpointError) -> None:
-        await self.store.delete("tokens", key)
-        self._set_token(None)
+    async def _refresh_refused(self, key: str, exc: TokenEndpointError) -> bool:
+        """Forget the tokens only when the server says they are dead; True if it did.
+
+        ``invalid_grant`` kills a refresh token (RFC 6749 5.2), and ``invalid_client``
+        the client it was issued to (forgotten too, to register again). Anything else,
+        a 503, a ``server_error`` or an unparseable answer, leaves it stored, so a later
+        attempt (or the next process) still refreshes without a login.
+        """
+        if exc.error not in ("invalid_grant", "invalid_client"):
+            return False
         if exc.error == "invalid_client" and self._discovery is not None:
             await forget_client(self.store, self.grant, self._discovery.issuer)
+        await self.store.delete("tokens", key)
+        self._set_token(None)
+        return True
 
     async def _save_token(self, key: str, token: TokenSet) -> None:
         await self.store.save("tokens", key, token.to_json())  # stored before it is used

@@ -7,10 +7,34 @@ Token and secret fields stay out of ``repr``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["ClientRegistration", "Discovery", "TokenSet"]
+__all__ = ["MAX_SECONDS", "ClientRegistration", "Discovery", "TokenSet", "bounded_seconds"]
+
+MAX_SECONDS = 10**10
+"""The largest count of seconds read from a server or a store (about 317 years)."""
+
+
+def bounded_seconds(value: Any) -> float | None:
+    """A number of seconds from JSON, or ``None`` when it is none or out of range.
+
+    A server or a hand-edited store may hold any integer (``10**400`` overflows a
+    float), a string, NaN or an infinity: only a finite number in
+    ``[0, MAX_SECONDS]`` (or a short decimal string of one) counts.
+    """
+    if isinstance(value, str) and 0 < len(value) <= 20:
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, int) and not 0 <= value <= MAX_SECONDS:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number <= MAX_SECONDS else None
 
 
 def _str(data: dict[str, Any], name: str) -> str | None:
@@ -68,10 +92,11 @@ class TokenSet:
         if access is None:
             return None
         expires = data.get("expires_at")
+        expires_at = None if isinstance(expires, str) else bounded_seconds(expires)
         return cls(
             access_token=access,
             token_type=_str(data, "token_type") or "Bearer",
-            expires_at=float(expires) if isinstance(expires, (int, float)) else None,
+            expires_at=expires_at,
             refresh_token=_str(data, "refresh_token"),
             scope=_strs(data, "scope"),
             issuer=_str(data, "issuer") or "",

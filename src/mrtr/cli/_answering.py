@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from mrtr.cli._answers import AnswerBook, Recorder, elicit_response, sampling_response
+from mrtr.cli._answers import (
+    AnswerBook,
+    Recorder,
+    answer_hint,
+    elicit_response,
+    sampling_response,
+)
 from mrtr.cli._ask import PAUSE, ask_form, ask_sampling, ask_url
 from mrtr.cli._exit import CLIError, InputUnansweredError, UsageError
 from mrtr.cli._terminal import Terminal, sanitize
@@ -35,6 +42,9 @@ ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 SAMPLING_CMD_TIMEOUT = 300.0
 """Seconds a ``--sampling-cmd`` may run before it is stopped."""
+SAMPLING_CMD_MODEL = "sampling-cmd"
+"""The model named in a reply from ``--sampling-cmd`` unless its JSON names one (never its
+path: that is no model name, and it tells the server about the user's files)."""
 
 
 def root_list(roots: Sequence[str]) -> list[dict[str, str]]:
@@ -58,6 +68,7 @@ class Answerer:
     terminal: Terminal | None = None
     recorder: Recorder | None = None
     sampling_cmd: str | None = None
+    sampling_timeout: float = SAMPLING_CMD_TIMEOUT
     roots: Sequence[str] = ()
     policy: str = "fail"  # what to do with no answer: fail, pause, decline, cancel
     on_event: Callable[[dict[str, Any]], None] | None = None
@@ -127,11 +138,17 @@ class Answerer:
                     "params": params})  # fmt: skip
         spec = self.book.find(key, method, params)
         if spec is not None:
-            response = (
-                elicit_response(spec, key, params)
-                if method == ELICIT
-                else sampling_response(spec, key)
-            )
+            try:
+                response = (
+                    elicit_response(spec, key, params)
+                    if method == ELICIT
+                    else sampling_response(spec, key)
+                )
+            except UsageError as exc:
+                typos = self.book.typos(key, method, params)
+                if not typos:
+                    raise
+                raise UsageError(f"{exc}; " + "; ".join(typos)) from None
             return self._note(key, method, spec.source, round_, response)
         if method == SAMPLE and self.sampling_cmd and self.terminal is None:
             return self._note(key, method, "sampling-cmd", round_, await self._run_cmd(params))
@@ -216,10 +233,12 @@ class Answerer:
 
             self._emit({"event": "paused", "round": round_, "key": key})
             return LIBRARY_PAUSE
+        if self.policy in ("decline", "cancel") and method == ELICIT:
+            # answered by the policy, as --decline KEY would: the call goes on to its result
+            self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
+            return self._note(key, method, "policy", round_, {"action": self.policy})
         self.unanswered[key] = {"method": method, "params": params}
         self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
-        if self.policy in ("decline", "cancel") and method == ELICIT:
-            return self._note(key, method, "policy", round_, {"action": self.policy})
         if round_ is None:
             # legacy back-channel: the server holds the request open; refuse it and report
             from mrtr.types import ErrorData
@@ -227,9 +246,13 @@ class Answerer:
             if method == ELICIT:
                 return {"action": "cancel"}
             return ErrorData(code=-1, message="no answer was supplied for this request")
+        hint = " ".join(
+            shlex.quote(w) if "…" not in w else w for w in answer_hint(key, method, params)
+        )
+        typos = "".join(f"; {t}" for t in self.book.typos(key, method, params))
         raise InputUnansweredError(
             f"input request {key!r} ({method}) has no answer and there is no terminal to ask;"
-            f" pass --answer {key}=... (or --pause FILE)",
+            f" answer it with {hint} (or --pause FILE){typos}",
             pending={key: {"method": method, "params": params}},
         )
 
@@ -237,13 +260,28 @@ class Answerer:
         """Run ``--sampling-cmd`` with the request as JSON on stdin; its output is the reply."""
         assert self.sampling_cmd is not None
         argv = shlex.split(self.sampling_cmd)
-        with anyio.fail_after(SAMPLING_CMD_TIMEOUT):
-            try:
-                done = await anyio.run_process(argv, input=json.dumps(params).encode(), check=False)
-            except OSError as exc:
-                raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
+        request = json.dumps(params).encode()
+        limit = self.sampling_timeout
+
+        def run() -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(
+                argv, input=request, capture_output=True, timeout=limit, check=False
+            )
+
+        try:  # subprocess.run copes with a command that never reads its stdin
+            done = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except OSError as exc:
+            raise UsageError(f"--sampling-cmd: cannot run {argv[0]!r}: {exc}") from None
+        except subprocess.TimeoutExpired:
+            raise UsageError(
+                f"--sampling-cmd {argv[0]!r} ran longer than {limit:g} s (--sampling-timeout)"
+            ) from None
         if done.returncode != 0:
-            raise UsageError(f"--sampling-cmd exited with {done.returncode}")
+            tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-5:]
+            said = ("; its stderr ended: " + " | ".join(tail)) if tail else " (nothing on stderr)"
+            raise UsageError(
+                f"--sampling-cmd {argv[0]!r} failed with exit code {done.returncode}{said}"
+            )
         text = done.stdout.decode("utf-8", "replace").strip()
         try:
             reply = json.loads(text)
@@ -251,9 +289,10 @@ class Answerer:
             reply = None
         if isinstance(reply, dict) and "content" in reply:
             reply.setdefault("role", "assistant")
-            reply.setdefault("model", argv[0])
+            reply.setdefault("model", SAMPLING_CMD_MODEL)
             return reply
-        return {"role": "assistant", "content": {"type": "text", "text": text}, "model": argv[0]}
+        return {"role": "assistant", "content": {"type": "text", "text": text},
+                "model": SAMPLING_CMD_MODEL}  # fmt: skip
 
     # -- bookkeeping -----------------------------------------------------------------------
 

@@ -8,11 +8,15 @@ command comes after ``--``: ``mrtr call provision name=orders -- python3 server.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from mrtr.cli._exit import EXIT_CODES_HELP
 
-__all__ = ["SUBPARSERS", "build_parser", "split_server_command"]
+__all__ = ["CONNECT_TIMEOUT", "SUBPARSERS", "build_parser", "split_server_command"]
+
+CONNECT_TIMEOUT = 60.0
+"""Seconds to start a server and finish the handshake unless --connect-timeout says."""
 
 SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 """The command parsers of the last `build_parser` call, by name (for help pages)."""
@@ -32,7 +36,7 @@ the server command at the end after --:  mrtr call provision name=orders -- pyth
 examples:
   mrtr list demo
   mrtr call demo provision name=orders
-  mrtr call demo provision name=orders --answer region.region=eu-west-1 --accept confirm --json
+  mrtr call demo provision name=orders --answer region=eu-west-1 --answer confirm=yes --json
   mrtr call https://example.com/mcp search q=mcp -H 'Authorization: Bearer ${TOKEN}'
 """
 
@@ -45,7 +49,38 @@ def split_server_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def _server_flags() -> argparse.ArgumentParser:
+def _seconds(text: str) -> float:
+    """A flag's number of seconds: finite and above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A flag's count: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}")
+    return value
+
+
+ANSWER_DEFAULTS: dict[str, object] = {
+    "answer": [], "accept": [], "decline": [], "cancel": [], "answers": None,
+    "record_answers": None, "sampling_cmd": None, "sampling_timeout": None, "no_input": False,
+    "unanswered": None,
+    "pause": None, "root": [], "force": False, "tool_help": False,
+}  # fmt: skip
+"""The answering flags' values for the commands that take none (info, list, ping ...)."""
+
+
+def _connection_flags() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     conn = shared.add_argument_group("connection")
     conn.add_argument(
@@ -63,21 +98,23 @@ def _server_flags() -> argparse.ArgumentParser:
         help="protocol era (default: auto, probe then fall back to legacy)",
     )
     conn.add_argument(
-        "--timeout", type=float, metavar="S", help="budget for the whole call, all rounds included"
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="budget for the whole call, all rounds included",
     )
-    conn.add_argument("--request-timeout", type=float, metavar="S", help="timeout per request")
+    conn.add_argument("--request-timeout", type=_seconds, metavar="S", help="timeout per request")
     conn.add_argument(
-        "--max-rounds",
-        type=int,
-        metavar="N",
-        help="input-required rounds allowed per call (default 10)",
+        "--connect-timeout",
+        type=_seconds,
+        metavar="S",
+        help=f"budget for starting the server and the handshake (default {CONNECT_TIMEOUT:g})",
     )
     conn.add_argument(
-        "--root",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="a root offered to the server (repeatable)",
+        "--probe-timeout",
+        type=_seconds,
+        metavar="S",
+        help="how long auto mode waits for server/discover before trying legacy (default 10)",
     )
     conn.add_argument(
         "-e",
@@ -85,7 +122,7 @@ def _server_flags() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="environment of a stdio server (repeatable)",
+        help="environment of a stdio server (repeatable); ${VAR} in the value is expanded",
     )
     conn.add_argument("--cwd", metavar="DIR", help="working directory of a stdio server")
     conn.add_argument(
@@ -99,6 +136,11 @@ def _server_flags() -> argparse.ArgumentParser:
         "--no-discover",
         action="store_true",
         help="read only --config files, not the editors' configs",
+    )
+    conn.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="let a project config (.mcp.json ... in this directory) use your ${VAR} secrets",
     )
     conn.add_argument(
         "--input",
@@ -117,13 +159,18 @@ def _server_flags() -> argparse.ArgumentParser:
         choices=("asyncio", "trio"),
         help="event loop (default: $MRTR_BACKEND or asyncio)",
     )
+    return shared
+
+
+def _answer_flags() -> argparse.ArgumentParser:
+    shared = argparse.ArgumentParser(add_help=False)
     ans = shared.add_argument_group("answering input requests")
     ans.add_argument(
         "--answer",
         action="append",
         default=[],
-        metavar="KEY=JSON",
-        help="answer KEY: a form's content object, or KEY.field=VALUE",
+        metavar="KEY=VALUE",
+        help="answer KEY: a one-field form's value, KEY.field=VALUE, or a JSON content object",
     )
     ans.add_argument(
         "--accept",
@@ -145,6 +192,19 @@ def _server_flags() -> argparse.ArgumentParser:
         metavar="CMD",
         help="answer sampling with CMD (gets the request as JSON on stdin)",
     )
+    ans.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a root offered to the server (repeatable)",
+    )
+    ans.add_argument(
+        "--sampling-timeout",
+        type=_seconds,
+        metavar="S",
+        help="how long --sampling-cmd may run (default 300)",
+    )
     ans.add_argument("--no-input", action="store_true", help="never prompt on the terminal")
     ans.add_argument(
         "--unanswered",
@@ -156,6 +216,17 @@ def _server_flags() -> argparse.ArgumentParser:
         metavar="FILE",
         help="pause an unanswered call into FILE (2026-07-28); finish with resume",
     )
+    ans.add_argument(
+        "--max-rounds",
+        type=_count,
+        metavar="N",
+        help="input-required rounds allowed per call (default 10)",
+    )
+    return shared
+
+
+def _output_flags() -> argparse.ArgumentParser:
+    shared = argparse.ArgumentParser(add_help=False)
     out = shared.add_argument_group("output")
     out.add_argument(
         "--json",
@@ -198,15 +269,20 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    shared = _server_flags()
+    connection, answering, output = _connection_flags(), _answer_flags(), _output_flags()
 
-    def add(name: str, help_text: str, words: str, **extra: object) -> argparse.ArgumentParser:
+    def add(
+        name: str, help_text: str, words: str, *, answers: bool = False, **extra: object
+    ) -> argparse.ArgumentParser:
+        parents = [connection, answering, output] if answers else [connection, output]
         command = sub.add_parser(
-            name, help=help_text, description=help_text, parents=[shared],
+            name, help=help_text, description=help_text, parents=parents,
             epilog=TARGETS + "\n" + EXIT_CODES_HELP,
             formatter_class=argparse.RawDescriptionHelpFormatter, **extra,  # type: ignore[arg-type]
         )  # fmt: skip
         command.add_argument("words", nargs="*", metavar=words)
+        if not answers:
+            command.set_defaults(**ANSWER_DEFAULTS)
         SUBPARSERS[name] = command
         return command
 
@@ -215,10 +291,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     servers.add_argument("--no-discover", action="store_true")
     servers.add_argument("--json", action="store_const", const="json", dest="output")
     servers.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    SUBPARSERS["servers"] = servers
     add("info", "connect and show the server: era, version, capabilities", "TARGET")
     add("list", "list tools, prompts, resources or templates", "TARGET [tools|prompts|...]")
     call = add("call", "call a tool, answering every input request", "TARGET TOOL [KEY=VALUE]",
-               add_help=False)  # fmt: skip
+               answers=True, add_help=False)  # fmt: skip
     call.add_argument(
         "-h",
         "--help",
@@ -228,10 +305,22 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     call.add_argument("--args", metavar="JSON|@FILE|-", help="base arguments object")
     call.add_argument("--no-validate", action="store_true", help="skip the schema checks")
-    add("read", "read a resource", "TARGET URI")
-    add("prompt", "get a prompt", "TARGET NAME [KEY=VALUE]")
+    add("read", "read a resource", "TARGET URI", answers=True)
+    prompt = add("prompt", "get a prompt", "TARGET NAME [KEY=VALUE]", answers=True,
+                 add_help=False)  # fmt: skip
+    prompt.add_argument(
+        "-h",
+        "--help",
+        action="store_true",
+        dest="tool_help",
+        help="show this help, or the prompt's arguments when NAME is given",
+    )
+    prompt.add_argument("--no-validate", action="store_true", help="skip the argument checks")
     add("ping", "ping the server and show the round-trip time", "TARGET")
-    add("resume", "finish a paused call (--pause FILE)", "FILE")
+    resume = add("resume", "finish a paused call (--pause FILE)", "FILE", answers=True)
+    resume.add_argument(
+        "--force", action="store_true", help="send the retry again though the call finished"
+    )
     login = add("login", "log in to a server with OAuth and keep the token", "TARGET")
     login.add_argument(
         "--paste",
@@ -245,8 +334,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     login.add_argument("--force", action="store_true", help="log in again even with a token")
     add("logout", "forget a server's OAuth token", "TARGET")
-    sub.add_parser("demo", help="run a multi-round call against the bundled demo server")
-    sub.add_parser("demo-server", help="serve the bundled demo server on stdio")
+    SUBPARSERS["demo"] = sub.add_parser(
+        "demo", help="run a multi-round call against the bundled demo server"
+    )
+    SUBPARSERS["demo-server"] = sub.add_parser(
+        "demo-server", help="serve the bundled demo server on stdio"
+    )
+    help_parser = sub.add_parser("help", help="show the help of mrtr or of one COMMAND")
+    help_parser.add_argument("topic", nargs="?", metavar="COMMAND")
     return parser
 
 

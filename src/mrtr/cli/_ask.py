@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from mrtr.cli._forms import choices, field_kind, parse_field
+from mrtr.cli._forms import choices, field_kind, parse_field, usable_pattern
 from mrtr.cli._terminal import Terminal, sanitize
 
 __all__ = ["PAUSE", "ask_form", "ask_sampling", "ask_url"]
@@ -29,17 +29,26 @@ TRIES = 3
 _COMMANDS = {"!decline": "decline", "!cancel": "cancel"}
 
 
+NO_PAUSE = "  !pause needs --pause FILE (and a 2026-07-28 server); answer, or !decline / !cancel\n"
+
+
 class _Stop(Exception):
     def __init__(self, outcome: Any) -> None:
         self.outcome = outcome
+
+
+class _Reask(Exception):
+    """The line was a command that cannot apply here: say why, ask again."""
 
 
 def _command(text: str, can_pause: bool) -> None:
     word = text.strip().lower()
     if word in _COMMANDS:
         raise _Stop({"action": _COMMANDS[word]})
-    if word == PAUSE and can_pause:
-        raise _Stop(PAUSE)
+    if word == PAUSE:
+        if can_pause:
+            raise _Stop(PAUSE)
+        raise _Reask(NO_PAUSE)
 
 
 def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: bool) -> str:
@@ -61,12 +70,27 @@ def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: 
         hint = f" ({kind}{', ' + shown if shown else ''})"
     elif kind == "string" and prop.get("format"):
         hint = f" ({prop['format']})"
+    pattern = prop.get("pattern")
+    if kind == "string" and isinstance(pattern, str) and not usable_pattern(pattern):
+        lines.append("  (the server's pattern for this field is not a valid regex: not checked)")
     if "default" in prop:
-        hint += f" [default {json.dumps(prop['default'])}]"
+        hint += f" [default {_default_label(prop, options)}]"
     elif not required:
         hint += " [optional]"
     lines.append(f"{term.style(title, '1')}{hint} > ")
     return "\n".join(lines)
+
+
+def _default_label(prop: Mapping[str, Any], options: list[Any] | None) -> str:
+    """A field's default as the person sees it: a titled choice by its title."""
+    default = prop["default"]
+    for option in options or []:
+        if option.value == default and option.label != str(default):
+            return str(option.label)
+    if isinstance(default, list) and options:
+        labels = {o.value: o.label for o in options}
+        return ", ".join(str(labels.get(v, v)) for v in default)
+    return json.dumps(default)
 
 
 _SKIP = object()
@@ -78,7 +102,11 @@ def _ask_field(
     prompt = _field_prompt(term, name, prop, required)
     for attempt in range(TRIES + 1):
         text = term.read_line(prompt)
-        _command(text, can_pause)
+        try:
+            _command(text, can_pause)
+        except _Reask as why:
+            term.write(str(why))
+            continue
         if text.strip() == "?":
             term.write("  commands: !decline  !cancel" + ("  !pause" if can_pause else "") + "\n")
             continue
@@ -116,12 +144,22 @@ def ask_form(
 ) -> Any:
     """Ask one form; returns an ``ElicitResult`` as wire data, or `PAUSE`."""
     term.write(f"{header}\n{sanitize(message)}\n")
+    properties = schema.get("properties") or {}
+    yes_no = len(properties) == 1 and all(
+        isinstance(p, dict) and field_kind(p) == "boolean" for p in properties.values()
+    )
     try:
         while True:
             content = _fill(term, schema, can_pause)
+            if yes_no:  # the answer to a single yes/no question is its own review
+                return {"action": "accept", "content": content}
             review = f"  send {json.dumps(content)}? [Y]es / [e]dit / [d]ecline / [c]ancel > "
             choice = term.read_line(review).strip().lower()
-            _command(choice, can_pause)
+            try:
+                _command(choice, can_pause)
+            except _Reask as why:
+                term.write(str(why))
+                continue
             if choice in ("", "y", "yes"):
                 return {"action": "accept", "content": content}
             if choice in ("d", "decline"):
@@ -158,8 +196,10 @@ def ask_url(term: Terminal, header: str, message: str, url: str, *, can_pause: b
     prompt = "  [o]pen in browser / [a]lready done / [d]ecline / [c]ancel > "
     while True:
         choice = term.read_line(prompt).strip().lower()
-        if choice == PAUSE and can_pause:
-            return PAUSE
+        if choice == PAUSE:
+            if can_pause:
+                return PAUSE
+            term.write(NO_PAUSE)
         if choice in ("o", "open"):
             import webbrowser
 
@@ -199,8 +239,10 @@ def ask_sampling(
     run = " / [r]un --sampling-cmd" if can_run else ""
     while True:
         choice = term.read_line(f"  [t]ype a reply{run} / [d]ecline > ").strip().lower()
-        if choice == PAUSE and can_pause:
-            return PAUSE
+        if choice == PAUSE:
+            if can_pause:
+                return PAUSE
+            term.write(NO_PAUSE)
         if choice in ("r", "run") and can_run:
             return "run"
         if choice in ("d", "decline", "!decline"):

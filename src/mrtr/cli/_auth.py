@@ -84,12 +84,29 @@ async def cmd_login(ctx: Context, words: list[str]) -> int:
         authorizer = LoopbackAuthorizer(open_browser=not opts.no_browser)
     store = FileStore(token_store_path())
     oauth = OAuth(server_url=url, store=store, grant=AuthorizationCode(authorizer=authorizer))
-    token = await oauth.login(force=opts.force)
+    from mrtr.errors import AuthError
+
+    try:
+        token = await oauth.login(force=opts.force)
+    except AuthError:
+        if await _answers_without_login(ctx):
+            data = {"server": url, "loginNeeded": False}
+            return ctx.output.success(data, f"{url} needs no login: it answered without one")
+        raise
     scope = getattr(token, "scope", None) or ""
     scopes = scope if isinstance(scope, str) else " ".join(scope)
     data = {"server": url, "tokenStore": str(token_store_path()), "scope": scopes}
     text = f"logged in to {url}" + (f" (scope: {scopes})" if scopes else "")
     return ctx.output.success(data, text + f"; tokens in {token_store_path()}")
+
+
+async def _answers_without_login(ctx: Context) -> bool:
+    """Whether the server takes a connection with no credentials at all."""
+    try:
+        async with ctx.client():
+            return True
+    except Exception:
+        return False
 
 
 async def cmd_logout(ctx: Context, words: list[str]) -> int:
@@ -109,5 +126,7 @@ def login_hint(exc: BaseException, target: Target | None) -> BaseException:
     from mrtr.errors import AuthorizationRequiredError
 
     if isinstance(exc, AuthorizationRequiredError) and target is not None:
-        return AuthRequiredError(f"{exc}; log in with: mrtr login {target.label}")
+        return AuthRequiredError(
+            f"{target.label} needs a login; log in with: mrtr login {target.label}"
+        )
     return exc

@@ -10,6 +10,7 @@ Missing required arguments and enum mismatches are usage errors that show the si
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -50,6 +51,10 @@ def _json_type(value: Any) -> str:
         return "number"
     if value is None:
         return "null"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
     return "string"
 
 
@@ -72,6 +77,8 @@ def coerce_value(text: str, schema: Mapping[str, Any], name: str) -> Any:
 
 def _as_number(text: str) -> float:
     number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)  # NaN and infinities are no JSON
     return int(number) if number.is_integer() and "." not in text and "e" not in text else number
 
 
@@ -115,11 +122,19 @@ def _read_file(path: str, name: str) -> str:
         raise UsageError(f"{name}: cannot read {path}: {exc}") from None
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON a server takes")
+
+
 def _load_json(text: str, what: str) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{what}: invalid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise UsageError(f"{what}: JSON nested too deeply") from None
+    except ValueError as exc:  # NaN, Infinity, an integer of more than 4,300 digits
+        raise UsageError(f"{what}: {exc}") from None
 
 
 def parse_pairs(
@@ -229,6 +244,15 @@ def build_arguments(
             if properties:
                 warnings.append(f"{key!r} is not a parameter of {sig}")
             continue
+        types = schema_types(prop)
+        if (
+            types
+            and _json_type(value) not in types
+            and not (_json_type(value) == "integer" and "number" in types)
+        ):
+            raise UsageError(
+                f"{key}: expected {' or '.join(types)}, got {_json_type(value)}", details=sig
+            )
         allowed = prop.get("enum")
         if isinstance(allowed, list) and value not in allowed:
             choices = ", ".join(json.dumps(v) for v in allowed)

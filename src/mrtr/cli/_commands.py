@@ -8,7 +8,6 @@ entry point maps them to exit codes in one place.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
 from mrtr.cli._pause import check_can_pause
 from mrtr.cli._render import Output, result_text
+from mrtr.cli._safe import json_text, say
 from mrtr.errors import MCPError, NotInThisEraError
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class Context:
     answerer: Answerer | None = None
     sink: ServerStderr | None = None
     target: Target | None = None
+    transport: Any = None
 
     def resolve(self, words: list[str]) -> list[str]:
         """Resolve the TARGET from the words (unless the server came after ``--``)."""
@@ -61,20 +62,39 @@ class Context:
         opts = self.opts
         target_word = None if self.server_command else (words[0] if words else None)
         rest = words if self.server_command else words[1:]
-        ask = self._ask_input if self.output.terminal is not None else None
-        expander = default_expander(_pairs(opts.input, "--input"), ask_input=ask)
+        asking = self.output.terminal is not None
+        expander = default_expander(
+            _pairs(opts.input, "--input"),
+            ask_input=self._ask_input if asking else None,
+            trust_project=opts.trust_project,
+            consent=self._consent if asking else None,
+        )
         self.target = resolve_target(
             target_word,
             self.server_command,
             configs=config_files(opts.config, discover=not opts.no_discover),
             expander=expander,
             headers=opts.header,
-            env=_pairs(opts.env, "-e"),
+            env={k: expander(v, f"-e {k}") for k, v in _pairs(opts.env, "-e").items()},
             cwd=opts.cwd,
         )
         self.output.header["label"] = self.target.label
         self.output.header["server"] = self.target.describe()
+        for note in self.target.notes:
+            self.output.note(f"mrtr: {note}")
         return rest
+
+    def _consent(self, entry: Any, names: list[str]) -> bool:
+        """Ask before a project file's server gets the person's environment variables."""
+        terminal = self.output.terminal
+        assert terminal is not None
+        wanted = ", ".join(f"${{{n}}}" for n in names)
+        terminal.write(
+            f"the project file {entry.path} (in this directory, not your own config) wants"
+            f" {wanted} for its server {entry.name!r}\n"
+        )
+        answer = terminal.read_line("  give it these values? [y/N] > ").strip().lower()
+        return answer in ("y", "yes")
 
     def _ask_input(self, ident: str, spec: Mapping[str, Any]) -> str | None:
         """Ask the person for a VS Code ``${input:ID}`` (a password without echo)."""
@@ -110,7 +130,10 @@ class Context:
         assert self.target is not None
         self.sink = ServerStderr(passthrough=self.opts.server_stderr or self.opts.verbose >= 2)
         return connect(self.target, self.opts, answerer=self.answerer, output=self.output,
-                       sink=self.sink, mode=mode)  # fmt: skip
+                       sink=self.sink, mode=mode, on_transport=self._keep)  # fmt: skip
+
+    def _keep(self, transport: Any) -> None:
+        self.transport = getattr(transport, "inner", transport)  # under --trace's wrapper
 
 
 def connected(ctx: Context, client: Client) -> None:
@@ -178,6 +201,24 @@ def _item_line(kind: str, item: dict[str, Any]) -> str:
     return sanitize(text + (f"\n    {summary[0]}" if summary else ""))
 
 
+async def _walk(client: Client, kind: str, declared: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every item of one list; none (not an error) when the server has no such list."""
+    walks: dict[str, Callable[[], Any]] = {
+        "tools": client.iter_tools,
+        "prompts": client.iter_prompts,
+        "resources": client.iter_resources,
+        "templates": client.iter_resource_templates,
+    }
+    if ("resources" if kind == "templates" else kind) not in declared:
+        return []  # the server has none: asking would only get -32601
+    try:
+        return [item.to_wire() async for item in walks[kind]()]
+    except MCPError as exc:
+        if exc.code != METHOD_NOT_FOUND:
+            raise
+        return []
+
+
 async def cmd_list(ctx: Context, words: list[str]) -> int:
     """List the server's tools (or prompts, resources, templates) as signatures."""
     rest = ctx.resolve(words)
@@ -188,31 +229,21 @@ async def cmd_list(ctx: Context, words: list[str]) -> int:
     for kind in kinds:
         if kind not in LIST_KINDS:
             raise UsageError(f"list what? one of {', '.join(LIST_KINDS)} or all, not {kind!r}")
-    found: dict[str, list[dict[str, Any]]] = {}
     async with ctx.client() as client:
         connected(ctx, client)
-        walks: dict[str, Callable[[], Any]] = {
-            "tools": client.iter_tools,
-            "prompts": client.iter_prompts,
-            "resources": client.iter_resources,
-            "templates": client.iter_resource_templates,
-        }
+        declared = client.server_capabilities.to_wire()
         if every:  # only what the server declared; a missing optional list is no failure
-            declared = client.server_capabilities.to_wire()
             kinds = [k for k in kinds if ("resources" if k == "templates" else k) in declared]
-        for kind in kinds:
-            try:
-                found[kind] = [item.to_wire() async for item in walks[kind]()]
-            except MCPError as exc:
-                if not every or exc.code != METHOD_NOT_FOUND:
-                    raise
-                found[kind] = []
+        found = {kind: await _walk(client, kind, declared) for kind in kinds}
     lines = []
+    names = []
     for kind in kinds:
         if len(kinds) > 1:
             lines.append(f"{kind}:")
         lines += [_item_line(kind, item) for item in found[kind]] or [f"(no {kind})"]
-    return ctx.output.success(found, "\n".join(lines))
+        names += [str(item.get("name") or item.get("uri") or item.get("uriTemplate"))
+                  for item in found[kind]]  # fmt: skip
+    return ctx.output.success(found, "\n".join(lines), only_text="\n".join(names))
 
 
 async def cmd_ping(ctx: Context, words: list[str]) -> int:
@@ -266,7 +297,10 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         connected(ctx, client)
         if opts.tool_help:
             found = await _find_tool(client, tool)
-            print(schema_help(tool, found.get("description"), found.get("inputSchema") or {}))
+            say(
+                schema_help(tool, found.get("description"), found.get("inputSchema") or {}),
+                file=sys.stdout,
+            )
             return OK
         schema = None if opts.no_validate else (await _find_tool(client, tool)).get("inputSchema")
         base = load_args_option(opts.args)
@@ -283,6 +317,51 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
     return finish_call(ctx, "tools/call", result)
 
 
+async def _find_prompt(client: Client, name: str) -> dict[str, Any]:
+    import difflib
+
+    names = []
+    async for prompt in client.iter_prompts():
+        if prompt.name == name:
+            wire: dict[str, Any] = prompt.to_wire()
+            return wire
+        names.append(prompt.name)
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; prompts: {', '.join(names)}"
+    raise UsageError(f"the server has no prompt {name!r}{hint or ' (it has none)'}")
+
+
+def prompt_signature(prompt: Mapping[str, Any]) -> str:
+    """``name(who, style?)``: a prompt's arguments at a glance."""
+    arguments = prompt.get("arguments") or []
+    names = [str(a.get("name")) + ("" if a.get("required") else "?") for a in arguments]
+    return f"{prompt.get('name')}({', '.join(names)})"
+
+
+def _prompt_help(prompt: Mapping[str, Any]) -> str:
+    lines = [f"usage: mrtr prompt TARGET {prompt.get('name')} [KEY=VALUE ...]", ""]
+    if prompt.get("description"):
+        lines += [str(prompt["description"]).strip(), ""]
+    arguments = prompt.get("arguments") or []
+    lines.append("arguments:" if arguments else "arguments: none")
+    for argument in arguments:
+        need = "required" if argument.get("required") else "optional"
+        lines.append(f"  {argument.get('name')}  ({need})")
+        if argument.get("description"):
+            lines.append(f"      {argument['description']}")
+    return "\n".join(lines)
+
+
+def _check_prompt_arguments(prompt: Mapping[str, Any], arguments: Mapping[str, str]) -> list[str]:
+    """Missing required arguments are a usage error; unknown ones a warning (returned)."""
+    declared = {str(a.get("name")): a for a in prompt.get("arguments") or []}
+    missing = [n for n, a in declared.items() if a.get("required") and n not in arguments]
+    sig = prompt_signature(prompt)
+    if missing:
+        raise UsageError(f"missing required argument(s): {', '.join(missing)}", details=sig)
+    return [f"{k!r} is not an argument of {sig}" for k in arguments if k not in declared]
+
+
 async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     """Get a prompt (its arguments are strings), answering every round."""
     rest = ctx.resolve(words)
@@ -292,6 +371,13 @@ async def cmd_prompt(ctx: Context, words: list[str]) -> int:
     ctx.output.header["call"] = {"method": "prompts/get", "name": name, "arguments": arguments}
     async with ctx.client() as client:
         connected(ctx, client)
+        if ctx.opts.tool_help or not ctx.opts.no_validate:
+            found = await _find_prompt(client, name)
+            if ctx.opts.tool_help:
+                say(_prompt_help(found), file=sys.stdout)
+                return OK
+            for warning in _check_prompt_arguments(found, arguments):
+                ctx.output.note(f"mrtr: warning: {warning}")
         check_can_pause(ctx, client.protocol_version)
         result = await client.get_prompt(
             name, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
@@ -345,8 +431,18 @@ def finish_call(ctx: Context, method: str, result: Any) -> int:
         )
     if answerer is not None and answerer.recorder is not None:
         answerer.recorder.write()
+    if answerer is not None:
+        for left in answerer.book.unmatched():
+            ctx.output.note(
+                f"mrtr: warning: {left}: no input request had this key; it was not used"
+            )
     text = result_text(method, wire)
     only = result_text(method, wire, only_text=True)
+    if ctx.output.mode == "content" and not only:
+        summary = " ".join(text.split()) if text else "nothing"
+        ctx.output.note(
+            f"mrtr: the result holds no text ({summary[:200]}); -o result shows all of it"
+        )
     return ctx.output.success(wire, text, code=TOOL_ERROR if error else OK, only_text=only)
 
 
@@ -403,13 +499,13 @@ def list_servers(opts: argparse.Namespace) -> int:
         except UsageError as exc:
             problems.append(str(exc))
     for problem in problems:
-        print(f"mrtr: warning: {problem}", file=sys.stderr)
+        say(f"mrtr: warning: {problem}", file=sys.stderr)
     if opts.output == "json":
         doc = {"format": "mrtr.servers/1", "servers": shown, "problems": problems}
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json_text(doc, indent=2))
         return OK
     if not shown:
-        print("no servers configured (looked in the project and user config files)")
+        say("no servers configured (looked in the project and user config files)", file=sys.stdout)
         return OK
     home = os.path.expanduser("~")
     for entry in shown:
@@ -417,9 +513,13 @@ def list_servers(opts: argparse.Namespace) -> int:
         path = (
             entry["file"].replace(home, "~", 1) if entry["file"].startswith(home) else entry["file"]
         )
-        print(f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}")
-        print(f"    {path}")
+        lines = [
+            f"{entry['source']}:{entry['name']}  ({entry['transport']})  {where}",
+            f"    {path}"
+            + ("  (a project file: this directory's)" if entry.get("projectFile") else ""),
+        ]
         for part in ("env", "headers"):
             for key, value in (entry.get(part) or {}).items():
-                print(f"    {part[:-1] if part == 'headers' else part} {key}={value}")
+                lines.append(f"    {part[:-1] if part == 'headers' else part} {key}={value}")
+        say("\n".join(lines), file=sys.stdout)
     return OK

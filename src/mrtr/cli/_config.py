@@ -43,6 +43,7 @@ class ConfigFile:
     source: str
     path: Path
     project: Path | None = None  # Claude Code's ~/.claude.json: the project to look up
+    untrusted: bool = False  # found in the working directory (a cloned repository's file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ class ServerEntry:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     inputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    untrusted: bool = False  # from a project file: no secrets from the environment unasked
 
     @property
     def qualified(self) -> str:
@@ -87,13 +89,13 @@ def discover_files(
     if not discover:
         return found
     for folder in (cwd, *cwd.parents):
-        found += [
-            ConfigFile("claude-code", folder / ".mcp.json"),
-            ConfigFile("vscode", folder / ".vscode" / "mcp.json"),
-            ConfigFile("cursor", folder / ".cursor" / "mcp.json"),
-        ]
         if folder == home:
-            break
+            break  # the files in the home folder itself are the user's own (below)
+        found += [
+            ConfigFile("claude-code", folder / ".mcp.json", untrusted=True),
+            ConfigFile("vscode", folder / ".vscode" / "mcp.json", untrusted=True),
+            ConfigFile("cursor", folder / ".cursor" / "mcp.json", untrusted=True),
+        ]
     app_dirs = _user_config_dir(home, env)
     mrtr_dir = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
     found.append(ConfigFile("mrtr", mrtr_dir / "mrtr" / "servers.json"))
@@ -226,6 +228,7 @@ def _entry(name: str, raw: Any, config: ConfigFile, inputs: dict[str, Any]) -> S
         url=url,
         headers=_strings(raw.get("headers")),
         inputs=inputs,
+        untrusted=config.untrusted,
     )
 
 
@@ -256,6 +259,21 @@ class Expander:
     workspace: Path
     inputs: Mapping[str, str] = field(default_factory=dict)
     ask_input: Callable[[str, Mapping[str, Any]], str | None] | None = None
+    trust_project: bool = False  # --trust-project: project files may use the environment
+    consent: Callable[[ServerEntry, list[str]], bool] | None = None  # asks the person
+
+    def environment_names(self, entry: ServerEntry) -> list[str]:
+        """The set environment variables an entry's templates would read."""
+        names = set()
+        for value in _template_values(entry):
+            for match in _VARIABLE.finditer(value):
+                head, dash, rest = match.group(1), match.group(2), match.group(3)
+                if head in ("workspaceFolder", "userHome", "input"):
+                    continue
+                name = rest if head == "env" and rest is not None and not dash else head
+                if name in self.env:
+                    names.add(name)
+        return sorted(names)
 
     def __call__(self, value: str, where: str, declared: Mapping[str, Any] | None = None) -> str:
         """Expand every variable in ``value``; ``where`` names it in error messages."""
@@ -300,8 +318,31 @@ class Expander:
         raise UsageError(f"{where}: ${{input:{ident}}} has no value; pass --input {ident}=VALUE")
 
 
+def _check_consent(entry: ServerEntry, expander: Expander) -> None:
+    """A project file's server reads the user's environment only with the user's consent.
+
+    Raises:
+        UsageError: it asks for set variables, and neither --trust-project nor a yes said so.
+    """
+    names = expander.environment_names(entry) if entry.untrusted else []
+    if not names or expander.trust_project:
+        return
+    if expander.consent is not None and expander.consent(entry, names):
+        return
+    wanted = ", ".join(f"${{{n}}}" for n in names)
+    raise UsageError(
+        f"{entry.path}: server {entry.name!r} comes from a project file (this directory, not"
+        f" your own config) and wants your environment variable(s) {wanted}; pass"
+        " --trust-project if you trust this file"
+    )
+
+
 def expand(entry: ServerEntry, expander: Expander) -> ServerEntry:
-    """The entry with every template resolved (raises `UsageError` naming what is unset)."""
+    """The entry with every template resolved (raises `UsageError` naming what is unset).
+
+    A project file's entry gets the user's environment variables only with consent.
+    """
+    _check_consent(entry, expander)
     where = f"{entry.path}: server {entry.name!r}"
 
     def one(value: str, part: str) -> str:
@@ -335,6 +376,37 @@ def redact_value(value: str) -> str:
     return REDACTED
 
 
+_SECRET_NAME = re.compile(
+    r"(token|key|secret|password|passwd|pwd|auth|sig|signature|session|credential|code|access)",
+    re.I,
+)
+
+
+def redact_url(url: str) -> str:
+    """A URL for display: userinfo and secret-looking query values hidden (templates kept)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = REDACTED + "@" + netloc.rpartition("@")[2]
+    query = parts.query
+    if query:
+        pairs = []
+        for pair in query.split("&"):
+            name, sep, value = pair.partition("=")
+            if sep and value and _SECRET_NAME.search(name) and not _VARIABLE.fullmatch(value):
+                value = REDACTED
+            pairs.append(name + sep + value)
+        query = "&".join(pairs)
+    if (netloc, query) == (parts.netloc, parts.query):
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
 def redact_arg(arg: str) -> str:
     """A command-line argument with a secret-looking value hidden (``--token=...``)."""
     return _redact_arg(arg)
@@ -356,6 +428,8 @@ def redacted(entry: ServerEntry) -> dict[str, Any]:
         "file": str(entry.path),
         "transport": entry.transport,
     }
+    if entry.untrusted:
+        shown["projectFile"] = True
     if entry.command is not None:
         shown["command"] = entry.command
         shown["args"] = [_redact_arg(a) for a in entry.args]
@@ -364,7 +438,7 @@ def redacted(entry: ServerEntry) -> dict[str, Any]:
     if entry.cwd:
         shown["cwd"] = entry.cwd
     if entry.url is not None:
-        shown["url"] = entry.url
+        shown["url"] = redact_url(entry.url)
     if entry.headers:
         shown["headers"] = {k: redact_value(v) for k, v in entry.headers.items()}
     unresolved = sorted(

@@ -10,10 +10,14 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
+from mrtr.cli._args import CONNECT_TIMEOUT
+from mrtr.cli._exit import ConnectTimeoutError
 from mrtr.cli._targets import Target
 
 if TYPE_CHECKING:
@@ -26,6 +30,8 @@ __all__ = ["ServerStderr", "connect"]
 
 STDERR_TAIL = 20
 """How many of the stdio server's last stderr lines are kept to explain a failure."""
+NOTICE_AFTER = 2.0
+"""Seconds of a silent handshake after which the person is told what is being waited for."""
 
 
 class ServerStderr:
@@ -38,7 +44,9 @@ class ServerStderr:
     def __call__(self, line: str) -> None:
         """Take one line."""
         if self.passthrough:
-            print(f"[server] {line}", file=sys.stderr, flush=True)
+            from mrtr.cli._safe import say
+
+            say(f"[server] {line}", file=sys.stderr)
         else:
             self.tail.append(line)
 
@@ -66,7 +74,16 @@ def build_transport(target: Target, opts: argparse.Namespace, sink: ServerStderr
     if getattr(opts, "trace", False) or getattr(opts, "trace_file", None):
         from mrtr.cli._trace import TracingTransport
 
-        transport = TracingTransport(transport, jsonl=getattr(opts, "trace_file", None))
+        url = target.url
+
+        def scrub(text: str) -> str:
+            from mrtr.cli._config import redact_url
+
+            return text.replace(url, redact_url(url)) if url else text
+
+        transport = TracingTransport(
+            transport, jsonl=getattr(opts, "trace_file", None), scrub=scrub
+        )
     return transport
 
 
@@ -95,10 +112,73 @@ async def connect(
     output: Output,
     sink: ServerStderr,
     mode: str | None = None,
+    on_transport: Callable[[Transport], None] | None = None,
 ) -> AsyncIterator[Client]:
     """Open a `Client` on the target with the command's callbacks, bounds and timeouts."""
     from mrtr.client import Client
 
+    kwargs = _client_options(opts, answerer, output)
+    mode = mode or getattr(opts, "mode", None) or "auto"
+    transport = build_transport(target, opts, sink)
+    if on_transport is not None:
+        on_transport(transport)
+    client = Client(
+        transport,
+        mode=mode,
+        read_timeout_seconds=getattr(opts, "request_timeout", None),
+        call_timeout=getattr(opts, "timeout", None),
+        on_round=output.round,
+        **kwargs,
+    )
+    limit = getattr(opts, "connect_timeout", None) or CONNECT_TIMEOUT
+    handshake = "initialize" if mode == "legacy" else "server/discover"
+    advice = "an older server may need --mode legacy" if mode != "legacy" else "slow to start?"
+    connected = anyio.Event()
+    timed_out = False
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        nonlocal timed_out
+        with anyio.move_on_after(NOTICE_AFTER):
+            await connected.wait()
+            return
+        if output.terminal is not None or output.verbose:  # a person is watching
+            output.note(f"mrtr: still waiting for {target.label} to answer {handshake}"
+                        f" ({advice}; --connect-timeout {limit:g} s)")  # fmt: skip
+        with anyio.move_on_after(max(limit - NOTICE_AFTER, 0)):
+            await connected.wait()
+            return
+        timed_out = True
+        scope.cancel()
+
+    try:
+        async with anyio.create_task_group() as group:
+            with anyio.CancelScope() as scope:
+                group.start_soon(watch, scope)
+                async with client:
+                    connected.set()
+                    yield client
+    except BaseException as exc:
+        if timed_out:
+            raise _too_slow(target, handshake, limit, advice) from None
+        inner = _single(exc)
+        if inner is not exc:
+            raise inner from None
+        raise
+    if timed_out:
+        raise _too_slow(target, handshake, limit, advice)
+
+
+def _too_slow(target: Target, handshake: str, limit: float, advice: str) -> ConnectTimeoutError:
+    return ConnectTimeoutError(
+        f"{target.label} did not finish the {handshake} handshake within {limit:g} s"
+        f" ({advice}, or raise --connect-timeout)"
+    )
+
+
+def _client_options(
+    opts: argparse.Namespace, answerer: Answerer | None, output: Output
+) -> dict[str, Any]:
+    """The `Client` keywords the command's flags and answer sources ask for."""
     kwargs: dict[str, Any] = {}
     if answerer is not None:
         kwargs.update(
@@ -112,13 +192,15 @@ async def connect(
         kwargs["logging_callback"] = _logger(output, show=bool(getattr(opts, "verbose", 0)))
     if getattr(opts, "max_rounds", None) is not None:
         kwargs["input_required_max_rounds"] = opts.max_rounds
-    client = Client(
-        build_transport(target, opts, sink),
-        mode=mode or getattr(opts, "mode", None) or "auto",
-        read_timeout_seconds=getattr(opts, "request_timeout", None),
-        call_timeout=getattr(opts, "timeout", None),
-        on_round=output.round,
-        **kwargs,
-    )
-    async with client:
-        yield client
+    if getattr(opts, "probe_timeout", None) is not None:
+        kwargs["probe_timeout"] = opts.probe_timeout
+    return kwargs
+
+
+def _single(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) exception groups, else `exc` itself."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and len(inner) == 1 and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc

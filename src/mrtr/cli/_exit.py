@@ -22,6 +22,7 @@ PROTOCOL = 7
 TIMEOUT = 8
 BOUND_EXCEEDED = 9
 STATE_REJECTED = 10
+ALREADY_FINISHED = 11
 INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\
@@ -37,6 +38,7 @@ exit codes:
   8    timeout: --request-timeout or the whole-call --timeout
   9    a bound was exceeded: --max-rounds, input limits, message size
   10   the server rejected the paused state on resume: start the call over
+  11   resume refused: that paused call already finished (its result is in the file)
   130  interrupted (Ctrl-C)
 """
 
@@ -52,6 +54,7 @@ NAMES = {
     TIMEOUT: "timeout",
     BOUND_EXCEEDED: "bound_exceeded",
     STATE_REJECTED: "state_rejected",
+    ALREADY_FINISHED: "already_finished",
     INTERRUPTED: "interrupted",
 }
 
@@ -89,6 +92,34 @@ class InputUnansweredError(CLIError):
     def __init__(self, message: str, *, pending: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.pending = pending or {}
+
+
+class ConnectTimeoutError(CLIError):
+    """The server did not finish the handshake within --connect-timeout (exit 8)."""
+
+    exit_code = TIMEOUT
+
+
+class ServerExitedError(CLIError):
+    """The stdio server exited: its exit code says why better than the broken pipe (exit 4)."""
+
+    exit_code = UNREACHABLE
+
+
+class AlreadyFinishedError(CLIError):
+    """``mrtr resume`` of a call that already finished: never sent twice unasked (exit 11)."""
+
+    exit_code = ALREADY_FINISHED
+
+    def __init__(self, message: str, *, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class RoundsExceededError(CLIError):
+    """More input-required rounds than --max-rounds allows (exit 9)."""
+
+    exit_code = BOUND_EXCEEDED
 
 
 class RestartNeededError(CLIError):

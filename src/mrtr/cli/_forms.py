@@ -11,6 +11,7 @@ comes from. Pure functions; no I/O.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ def _check_string(text: str, prop: Mapping[str, Any]) -> str:
     if isinstance(high, int) and len(text) > high:
         raise ValueError(f"at most {high} characters")
     pattern = prop.get("pattern")
-    if isinstance(pattern, str) and not re.search(pattern, text):
+    if isinstance(pattern, str) and usable_pattern(pattern) and not re.search(pattern, text):
         raise ValueError(f"must match {pattern}")
     fmt = prop.get("format")
     if fmt == "email" and not _EMAIL.match(text):
@@ -85,6 +86,15 @@ def _check_string(text: str, prop: Mapping[str, Any]) -> str:
         except ValueError:
             raise ValueError("not a date-time (YYYY-MM-DDTHH:MM:SSZ)") from None
     return text
+
+
+def usable_pattern(pattern: str) -> bool:
+    """Whether a server's ``pattern`` is a regex Python can use (else it is not checked)."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def _check_number(value: float, prop: Mapping[str, Any]) -> None:
@@ -130,6 +140,8 @@ def parse_field(text: str, prop: Mapping[str, Any]) -> Any:
             number: float = int(text) if kind == "integer" else float(text)
         except ValueError:
             raise ValueError(f"not {'an integer' if kind == 'integer' else 'a number'}") from None
+        if not math.isfinite(number):
+            raise ValueError("not a finite number")
         _check_number(number, prop)
         return number
     return _check_string(text, prop)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from mrtr.cli._exit import INTERRUPTED, USAGE, CLIError, UsageError, exit_code_for
+from mrtr.cli._safe import say
 
 __all__ = ["main"]
 
@@ -42,12 +44,24 @@ def _context(opts: argparse.Namespace, server_command: list[str]) -> Any:
 
 def _attach_answerer(ctx: Any) -> None:
     """The answer sources of this command (flags and files are checked here, up front)."""
-    from mrtr.cli._answering import Answerer
-    from mrtr.cli._answers import AnswerBook, Recorder
+    from mrtr.cli._answering import SAMPLING_CMD_TIMEOUT, Answerer
+    from mrtr.cli._answers import AnswerBook, Recorder, check_writable
 
     opts, output = ctx.opts, ctx.output
     if opts.unanswered == "pause" and not opts.pause:
         raise UsageError("--unanswered pause needs --pause FILE (where to write the call)")
+    for flag, path in (("--record-answers", opts.record_answers), ("--pause", opts.pause),
+                       ("--trace-file", getattr(opts, "trace_file", None))):  # fmt: skip
+        if path and path != "-":
+            check_writable(path, flag)
+    if opts.sampling_cmd is not None:
+        import shlex
+
+        try:
+            if not shlex.split(opts.sampling_cmd):
+                raise ValueError("it is empty")
+        except ValueError as exc:
+            raise UsageError(f"--sampling-cmd {opts.sampling_cmd!r}: {exc}") from None
     book = AnswerBook()
     book.add_flags(opts.answer, opts.accept, opts.decline, opts.cancel)
     if opts.answers:
@@ -60,6 +74,7 @@ def _attach_answerer(ctx: Any) -> None:
         terminal=output.terminal,
         recorder=Recorder(opts.record_answers) if opts.record_answers else None,
         sampling_cmd=opts.sampling_cmd,
+        sampling_timeout=opts.sampling_timeout or SAMPLING_CMD_TIMEOUT,
         roots=opts.root,
         policy=policy,
         on_event=output.event,
@@ -67,9 +82,65 @@ def _attach_answerer(ctx: Any) -> None:
     output.header["answers"] = ctx.answerer.answered  # who answered what, filled as it goes
 
 
+def _show_transport_warnings(output: Any) -> Callable[[], None]:
+    """The transports' warnings (a stdio server writing non-JSON ...) shown, made safe."""
+    import logging
+
+    class ToOutput(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            output.note(f"mrtr: warning: {record.getMessage()}")
+
+    transports = logging.getLogger("mrtr.transports")
+    handler = ToOutput(logging.WARNING)
+    transports.addHandler(handler)
+    return lambda: transports.removeHandler(handler)
+
+
+def _server_exit(ctx: Any, exc: BaseException) -> BaseException:
+    """A failed stdio connection whose server has exited: say so, with its exit code."""
+    from mrtr.errors import TransportError
+
+    returncode = getattr(getattr(ctx, "transport", None), "returncode", None)
+    if returncode is None or not isinstance(exc, TransportError):
+        return exc
+    from mrtr.cli._exit import ServerExitedError
+
+    how = (
+        f"was killed by signal {-returncode}"
+        if returncode < 0
+        else f"exited with code {returncode}"
+    )
+    label = ctx.target.label if ctx.target is not None else "the server"
+    return ServerExitedError(f"the server ({label}) {how}", details=str(exc))
+
+
+def _reworded(exc: BaseException) -> BaseException:
+    """A library error whose message names library parameters, in the CLI's own words."""
+    from mrtr import errors
+
+    if isinstance(exc, errors.InputRequiredRoundsExceededError):
+        from mrtr.cli._exit import RoundsExceededError
+
+        return RoundsExceededError(
+            f"the server still asked for input after {exc.max_rounds} rounds;"
+            " raise --max-rounds if the call needs more"
+        )
+    if isinstance(exc, errors.EraProbeTimeoutError):
+        from mrtr.cli._exit import ConnectTimeoutError
+
+        return ConnectTimeoutError(
+            f"the server answered neither server/discover nor initialize within {exc.timeout:g} s;"
+            " if it is an older MCP server, use --mode legacy (or raise --probe-timeout)"
+        )
+    return exc
+
+
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
     """The failure to report: what the command line knows caused the library's error."""
     answerer = getattr(ctx, "answerer", None)
+    exc = _reworded(exc)
+    if ctx is not None:
+        exc = _server_exit(ctx, exc)
     if answerer is not None and answerer.failure is not None:
         exc = answerer.failure  # the back-channel refusal it caused is only a consequence
     elif ctx is not None and ctx.target is not None and ctx.target.transport == "http":
@@ -87,45 +158,136 @@ def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
     return exc
 
 
+def _scrub(ctx: Any, text: str) -> str:
+    """A message with the target URL's secrets (userinfo, ?api_key=...) redacted."""
+    url = getattr(getattr(ctx, "target", None), "url", None)
+    if not url:
+        return text
+    from mrtr.cli._config import redact_url
+
+    return text.replace(url, redact_url(url))
+
+
 def _report(ctx: Any, exc: BaseException) -> int:
     """Print a failure the way the output mode asks; returns its exit code."""
     exc = _root_cause(ctx, exc)
     code = exit_code_for(exc)
-    message = str(exc) or type(exc).__name__
+    message = _scrub(ctx, str(exc) or type(exc).__name__)
     parts: dict[str, Any] = {"error": {"type": type(exc).__name__}}
     details = getattr(exc, "details", None)
+    details = _scrub(ctx, details) if details else details
     if details:
         parts["error"]["details"] = details
     if getattr(exc, "code", None) is not None and not isinstance(exc, CLIError):
         parts["error"]["code"] = exc.code  # type: ignore[attr-defined]
+        if getattr(exc, "data", None) is not None:
+            parts["error"]["data"] = exc.data  # type: ignore[attr-defined]
+    result = getattr(exc, "result", None)
+    if isinstance(exc, CLIError) and result is not None:
+        parts["result"] = result  # a finished call's kept result (resume refused)
     pending = getattr(exc, "pending", None)
     if pending:
         parts["pending"] = {"inputRequests": pending}
     sink = getattr(ctx, "sink", None) if ctx is not None else None
     if ctx is None:
-        print(f"mrtr: {message}", file=sys.stderr)
+        say(f"mrtr: {message}")
         return code
     ctx.output.failure(code, message, **parts)
     if details and ctx.output.mode not in ("json", "jsonl"):
-        print(f"  {details}", file=sys.stderr)
+        say(f"  {details}")
+    from mrtr.cli._url_required import describe, required_urls
+
+    urls = required_urls(exc)
+    if urls and ctx.output.mode not in ("json", "jsonl"):
+        say(describe(urls))
     if code == 4 and sink is not None and sink.tail:
-        print("the server's last stderr lines:", file=sys.stderr)
-        for line in sink.tail:
-            print(f"  [server] {line}", file=sys.stderr)
+        say("\n".join(["the server's last stderr lines:", *(f"  [server] {x}" for x in sink.tail)]))
     return code
 
 
+def _help(parser: argparse.ArgumentParser, topic: str | None) -> int:
+    """``mrtr help [COMMAND]``."""
+    from mrtr.cli._args import SUBPARSERS
+
+    if topic is None:
+        parser.print_help()
+        return 0
+    if topic not in SUBPARSERS:
+        import difflib
+
+        close = difflib.get_close_matches(topic, list(SUBPARSERS), n=1)
+        hint = f"; did you mean {close[0]}?" if close else f"; one of {', '.join(SUBPARSERS)}"
+        say(f"mrtr help: no command {topic!r}{hint}")
+        return USAGE
+    SUBPARSERS[topic].print_help()
+    return 0
+
+
+def _backend(opts: argparse.Namespace) -> str:
+    """The event loop to run on (checked: a typo or a missing trio is a usage error)."""
+    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
+    if backend not in ("asyncio", "trio"):
+        raise UsageError(f"MRTR_BACKEND must be asyncio or trio, not {backend!r}")
+    if backend == "trio":
+        try:
+            import trio  # noqa: F401  (the run needs it anyway)
+        except ImportError:
+            where = "--backend trio" if opts.backend else "MRTR_BACKEND=trio"
+            raise UsageError(f"{where}: trio is not installed (pip install trio)") from None
+    return backend
+
+
+def _quiet_library(verbose: int) -> None:
+    """The library's log: shown with -vv; otherwise outcomes are reported, not logged."""
+    import logging
+
+    if verbose >= 2:
+        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
+    else:
+        library_log = logging.getLogger("mrtr")
+        library_log.addHandler(logging.NullHandler())
+        library_log.propagate = False
+
+
 def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
+    try:
+        backend = _backend(opts)
+    except UsageError as bad:
+        return _report(None, bad)
+    _quiet_library(opts.verbose)
+    from mrtr.cli._url_required import RETRIES, ask_retry
+
+    for attempt in range(RETRIES + 1):
+        failure: list[BaseException] = []
+        code = _run_once(opts, server_command, backend, failure)
+        urls = _urls_of(failure)
+        if not urls or attempt == RETRIES or not _interactive(opts):
+            return code
+        if not ask_retry(urls, color={"always": True, "never": False}.get(opts.color)):
+            return code
+    return code
+
+
+def _urls_of(failure: list[BaseException]) -> list[Any]:
+    from mrtr.cli._url_required import required_urls
+
+    return required_urls(failure[0]) if failure else []
+
+
+def _run_once(
+    opts: argparse.Namespace, server_command: list[str], backend: str, failure: list[BaseException]
+) -> int:
+    """Run the command once; what ended it goes into `failure`."""
     import anyio
 
     ctx = None
-    backend = opts.backend or os.environ.get("MRTR_BACKEND") or "asyncio"
 
     async def go() -> int:
         nonlocal ctx
         from mrtr.cli._commands import run_server_command
 
         ctx = _context(opts, server_command)
+        handler = _show_transport_warnings(ctx.output) if opts.verbose < 2 else None
         try:
             _attach_answerer(ctx)
             return await run_server_command(ctx)
@@ -133,15 +295,9 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             terminal = ctx.output.terminal
             if terminal is not None:
                 terminal.close()
+            if handler is not None:
+                handler()
 
-    import logging
-
-    library_log = logging.getLogger("mrtr")
-    if opts.verbose >= 2:
-        logging.basicConfig(level=logging.WARNING, format="[mrtr %(levelname)s] %(message)s")
-    else:
-        library_log.addHandler(logging.NullHandler())  # outcomes are reported, not logged
-        library_log.propagate = False
     try:
         return anyio.run(go, backend=backend)
     except KeyboardInterrupt:
@@ -158,6 +314,7 @@ def _run(opts: argparse.Namespace, server_command: list[str]) -> int:
             import traceback
 
             traceback.print_exception(exc)
+        failure.append(exc)
         return _report(ctx, exc)
 
 
@@ -198,7 +355,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _wants_json(words: list[str]) -> bool:
-    pairs = zip(words, [*words[1:], ""], strict=True)
+    pairs = zip(words, [*words[1:], ""], strict=False)
     return (
         "--json" in words
         or any(a in ("-o", "--output") and b in ("json", "jsonl") for a, b in pairs)
@@ -240,14 +397,17 @@ def _dispatch(
         print(f"mrtr {__version__}")
         return 0
     if opts.command is None:
-        parser.print_help(sys.stderr)
+        parser.print_usage(sys.stderr)
+        say("mrtr: give a COMMAND (mrtr help lists them; mrtr help COMMAND shows one)")
         return USAGE
-    if opts.command == "call" and opts.tool_help:
+    if opts.command == "help":
+        return _help(parser, opts.topic)
+    if opts.command in ("call", "prompt") and opts.tool_help:
         needed = 1 if server_command else 2
         if len(opts.words) < needed:
             from mrtr.cli._args import SUBPARSERS
 
-            SUBPARSERS["call"].print_help()
+            SUBPARSERS[opts.command].print_help()
             return 0
     if opts.command == "demo":
         import anyio
@@ -266,6 +426,6 @@ def _dispatch(
         try:
             return list_servers(opts)
         except CLIError as exc:
-            print(f"mrtr: {exc}", file=sys.stderr)
+            say(f"mrtr: {exc}")
             return exc.exit_code
     return _run(opts, server_command)

@@ -10,14 +10,14 @@ one document, on success and on failure, with the rounds and the wire result), `
 from __future__ import annotations
 
 import base64
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from mrtr.cli._exit import NAMES, OK, TOOL_ERROR
-from mrtr.cli._terminal import Terminal, sanitize
+from mrtr.cli._safe import json_text, sanitize, sanitize_surrogates, say
+from mrtr.cli._terminal import Terminal
 
 __all__ = ["MODES", "Output", "content_text", "render_blocks"]
 
@@ -86,7 +86,7 @@ def result_text(method: str, result: Mapping[str, Any], *, only_text: bool = Fal
         return content_text(blocks)
     text = render_blocks(blocks)
     if not text and result.get("structuredContent") is not None:
-        text = json.dumps(result["structuredContent"], indent=2, ensure_ascii=False)
+        text = json_text(result["structuredContent"], indent=2)
     return text
 
 
@@ -120,7 +120,7 @@ class Output:
     def event(self, event: Mapping[str, Any]) -> None:
         """One streamed event (printed only with ``-o jsonl``)."""
         if self.mode == "jsonl":
-            print(json.dumps(event, ensure_ascii=False), file=self.stdout, flush=True)
+            print(json_text(event), file=self.stdout, flush=True)
 
     def round(self, event: Any) -> None:
         """A finished round (a `RoundEvent`): recorded, and shown as -v asks."""
@@ -167,7 +167,7 @@ class Output:
         if self.terminal is not None:
             self.terminal.write(text + "\n")
         else:
-            print(text, file=self.stderr, flush=True)
+            say(text, file=self.stderr)
 
     def document(self, status: str, code: int, **parts: Any) -> dict[str, Any]:
         """The one JSON document of ``--json`` (and the last line of ``-o jsonl``)."""
@@ -189,16 +189,16 @@ class Output:
         if self.mode in ("json", "jsonl"):
             doc = self.document(status, code, result=result)
             indent = 2 if self.mode == "json" else None
-            print(json.dumps(doc, indent=indent, ensure_ascii=False), file=self.stdout)
+            print(json_text(doc, indent=indent), file=self.stdout)
         elif self.mode == "result":
-            print(json.dumps(result, indent=2, ensure_ascii=False), file=self.stdout)
+            print(json_text(result, indent=2), file=self.stdout)
         elif self.mode == "content":
             if only_text:
-                print(only_text, file=self.stdout)
+                self._print_text(only_text)
         elif text:
-            print(text, file=self.stdout)
+            say(text, file=self.stdout)
         if code == TOOL_ERROR and self.mode != "json":
-            print("mrtr: the tool reported an error (isError)", file=self.stderr)
+            say("mrtr: the tool reported an error (isError)", file=self.stderr)
         self.stdout.flush()
         return code
 
@@ -212,11 +212,18 @@ class Output:
         if self.mode in ("json", "jsonl"):
             doc = self.document(status, code, error=error, **parts)
             indent = 2 if self.mode == "json" else None
-            print(json.dumps(doc, indent=indent, ensure_ascii=False), file=self.stdout)
+            print(json_text(doc, indent=indent), file=self.stdout)
             self.stdout.flush()
-            print(json.dumps({"error": error}, ensure_ascii=False), file=self.stderr)
+            print(json_text({"error": error}), file=self.stderr)
         else:
-            print(f"mrtr: {sanitize(message)}", file=self.stderr)
+            say(f"mrtr: {message}", file=self.stderr)
             for key, request in (parts.get("pending") or {}).get("inputRequests", {}).items():
-                print(f"  {key}: {describe_request(request)}", file=self.stderr)
+                say(f"  {key}: {describe_request(request)}", file=self.stderr)
         return code
+
+    def _print_text(self, text: str) -> None:
+        """``-o content``: made safe on a terminal; exact (but encodable) into a pipe."""
+        if self.stdout.isatty():
+            say(text, file=self.stdout)
+        else:
+            print(sanitize_surrogates(text), file=self.stdout)

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from mrtr.cli._config import (
     expand,
     load_entries,
     redact_arg,
+    redact_url,
 )
 from mrtr.cli._exit import UsageError
 
@@ -52,12 +53,17 @@ class Target:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    origin: str | None = None  # the config file it came from
+    untrusted: bool = False  # that file is a project file (the working directory's)
+    notes: tuple[str, ...] = ()  # what the person should know about how it was chosen
 
     def describe(self) -> dict[str, Any]:
         """How to find this server again, without any secret (for output and paused files)."""
         shown: dict[str, Any] = {"target": self.label, "transport": self.transport}
         if self.url is not None:
-            shown["url"] = self.url
+            shown["url"] = redact_url(self.url)
+        if self.origin is not None:
+            shown["configFile"] = self.origin
         if self.command is not None:
             shown["command"] = [self.command, *(redact_arg(a) for a in self.args)]
         return shown
@@ -71,17 +77,27 @@ def parse_header(text: str, expander: Expander) -> tuple[str, str]:
     return name.strip(), expander(value.strip(), f"-H {name.strip()}")
 
 
-def _from_entry(entry: ServerEntry, expander: Expander, label: str) -> Target:
-    resolved = expand(entry, expander)
+def _from_entry(
+    entry: ServerEntry, expander: Expander, label: str, notes: tuple[str, ...] = ()
+) -> Target:
+    try:
+        resolved = expand(entry, expander)
+    except UsageError as exc:
+        if not notes:
+            raise
+        raise UsageError(f"{exc}; {'; '.join(notes)}") from None
     if resolved.transport == "sse":
         raise UsageError(
             f"{label}: the legacy HTTP+SSE transport is not supported; "
             "point mrtr at the server's streamable HTTP endpoint"
         )
+    if entry.untrusted:
+        notes += (f"server {entry.name!r} comes from the project file {entry.path}",)
+    where = {"origin": str(entry.path), "untrusted": entry.untrusted, "notes": notes}
     if resolved.transport == "http":
         if not resolved.url:
             raise UsageError(f"{label}: an http server needs a url in {entry.path}")
-        return Target(label, "http", url=resolved.url, headers=dict(resolved.headers))
+        return Target(label, "http", url=resolved.url, headers=dict(resolved.headers), **where)  # type: ignore[arg-type]
     if not resolved.command:
         raise UsageError(f"{label}: a stdio server needs a command in {entry.path}")
     return Target(
@@ -91,21 +107,39 @@ def _from_entry(entry: ServerEntry, expander: Expander, label: str) -> Target:
         args=resolved.args,
         env=dict(resolved.env),
         cwd=resolved.cwd,
+        **where,  # type: ignore[arg-type]
     )
 
 
 def _pick(name: str, entries: Sequence[ServerEntry], where: str) -> ServerEntry:
+    """The entry named `name`; a project file's entry never shadows the user's own silently."""
+    picked, _ = _pick_noting(name, entries, where)
+    return picked
+
+
+def _pick_noting(
+    name: str, entries: Sequence[ServerEntry], where: str
+) -> tuple[ServerEntry, tuple[str, ...]]:
     hits = [e for e in entries if e.name == name]
     if not hits:
         names = sorted({e.name for e in entries} | {e.qualified for e in entries})
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise UsageError(f"no server named {name!r} {where}{hint} (see `mrtr servers`)")
+    own = [e for e in hits if not e.untrusted]
+    notes: tuple[str, ...] = ()
+    if own and len(own) < len(hits):
+        shadow = next(e for e in hits if e.untrusted)
+        notes = (
+            f"the project file {shadow.path} also defines {name!r}; using yours from"
+            f" {own[0].path} (name it {shadow.path}:{name} to use the project's)",
+        )
+        hits = own
     distinct = {(e.source, e.path) for e in hits}
     if len(distinct) > 1 and len({h.qualified for h in hits}) > 1:
         choices = ", ".join(sorted({h.qualified for h in hits}))
         raise UsageError(f"{name!r} is configured in several places; name one of: {choices}")
-    return hits[0]
+    return hits[0], notes
 
 
 def resolve_target(
@@ -136,20 +170,15 @@ def resolve_target(
     if not target:
         raise UsageError("no server: give a TARGET (URL or configured name) or -- COMMAND ARGS")
     if _URL.match(target):
-        return Target(target, "http", url=target, headers=extra_headers)
+        return Target(redact_url(target), "http", url=target, headers=extra_headers)
     found = _resolve_named(target, configs, expander)
     if found is None and target.endswith(".py") and Path(target).is_file():
         found = Target(target, "stdio", command=sys.executable, args=(target,))
     if found is None:
         raise UsageError(f"no server named {target!r}")
     if found.transport == "http":
-        return Target(
-            found.label, "http", url=found.url, headers={**found.headers, **extra_headers}
-        )
-    return Target(
-        found.label, "stdio", command=found.command, args=found.args,
-        env={**found.env, **extra_env}, cwd=cwd or found.cwd,
-    )  # fmt: skip
+        return replace(found, headers={**found.headers, **extra_headers})
+    return replace(found, env={**found.env, **extra_env}, cwd=cwd or found.cwd)
 
 
 def _resolve_named(target: str, configs: list[ConfigFile], expander: Expander) -> Target | None:
@@ -164,7 +193,8 @@ def _resolve_named(target: str, configs: list[ConfigFile], expander: Expander) -
         if scoped:
             return _from_entry(_pick(name, scoped, f"from {head}"), expander, target)
     if any(e.name == target for e in entries):
-        return _from_entry(_pick(target, entries, "in any config"), expander, target)
+        entry, notes = _pick_noting(target, entries, "in any config")
+        return _from_entry(entry, expander, target, notes)
     if target == "demo":
         demo_args = ("-m", "mrtr", "demo-server")
         env = {"MRTR_DEMO_STATE_KEY": DEMO_STATE_KEY}
@@ -176,7 +206,13 @@ def _resolve_named(target: str, configs: list[ConfigFile], expander: Expander) -
     return None
 
 
-def default_expander(inputs: Mapping[str, str] | None = None, *, ask_input: Any = None) -> Expander:
+def default_expander(
+    inputs: Mapping[str, str] | None = None,
+    *,
+    ask_input: Any = None,
+    trust_project: bool = False,
+    consent: Any = None,
+) -> Expander:
     """An `Expander` over this process's environment, home and working directory."""
     return Expander(
         env=dict(os.environ),
@@ -184,6 +220,8 @@ def default_expander(inputs: Mapping[str, str] | None = None, *, ask_input: Any 
         workspace=Path.cwd(),
         inputs=dict(inputs or {}),
         ask_input=ask_input,
+        trust_project=trust_project,
+        consent=consent,
     )
 
 

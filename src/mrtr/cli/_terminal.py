@@ -4,36 +4,21 @@ Everything for the person goes to stderr (stdout carries only the result). Lines
 from stdin when it is a terminal, else from ``/dev/tty`` (as git and ssh do). Reads run in
 a worker thread so the event loop keeps serving the connection; they wait with ``select``
 and give up when `abandon` is called, so an interrupted command never waits for Enter.
-Server text is sanitised before it is shown: control characters and ESC are dropped and
-bidi overrides are shown escaped, so a server cannot repaint the screen or hide text.
+Everything written goes through `mrtr.cli._safe` last, so no server text (whatever path
+brought it here) can repaint the screen, set the clipboard or hide text.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 from typing import IO
 
-__all__ = ["Abandoned", "Terminal", "sanitize"]
+from mrtr.cli._safe import MAX_SHOWN, render_styles, sanitize
+from mrtr.cli._safe import style as _style
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-MAX_SHOWN = 4000
-"""Server text longer than this is cut when shown (the full text is in --json output)."""
-
-
-def sanitize(text: str, *, multiline: bool = True, limit: int = MAX_SHOWN) -> str:
-    """Server-supplied text made safe to print on a terminal."""
-    text = text.replace("\r\n", "\n").replace("\t", "    ")
-    if not multiline:
-        text = text.replace("\n", " ")
-    text = _CONTROL.sub("", text)
-    text = _BIDI.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", text)
-    if len(text) > limit:
-        text = text[:limit] + f"... [{len(text) - limit} more characters]"
-    return text
+__all__ = ["MAX_SHOWN", "Abandoned", "Terminal", "sanitize"]
 
 
 class Abandoned(Exception):
@@ -68,13 +53,13 @@ class Terminal:
         return True
 
     def style(self, text: str, code: str) -> str:
-        """Wrap text in an ANSI style when colour is on (``1`` bold, ``2`` dim, ``33`` ...)."""
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+        """Mark text with a style (``1`` bold, ``2`` dim, ``33`` ...), shown when colour is on."""
+        return _style(text, code)
 
     def write(self, text: str) -> None:
-        """Write to the person (clearing the status line first)."""
+        """Write to the person (clearing the status line first), made safe."""
         self.clear_status()
-        self.out.write(text)
+        self.out.write(render_styles(text, color=self.color))
         self.out.flush()
 
     def status(self, text: str) -> None:
@@ -82,7 +67,7 @@ class Terminal:
         if not self.out.isatty() or os.environ.get("TERM") == "dumb":
             return
         width = 100
-        line = sanitize(text, multiline=False, limit=len(text))
+        line = render_styles(sanitize(text, multiline=False, limit=len(text)), color=False)
         if len(line) > width:
             line = line[: width - 1] + "…"
         self.out.write("\r\x1b[K" + line)

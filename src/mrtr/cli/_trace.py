@@ -15,11 +15,13 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any
 
 from typing_extensions import Self
 
+from mrtr.cli._safe import json_text
 from mrtr.transports import JSONObject, RequestFailed, Transport
 
 __all__ = ["TracingTransport", "redact_frame"]
@@ -55,9 +57,15 @@ class TracingTransport(Transport):
     """
 
     def __init__(
-        self, inner: Transport, *, out: IO[str] | None = None, jsonl: str | None = None
+        self,
+        inner: Transport,
+        *,
+        out: IO[str] | None = None,
+        jsonl: str | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.inner = inner
+        self._scrub = scrub or (lambda text: text)
         self._out = out
         self._jsonl_path = jsonl
         self._jsonl: IO[str] | None = None
@@ -69,11 +77,11 @@ class TracingTransport(Transport):
         if self._jsonl is not None:
             way = {"→": "send", "←": "receive"}.get(arrow, "failed")
             record = {"ms": round(elapsed, 3), "direction": way, "message": shown}
-            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")  # a file
             self._jsonl.flush()
             return
         out = self._out or sys.stderr
-        out.write(f"{arrow} {elapsed:8.1f} ms {json.dumps(shown, ensure_ascii=False)}\n")
+        out.write(f"{arrow} {elapsed:8.1f} ms {json_text(shown)}\n")
         out.flush()
 
     async def __aenter__(self) -> Self:
@@ -94,7 +102,13 @@ class TracingTransport(Transport):
     async def open(self) -> None:
         """Open the trace file, then enter the inner transport (its whole lifespan)."""
         if self._jsonl_path is not None:
-            descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                descriptor = os.open(self._jsonl_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            except OSError as exc:
+                from mrtr.cli._exit import UsageError
+
+                where = f"--trace-file {self._jsonl_path}"
+                raise UsageError(f"{where}: cannot write: {exc.strerror or exc}") from None
             self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
         self._started = time.monotonic()
         try:
@@ -117,7 +131,8 @@ class TracingTransport(Transport):
         """Receive, then print."""
         message = await self.inner.receive()
         if isinstance(message, RequestFailed):
-            self._print("✗", {"id": message.request_id, "failed": str(message.error)})
+            failed = self._scrub(str(message.error))
+            self._print("✗", {"id": message.request_id, "failed": failed})
         else:
             self._print("←", message)
         return message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
@@ -599,6 +600,7 @@ class Server:
             allowed_origins=allowed_origins,
             protected_resource=protected_resource,
         )
+        print(f"listening on http://{host}:{port}{path}", file=sys.stderr, flush=True)
         uvicorn.run(
             app,
             host=host,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import select
 import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -33,6 +33,7 @@ from mrtr.transports._http1 import (
     BodyReader,
     ResponseHead,
     encode_request,
+    head_end,
     parse_head,
 )
 from mrtr.transports._http_cookies import CookieJar
@@ -157,7 +158,7 @@ class OwnClient:
         url: httpx.URL | str,
         *,
         content: bytes = b"",
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         timeout: httpx.Timeout | None = None,  # noqa: ASYNC109 (httpx's keyword, per request)
         follow_redirects: bool = False,
     ) -> AsyncIterator[OwnResponse]:
@@ -169,7 +170,7 @@ class OwnClient:
         del follow_redirects  # redirects are the exchange's business
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         limits = timeout or self.timeout
-        pairs = list((headers or {}).items())
+        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
         if not any(name.lower() == "user-agent" for name, _ in pairs):
             pairs.append(("User-Agent", USER_AGENT))
         cookie = self._cookies.header()
@@ -177,8 +178,12 @@ class OwnClient:
             pairs.append(("Cookie", cookie))
         data = encode_request(method, target.raw_path, self._netloc, pairs, content)
         connection, head, rest = await self._exchange(data, limits)
-        self._cookies.learn(head.headers)
-        body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
+        try:
+            self._cookies.learn(head.headers)
+            body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
+        except BaseException:  # a head whose framing is refused: the connection is done
+            await connection.close()
+            raise
         try:
             yield OwnResponse(head, target, body)
         finally:
@@ -193,39 +198,37 @@ class OwnClient:
     ) -> tuple[_Connection, ResponseHead, bytes]:
         """Write the request; read the response head (1xx skipped) and what followed it.
 
-        A reused connection that the server closed before answering (the keep-alive
-        race) is replaced by a new one, once.
+        Never sent twice: a reused connection found closed before the first byte is
+        written is replaced (`_acquire`); once the request is written, a connection
+        that ends without an answer is the caller's error. The server may have read
+        the request and acted on it (a ``tools/call``), so sending it again on a new
+        connection could run it twice.
         """
-        for attempt in range(2):
-            connection, reused = await self._acquire(limits)
-            try:
-                await _send(connection, data, limits.write)
-                buffer = b""
-                while True:
-                    split = buffer.find(b"\r\n\r\n")
-                    if split >= 0:
-                        head = parse_head(buffer[:split])
-                        buffer = buffer[split + 4 :]
-                        if 100 <= head.status < 200:
-                            continue
-                        return connection, head, buffer
-                    if len(buffer) > MAX_HEAD_SIZE:
-                        raise httpx.RemoteProtocolError("the response head is too large")
-                    chunk = await _receive(connection, limits.read)
-                    if not chunk:
-                        if reused and not buffer and attempt == 0:
-                            break  # closed while idle: try a new connection
-                        raise httpx.RemoteProtocolError(
-                            "Server disconnected without sending a response."
-                        )
-                    buffer += chunk
-            except BaseException:
-                await connection.close()
-                raise
+        connection = await self._acquire(limits)
+        try:
+            await _send(connection, data, limits.write)
+            buffer = b""
+            while True:
+                split = head_end(buffer)
+                if split is not None:
+                    head = parse_head(buffer[: split[0]])
+                    buffer = buffer[split[1] :]
+                    if 100 <= head.status < 200:
+                        continue
+                    return connection, head, buffer
+                if len(buffer) > MAX_HEAD_SIZE:
+                    raise httpx.RemoteProtocolError("the response head is too large")
+                chunk = await _receive(connection, limits.read)
+                if not chunk:
+                    raise httpx.RemoteProtocolError(
+                        "Server disconnected without sending a response."
+                    )
+                buffer += chunk
+        except BaseException:
             await connection.close()
-        raise AssertionError("unreachable")  # pragma: no cover
+            raise
 
-    async def _acquire(self, limits: httpx.Timeout) -> tuple[_Connection, bool]:
+    async def _acquire(self, limits: httpx.Timeout) -> _Connection:
         now = time.monotonic()
         # the oldest idle connections first: expired ones are closed, not left open
         while self._idle and now - self._idle[0].idle_since > KEEPALIVE_EXPIRY:
@@ -233,7 +236,7 @@ class OwnClient:
         while self._idle:
             connection = self._idle.pop()
             if connection.usable(now):
-                return connection, True
+                return connection
             await connection.close()
         try:
             with anyio.fail_after(limits.connect):
@@ -250,7 +253,7 @@ class OwnClient:
             ) from exc
         except _CONNECT_ERRORS as exc:
             raise httpx.ConnectError(str(exc) or repr(exc)) from exc
-        return _Connection(stream), False
+        return _Connection(stream)
 
 
 def _readable(sock: socket.socket) -> bool:

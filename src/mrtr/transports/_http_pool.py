@@ -3,14 +3,15 @@
 `HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
 that queue requests in front of its pools, and the per-request options (auth, timeout).
 
-With no proxy configured and no ``auth`` (or ``mrtr.auth.OAuth``, which has a fast
-path for it: `FastAuth`), the transport's own client is `_http_client.OwnClient`, a
-lean HTTP/1.1 pool on anyio sockets (TLS with httpx's default context); otherwise (any
-other ``httpx.Auth``, proxies from the environment) it is httpx, as below, and a client
-the caller gives is always used as given. With OAuth on the own client, a request whose
-token needs work (none yet, due for refresh, refused with 401 or 403
-``insufficient_scope``) goes through httpx and the OAuth flow instead, on an httpx
-client made on first use.
+With no proxy configured and no ``auth`` (or an auth on the public seam
+`SupportsTransportAuth`, as ``mrtr.auth.OAuth`` is), the transport's own client is
+`_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
+default context); otherwise (any other ``httpx.Auth``, proxies from the environment) it
+is httpx, as below, and a client the caller gives is always used as given. With OAuth
+on the own client, a request whose token needs work (none yet, due for refresh, refused
+with 401 or 403 ``insufficient_scope``) runs the OAuth flow on that same client
+(`_http_auth_flow`); the auth's own requests to other origins (discovery, tokens) go on
+an httpx client made on first use.
 
 httpcore 1.0's pool rescans all its connections (and every queued request against each
 of them) whenever a request starts or ends, and closes every idle connection while it
@@ -26,19 +27,21 @@ import logging
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
-from mrtr.transports._http_client import OwnClient
+from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
+from mrtr.transports._http_auth_flow import run_auth_flow
+from mrtr.transports._http_client import USER_AGENT, OwnClient
+from mrtr.transports._http_cookies import SafeCookieJar
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",
-    "FastAuth",
     "HTTPClientSource",
     "HTTPExchange",
     "ShardedTransport",
@@ -63,26 +66,6 @@ MAX_DISCARDED_BODY = 65_536
 _AUTH_HEADERS = frozenset({"authorization", "dpop"})
 
 
-class FastAuth(Protocol):
-    """An ``httpx.Auth`` that can also authorize a request without httpx (``mrtr.auth.OAuth``).
-
-    `_headers_for` gives the headers of a request when no token work can be needed
-    (``None``: run the httpx flow); `_accepts` says whether the response stands, or the
-    request must be sent again through the flow (a refused token).
-    """
-
-    def _headers_for(self, method: str, url: str) -> dict[str, str] | None: ...
-
-    def _accepts(self, url: str, status: int, headers: httpx.Headers) -> bool: ...
-
-
-def fast_auth(auth: httpx.Auth | None) -> FastAuth | None:
-    """`auth` as a `FastAuth`, if it is one."""
-    if callable(getattr(auth, "_headers_for", None)) and callable(getattr(auth, "_accepts", None)):
-        return auth  # type: ignore[return-value]
-    return None
-
-
 class HTTPExchange:
     """The httpx client one transport uses, with its request slots and request options.
 
@@ -92,7 +75,7 @@ class HTTPExchange:
         auth: an ``httpx.Auth`` applied to every request.
         timeout: the timeout of each request; ``DEFAULT_HTTP_TIMEOUT`` leaves the
             caller's client its own timeout.
-        target: the endpoint; without proxies, and without auth or with a `FastAuth`,
+        target: the endpoint; without proxies, and without auth or with a `SupportsTransportAuth`,
             the own client is `OwnClient`.
     """
 
@@ -107,7 +90,7 @@ class HTTPExchange:
         target: httpx.URL | None = None,
     ) -> None:
         self._auth = auth
-        self._fast_auth: FastAuth | None = None
+        self._fast_auth: SupportsTransportAuth | None = None
         self._timeout_explicit = timeout is not DEFAULT_HTTP_TIMEOUT
         self._timeout = timeout
         self._slots: anyio.Semaphore | None = None
@@ -115,14 +98,14 @@ class HTTPExchange:
         self._own_timeout = own_timeout
         self._flow_client: httpx.AsyncClient | None = None
         self._closed = False
-        fast = fast_auth(auth)
+        fast = transport_auth(auth)
         if isinstance(source, httpx.AsyncClient):
             self.client, self._owned = source, False
         elif source is not None:
             self.client, self._owned = source(), True
         elif urllib.request.getproxies():
             # a transport of our own would turn off httpx's proxies from the environment
-            self.client = httpx.AsyncClient(timeout=own_timeout)
+            self.client = _httpx_client(own_timeout)
             self._owned = True
         elif (auth is None or fast is not None) and target is not None:
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
@@ -146,7 +129,7 @@ class HTTPExchange:
         return self._flow_http
 
     def _flow_http(self) -> httpx.AsyncClient | None:
-        """The httpx client for auth flows next to the own client, made on first use."""
+        """The httpx client for the auth's own requests (other origins), made on first use."""
         if self._flow_client is None:
             if self._closed:
                 return None
@@ -232,35 +215,40 @@ class HTTPExchange:
 
     @asynccontextmanager
     async def _authorized(
-        self, auth: FastAuth, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+        self, auth: SupportsTransportAuth, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
     ) -> AsyncIterator[HTTPResponse]:
-        """One request with a `FastAuth`: on the own client when its token is ready.
+        """One request with a `SupportsTransportAuth`: on the own client when its token is ready.
 
         A request the auth cannot authorize by itself, or whose response it refuses
-        (the refused response is read and dropped), is sent through httpx with the
-        auth's full flow (discovery, refresh, step-up, DPoP nonces).
+        (the refused response is read and dropped), is sent again through the auth's
+        full flow (discovery, refresh, step-up, DPoP nonces), still on the own client
+        (`run_auth_flow`): one cookie jar and one User-Agent for every MCP request.
         """
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         where = str(target)
-        extra = auth._headers_for(method, where)
+        extra = auth.headers_for(method, where)
         if extra is not None:
             assert isinstance(self.client, OwnClient)
             headers = _with_auth(kwargs.get("headers"), extra)
             async with self.client.stream(
                 method, target, **{**kwargs, "headers": headers}
             ) as response:
-                if auth._accepts(where, response.status_code, response.headers):
+                if auth.accepts(where, response.status_code, response.headers):
                     yield response
                     return
                 await _discard(response)
             logger.debug(
                 "HTTP %s: %s %s again through the auth flow", response.status_code, method, where
             )
-        flow_client = self._flow_http()
-        if flow_client is None:
-            raise httpx.ReadError("the HTTP transport is closed")
-        async with flow_client.stream(
-            method, target, auth=self._auth, follow_redirects=False, **kwargs
+        assert isinstance(self.client, OwnClient) and self._auth is not None
+        async with run_auth_flow(
+            self.client,
+            self._auth,
+            method,
+            target,
+            headers=kwargs.get("headers"),
+            content=kwargs.get("content", b""),
+            timeout=kwargs.get("timeout"),
         ) as flowed:
             yield flowed
 
@@ -297,8 +285,19 @@ class HTTPExchange:
 
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
     """An httpx client of our own, on small pools (see the module docstring)."""
-    pools = ShardedTransport(pools=POOLS, limits=POOL_LIMITS)
-    return httpx.AsyncClient(timeout=timeout, transport=pools)
+    return _httpx_client(timeout, ShardedTransport(pools=POOLS, limits=POOL_LIMITS))
+
+
+def _httpx_client(
+    timeout: httpx.Timeout | float | None, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """An httpx client the transport makes: mrtr's User-Agent, the checked cookie jar."""
+    return httpx.AsyncClient(
+        timeout=timeout,
+        transport=transport,  # None: httpx's own, with proxies from the environment
+        headers={"User-Agent": USER_AGENT},  # one User-Agent per transport
+        cookies=SafeCookieJar(),  # no cookie it could not send back (kept as given)
+    )
 
 
 def _with_auth(headers: dict[str, str] | None, extra: dict[str, str]) -> dict[str, str]:

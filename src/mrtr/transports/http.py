@@ -45,6 +45,7 @@ from mrtr.transports._base import (
     RequestId,
     Transport,
 )
+from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
 from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
@@ -69,7 +70,12 @@ from mrtr.transports._http_wire import (
     user_headers,
 )
 
-__all__ = ["DEFAULT_HTTP_TIMEOUT", "DEFAULT_RECEIVE_QUEUE_SIZE", "StreamableHTTPTransport"]
+__all__ = [
+    "DEFAULT_HTTP_TIMEOUT",
+    "DEFAULT_RECEIVE_QUEUE_SIZE",
+    "StreamableHTTPTransport",
+    "SupportsTransportAuth",
+]
 
 LISTEN = "subscriptions/listen"
 
@@ -183,9 +189,9 @@ class StreamableHTTPTransport(Transport):
             self._client_source, auth=self._auth, timeout=self._timeout, target=self._target
         )
         self._exchange = exchange
-        bind = getattr(self._auth, "bind_transport", None)
-        if callable(bind):  # mrtr.auth.OAuth learns the server URL and the httpx client
-            bind(self.url, exchange.auth_http)
+        auth = transport_auth(self._auth)
+        if auth is not None:  # mrtr.auth.OAuth learns the server URL and the httpx client
+            auth.bind(self.url, exchange.auth_http)
         legacy = LegacySession(
             exchange,
             self._target,
