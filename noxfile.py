@@ -31,7 +31,7 @@ def _pytest(session: nox.Session, marker: str) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Everything but interop: `nox -s tests -- tests/test_driver.py -x` narrows it."""
+    """Everything but interop: `nox -s tests -- tests/flow/test_driver.py -x` narrows it."""
     _pytest(session, "not interop and not old_mcp and not npm_everything")
 
 

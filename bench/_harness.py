@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,10 +63,12 @@ def run_child(argv: Sequence[str], *, timeout: float = 600.0) -> ChildRun:
     return ChildRun(wall=wall, cpu=0.0, maxrss_kib=0, stdout=out)
 
 
-def run_child_rusage(argv: Sequence[str]) -> ChildRun:
+def run_child_rusage(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> ChildRun:
     """Run a short command, reaping it with `wait4` to get its own CPU time and peak RSS."""
     start = time.perf_counter()
-    proc = subprocess.Popen(list(argv), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        list(argv), cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)

@@ -11,6 +11,7 @@ Examples:
     python -m bench.compare --before-src /tmp/before/src --target http --job concurrent
     python -m bench.compare --before-src /tmp/before/src --job cold --reps 10
     python -m bench.compare --before-src /tmp/before/src --job leak --target stdio
+    python -m bench.compare --before-src /tmp/before/src --job import --reps 30
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import sys
 import time
 from typing import Any
 
-from bench._harness import REPO, WorkerFailed, http_server
+from bench._harness import REPO, WorkerFailed, http_server, run_child_rusage
+from bench.scenarios import IMPORTS
 
 _PREFIX = "BENCH_RESULT "
 SIDES = ("before", "after", "official")
@@ -35,6 +37,9 @@ def _run(side: str, spec: dict[str, Any], before_src: str) -> dict[str, Any]:
     if side == "before":
         env["PYTHONPATH"] = before_src
     spec = {**spec, "lib": "official" if side == "official" else "mrtr"}
+    if spec["job"] == "import":  # `scenario_import`'s statement, in a fresh interpreter
+        child = run_child_rusage([sys.executable, "-c", IMPORTS[spec["lib"]]], env=env)
+        return {"wall": child.wall, "cpu": child.cpu, "maxrss": child.maxrss_kib}
     start = time.time()
     done = subprocess.run(
         [sys.executable, "-m", "bench._worker", json.dumps(spec)],
@@ -64,6 +69,7 @@ _METRICS: dict[str, tuple[tuple[str, float, str], ...]] = {
         ("maxrss", 1 / 1024, "(MiB)"),
     ),
     "leak": (("rss_first", 1.0, "(MiB)"), ("rss_total", 1.0, "(MiB)"), ("growth", 1.0, "(MiB)")),
+    "import": (("wall", 1e3, "(ms)"), ("cpu", 1e3, "(ms)"), ("maxrss", 1 / 1024, "(MiB)")),
 }
 
 
@@ -91,7 +97,11 @@ def main() -> None:
             for side in SIDES:
                 results[side].append(_run(side, {**spec, "target": target}, args.before_src))
 
-    if args.target == "http":
+    if args.job == "import":
+        for side in SIDES:  # compile the bytecode caches outside the measurement
+            _run(side, spec, args.before_src)
+        go("none")
+    elif args.target == "http":
         with http_server() as url:
             go(url)
     else:

@@ -8,7 +8,7 @@
 
 Each command is its own process, as a chat bot's workers or a cron job would be. The
 ``provision`` tool asks which region; the client's elicitation callback returns
-`mrtr.PAUSE`, so ``call_tool(..., pause=True)`` hands back a `PausedCall` that goes into
+`mrtr.PAUSE`, so ``pause_call_tool(...)`` hands back a `PausedCall` that goes into
 the store. ``answer`` records the region (the first answer wins); ``resume`` claims each
 answered call and sends its retry at most once, even with several resumers running.
 
@@ -84,7 +84,7 @@ async def start(db: str, *names: str) -> None:
     store = SqlitePausedCallStore(db)
     async with client() as c:
         for name in names:
-            outcome = await c.call_tool("provision", {"name": name}, pause=True)
+            outcome = await c.pause_call_tool("provision", {"name": name})
             if isinstance(outcome, PausedCall):
                 await store.put(outcome.with_meta({"requested_by": "example"}))
                 print(f"paused {outcome.id} ({name})")

@@ -67,3 +67,39 @@ def test_misuse_is_a_builtin_runtime_error() -> None:
     assert isinstance(error, RuntimeError) and isinstance(error, errors.MRTRError)
     with pytest.raises(RuntimeError, match="closed"):
         raise error
+
+
+def _drawing() -> list[tuple[str, str]]:
+    """``(class, drawn parent)`` for each class of the tree in the module docstring, in order."""
+    import re
+
+    lines = (errors.__doc__ or "").split("```")[1].strip("\n").splitlines()
+    root = lines[0].split()[0]
+    drawn = [(root, "Exception")]
+    ancestry = [root]  # by depth: the classes the line being read hangs under
+    for line in lines[1:]:
+        match = re.match(r"^((?:[│ ]   )*)[├└]── ([A-Z]\w+)", line)
+        if match is None:
+            continue  # a description's second line
+        depth = len(match.group(1)) // 4 + 1
+        del ancestry[depth:]
+        drawn.append((match.group(2), ancestry[-1]))
+        ancestry.append(match.group(2))
+    return drawn
+
+
+def test_the_drawing_is_the_tree_and_the_file_follows_it() -> None:
+    drawn = _drawing()
+    defined = [
+        obj
+        for obj in vars(errors).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, BaseException)
+        and obj.__module__ == errors.__name__
+    ]
+    # in the order the file defines them (a module's namespace keeps definition order)
+    assert [cls.__name__ for cls in defined] == [name for name, _ in drawn]
+    for cls, (name, parent) in zip(defined, drawn, strict=True):
+        # the first base is the drawn parent; a second one is a builtin (TimeoutError...)
+        assert cls.__bases__[0].__name__ == parent, name
+        assert all(base.__module__ == "builtins" for base in cls.__bases__[1:]), name

@@ -95,3 +95,56 @@ def test_the_server_uses_the_layers_below_the_session_only() -> None:
 def test_at_most_eight_loose_modules_at_the_top() -> None:
     loose = sorted(path.name for path in SRC.glob("*.py"))
     assert len(loose) <= 8, loose
+
+
+CLIENT_CORE = (
+    "mrtr._wire",
+    "mrtr.transports",
+    "mrtr.session",
+    "mrtr.flow",
+    "mrtr.paused",
+    "mrtr.client",
+)
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The modules `path` imports when it runs (at the top or in a function), not for types."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) == "TYPE_CHECKING":
+                continue
+            if isinstance(child, ast.ImportFrom) and (child.module or "").startswith("mrtr"):
+                module = child.module or ""
+                submodules = [f"{module}.{alias.name}" for alias in child.names]
+                found.update(m for m in submodules if m in MODULES)
+                if not all(m in MODULES for m in submodules):
+                    found.add(module)
+            elif isinstance(child, ast.Import):
+                found.update(a.name for a in child.names if a.name.startswith("mrtr"))
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+MODULES = {_module_name(path): path for path in SRC.rglob("*.py")}
+
+
+def test_no_import_circle_inside_the_client_core_at_run_time() -> None:
+    core = {m for m in MODULES if m.startswith(CLIENT_CORE)}
+    graph = {m: {t for t in _runtime_imports(MODULES[m]) if t in core and t != m} for m in core}
+    done: set[str] = set()
+
+    def walk(module: str, trail: list[str]) -> None:
+        if module in trail:
+            raise AssertionError(" -> ".join([*trail[trail.index(module) :], module]))
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            walk(target, [*trail, module])
+        done.add(module)
+
+    for module in sorted(core):
+        walk(module, [])

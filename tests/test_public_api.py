@@ -111,3 +111,14 @@ def test_paused_calls_have_their_own_namespace_and_stay_in_mrtr() -> None:
 
     for name in mrtr.paused.__all__:
         assert getattr(mrtr.paused, name) is getattr(mrtr, name), name
+
+
+def test_the_session_package_still_has_the_names_of_the_session_module() -> None:
+    # `mrtr.session` was the module of ClientSession; what it held can still be imported
+    import mrtr.session
+    import mrtr.session._legs
+    from mrtr.session import ProgressCallback, call_params  # noqa: F401
+
+    assert mrtr.session.call_params is mrtr.session._legs.call_params
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = mrtr.session.no_such_name  # type: ignore[attr-defined]

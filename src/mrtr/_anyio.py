@@ -1,19 +1,22 @@
-"""Small anyio helpers shared by the transports, the session and the server shells."""
+"""Small concurrency helpers shared by the transports, the session and the server shells."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TypeVar
 
-import anyio
+__all__ = ["fresh_copy"]
 
-__all__ = ["event_factory"]
+_E = TypeVar("_E", bound=BaseException)
 
 
-def event_factory() -> Callable[[], anyio.Event]:
-    """The running backend's `anyio.Event` class, to create events without a lookup.
+def fresh_copy(error: _E) -> _E:
+    """A new exception object equal to `error`, for one more waiter to raise.
 
-    `anyio.Event()` looks up the running backend on every call; code that creates one
-    event per message (a pending request, a wake-up) calls this once, in async context,
-    and keeps what it returns.
+    One failure (a connection that ended) reaches many waiting tasks; raising the same
+    object in each would make their tracebacks and contexts overwrite each other.
     """
-    return type(anyio.Event())
+    clone = type(error).__new__(type(error), *error.args)
+    clone.__dict__.update(error.__dict__)
+    clone.__cause__ = error.__cause__
+    clone.__suppress_context__ = error.__suppress_context__
+    return clone

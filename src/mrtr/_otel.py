@@ -8,17 +8,15 @@ lookup while OpenTelemetry is not imported); ``tracing=False`` turns it off. The
 and the server half share this module; the spans themselves live in `mrtr.client._tracing`
 and `mrtr.server._tracing`.
 
-`CURRENT_CALL` is how a request learns that it belongs to a traced call: the JSON-RPC
-layer reads it (one context-variable lookup per request) without importing the layers
-above it. `traced_backchannel` does the same for the legacy back-channel, whose requests
-arrive in the connection's own tasks, outside the call's context.
+`traced_backchannel` traces the legacy back-channel, whose requests arrive in the
+connection's own tasks, outside any call's context. The client's requests are traced
+through the connection's request observer (`mrtr.client._tracing.request_observer`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,10 +25,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
 __all__ = [
-    "CURRENT_CALL",
     "DURATION_BUCKETS",
     "Instruments",
-    "RequestTracer",
     "Telemetry",
     "mark_failure",
     "traced_backchannel",
@@ -42,30 +38,6 @@ SCOPE = "mrtr"
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 """The MCP semantic conventions' advice for the operation-duration histograms, in seconds."""
 
-
-class RequestTracer(Protocol):
-    """What the JSON-RPC layer hands a request sent inside a traced call."""
-
-    transport: object
-    """The transport of the traced call's session: requests on other sessions are not its own."""
-
-    async def request(
-        self,
-        method: str,
-        request_id: int,
-        params: Mapping[str, Any] | None,
-        send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
-    ) -> dict[str, Any]:
-        """Send one request through ``send`` (params with its trace context), in a span.
-
-        ``request_id`` is the id the request is about to take; ``send`` is the
-        connection's ``send_request`` for it, which takes only the params.
-        """
-        ...
-
-
-CURRENT_CALL: ContextVar[RequestTracer | None] = ContextVar("mrtr_current_call", default=None)
-"""The traced call the running task serves, if any."""
 
 Answer = Callable[[Any, Any], Awaitable[Any]]
 """``async (request, context) -> answer``: how a server request is answered."""

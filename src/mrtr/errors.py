@@ -58,7 +58,7 @@ exception is never wrapped: it reaches the caller as itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mrtr.types._constants import INVALID_PARAMS
 
@@ -352,6 +352,20 @@ class ProcessExitedError(TransportError):
         self.returncode = returncode
 
 
+class SubscriptionLostError(MRTRError):
+    """A ``subscriptions/listen`` stream ended without the server's graceful close.
+
+    Nothing is replayed: listen again, and refetch what depends on the stream.
+
+    Attributes:
+        subscription_id: the id of the ``subscriptions/listen`` request.
+    """
+
+    def __init__(self, subscription_id: str | int, reason: str) -> None:
+        super().__init__(f"the subscription {subscription_id!r} was lost: {reason}")
+        self.subscription_id = subscription_id
+
+
 class ClientStateError(MRTRError, RuntimeError):
     """The client, session or flow was misused: the wrong state, or arguments it forbids.
 
@@ -378,20 +392,6 @@ class NotInThisEraError(ClientStateError):
         self.method = method
         self.protocol_version = protocol_version
         self.instead = instead
-
-
-class SubscriptionLostError(MRTRError):
-    """A ``subscriptions/listen`` stream ended without the server's graceful close.
-
-    Nothing is replayed: listen again, and refetch what depends on the stream.
-
-    Attributes:
-        subscription_id: the id of the ``subscriptions/listen`` request.
-    """
-
-    def __init__(self, subscription_id: str | int, reason: str) -> None:
-        super().__init__(f"the subscription {subscription_id!r} was lost: {reason}")
-        self.subscription_id = subscription_id
 
 
 class AuthError(MRTRError):
@@ -471,40 +471,6 @@ class IssuerMismatchError(DiscoveryError):
         self.kind = kind
 
 
-class PausedCallError(MRTRError):
-    """A paused call cannot be read, answered, claimed or resumed as asked."""
-
-
-class PausedCallFormatError(PausedCallError):
-    """The data is not a paused call this version of mrtr can read (fail closed).
-
-    Attributes:
-        version: the format version found, when there was one.
-    """
-
-    def __init__(self, message: str, *, version: object = None) -> None:
-        super().__init__(message)
-        self.version = version
-
-
-class PausedCallMismatchError(PausedCallError):
-    """The paused call belongs to another protocol era or another server.
-
-    Attributes:
-        field: what differs (``"protocol_version"`` or ``"server"``).
-        expected: the value recorded in the paused call.
-        actual: the value of the client trying to resume it.
-    """
-
-    def __init__(self, field: str, expected: object, actual: object) -> None:
-        super().__init__(
-            f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
-        )
-        self.field = field
-        self.expected = expected
-        self.actual = actual
-
-
 class RegistrationError(AuthError):
     """The client could not register (or has no registration) with the authorization server.
 
@@ -582,6 +548,40 @@ class InsufficientScopeError(AuthError):
         )
         self.required = required
         self.granted = granted
+
+
+class PausedCallError(MRTRError):
+    """A paused call cannot be read, answered, claimed or resumed as asked."""
+
+
+class PausedCallFormatError(PausedCallError):
+    """The data is not a paused call this version of mrtr can read (fail closed).
+
+    Attributes:
+        version: the format version found, when there was one.
+    """
+
+    def __init__(self, message: str, *, version: object = None) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+class PausedCallMismatchError(PausedCallError):
+    """The paused call belongs to another protocol era or another server.
+
+    Attributes:
+        field: what differs (``"protocol_version"`` or ``"server"``).
+        expected: the value recorded in the paused call.
+        actual: the value of the client trying to resume it.
+    """
+
+    def __init__(self, field: str, expected: object, actual: object) -> None:
+        super().__init__(
+            f"this paused call was made with {field} {expected!r}; the client has {actual!r}"
+        )
+        self.field = field
+        self.expected = expected
+        self.actual = actual
 
 
 class PausedCallIncompleteError(PausedCallError):
@@ -758,19 +758,3 @@ class InvalidRequestState(MRTRError):
     unmodified. The message is a reason for the server log only; the client always gets
     the same frozen -32602 answer.
     """
-
-
-_E = TypeVar("_E", bound=BaseException)
-
-
-def fresh_copy(error: _E) -> _E:
-    """A new exception object equal to `error`, for one more waiter to raise.
-
-    One failure (a connection that ended) reaches many waiting tasks; raising the same
-    object in each would make their tracebacks and contexts overwrite each other.
-    """
-    clone = type(error).__new__(type(error), *error.args)
-    clone.__dict__.update(error.__dict__)
-    clone.__cause__ = error.__cause__
-    clone.__suppress_context__ = error.__suppress_context__
-    return clone

@@ -20,7 +20,7 @@ from mrtr.types import CallToolResult, ElicitRequest, TextContent
 async def pause(db: str, url: str, tool: str, arguments: str) -> None:
     store = SqlitePausedCallStore(db)
     async with Client(url, capabilities={"elicitation": {}}) as client:
-        paused = await client.call_tool(tool, json.loads(arguments), pause=True)
+        paused = await client.pause_call_tool(tool, json.loads(arguments))
     assert isinstance(paused, PausedCall)
     await store.put(paused)
     await store.aclose()

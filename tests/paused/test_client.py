@@ -1,4 +1,4 @@
-"""`call_tool(..., pause=True)`, `resume`, and what a resume checks first (in-process server)."""
+"""`pause_call_tool(...)`, `resume`, and what a resume checks first (in-process server)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ async def test_pause_keeps_live_answers_and_resume_runs_to_the_end() -> None:
         async with Client(
             server, list_roots_callback=roots, capabilities=DECLARE, on_round=events.append
         ) as client:
-            first = await client.call_tool("approve", {"n": 1}, pause=True)
+            first = await client.pause_call_tool("approve", {"n": 1})
             assert isinstance(first, PausedCall)
             assert (first.round, first.missing) == (1, ("approval",))
             assert isinstance(first.answers["roots"], ListRootsResult)  # answered live, kept
@@ -91,6 +91,21 @@ async def test_pause_keeps_live_answers_and_resume_runs_to_the_end() -> None:
     assert tally.retries["1"] == 2  # one retry per answered round
 
 
+async def test_pause_true_still_pauses_and_says_it_is_deprecated() -> None:
+    server, _ = make_server()
+    with anyio.fail_after(BOUND):
+        async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
+            with pytest.warns(DeprecationWarning, match="pause_call_tool") as caught:
+                tool = await client.call_tool("approve", {"n": 7}, pause=True)
+            assert caught[0].filename == __file__  # it points at the caller's line
+            with pytest.warns(DeprecationWarning, match="pause_get_prompt"):
+                prompt = await client.get_prompt("briefing", pause=True)
+            with pytest.warns(DeprecationWarning, match="pause_read_resource"):
+                note = await client.read_resource("notes://x", pause=True)
+            assert isinstance(tool, PausedCall) and tool.method == "tools/call"
+            assert isinstance(prompt, PausedCall) and isinstance(note, PausedCall)
+
+
 async def test_a_callback_returning_pause_defers_only_its_key() -> None:
     server, _ = make_server()
     asked: list[str] = []
@@ -101,7 +116,7 @@ async def test_a_callback_returning_pause_defers_only_its_key() -> None:
 
     with anyio.fail_after(BOUND):
         async with Client(server, elicitation_callback=elicit, list_roots_callback=roots) as client:
-            paused = await client.call_tool("approve", {"n": 2}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 2})
             assert isinstance(paused, PausedCall) and paused.missing == ("approval",)
             # round 2 is answered by the live callback: the resume runs to the end
             done = await client.resume(paused.answer("approval", accept("approval", "later")))
@@ -109,7 +124,7 @@ async def test_a_callback_returning_pause_defers_only_its_key() -> None:
     assert asked == ["1:approval", "2:confirm"]
 
 
-async def test_pause_without_pause_true_is_a_clear_error_and_sends_nothing() -> None:
+async def test_pause_in_a_call_that_may_not_pause_is_a_clear_error_and_sends_nothing() -> None:
     server, tally = make_server()
 
     async def elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> Any:
@@ -117,7 +132,7 @@ async def test_pause_without_pause_true_is_a_clear_error_and_sends_nothing() -> 
 
     with anyio.fail_after(BOUND):
         async with Client(server, elicitation_callback=elicit, list_roots_callback=roots) as client:
-            with pytest.raises(ClientStateError, match="pause=True"):
+            with pytest.raises(ClientStateError, match=r"may not pause.*pause_call_tool"):
                 await client.call_tool("approve", {"n": 3})
     assert tally.retries["3"] == 0
 
@@ -126,7 +141,7 @@ async def test_resume_checks_before_sending() -> None:
     server, tally = make_server()
     with anyio.fail_after(BOUND):
         async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
-            paused = await client.call_tool("approve", {"n": 4}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 4})
             assert isinstance(paused, PausedCall)
             with pytest.raises(PausedCallIncompleteError) as incomplete:
                 await client.resume(paused)
@@ -154,7 +169,7 @@ async def test_resume_keeps_the_round_cap_of_the_value() -> None:
         async with Client(
             server, list_roots_callback=roots, capabilities=DECLARE, input_required_max_rounds=1
         ) as client:
-            paused = await client.call_tool("approve", {"n": 5}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 5})
             assert isinstance(paused, PausedCall) and paused.max_rounds == 1
         async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as other:
             with pytest.raises(InputRequiredRoundsExceededError):
@@ -165,12 +180,12 @@ async def test_prompts_and_resources_pause_too() -> None:
     server, _ = make_server()
     with anyio.fail_after(BOUND):
         async with Client(server, capabilities=DECLARE) as client:
-            prompt = await client.get_prompt("briefing", pause=True)
+            prompt = await client.pause_get_prompt("briefing")
             assert isinstance(prompt, PausedCall) and prompt.method == "prompts/get"
             result = await client.resume(prompt.answer("audience", accept("audience", "board")))
             assert isinstance(result, GetPromptResult)
             assert result.messages[0].content.text == "for board"  # type: ignore[union-attr]
-            note = await client.read_resource("notes://x", pause=True)
+            note = await client.pause_read_resource("notes://x")
             assert isinstance(note, PausedCall) and note.name == "notes://x"
             read = await client.resume(note.answer("detail", accept("detail", "brief")))
             assert isinstance(read, ReadResourceResult)
@@ -181,7 +196,7 @@ async def test_a_call_that_needs_no_answers_does_not_pause() -> None:
     server, _ = make_server()
     with anyio.fail_after(BOUND):
         async with Client(server, capabilities=DECLARE) as client:
-            result = await client.call_tool("counts", pause=True)
+            result = await client.pause_call_tool("counts")
             assert isinstance(result, CallToolResult)
 
 
@@ -190,7 +205,7 @@ async def test_legacy_connections_cannot_pause() -> None:
     with anyio.fail_after(BOUND):
         async with Client(server, mode="legacy", capabilities=DECLARE) as client:
             with pytest.raises(ClientStateError, match="2026-07-28"):
-                await client.call_tool("approve", {"n": 6}, pause=True)
+                await client.pause_call_tool("approve", {"n": 6})
 
 
 @contextmanager
@@ -243,7 +258,7 @@ async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_memory() -> No
         async with anyio.create_task_group() as tg:
             tg.start_soon(peer)
             async with Client(client_end, capabilities={"elicitation": {}}) as client:
-                paused = await client.call_tool("raw", pause=True)
+                paused = await client.pause_call_tool("raw")
                 assert isinstance(paused, PausedCall) and paused.request_state == LONE
                 again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))
                 result = await client.resume(again)
@@ -255,7 +270,7 @@ async def test_a_lone_surrogate_state_comes_back_byte_for_byte_in_memory() -> No
 async def test_a_lone_surrogate_state_crosses_real_transports(transport: str) -> None:
     with anyio.fail_after(BOUND), raw_server(transport) as target:
         async with Client(target, capabilities={"elicitation": {}}) as client:
-            paused = await client.call_tool("raw", pause=True)
+            paused = await client.pause_call_tool("raw")
             assert isinstance(paused, PausedCall) and paused.request_state == LONE
         async with Client(target, capabilities={"elicitation": {}}) as other:
             again = PausedCall.from_json(paused.to_json()).answer("ok", accept("ok", "y"))

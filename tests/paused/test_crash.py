@@ -30,7 +30,7 @@ def spec_for(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> str
 
 async def pause_one(store: Any, url: str, n: int) -> str:
     async with Client(url, capabilities={"elicitation": {}}) as client:
-        paused = await client.call_tool("once", {"n": n}, pause=True)
+        paused = await client.pause_call_tool("once", {"n": n})
     assert isinstance(paused, PausedCall)
     await store.put(paused)
     await store.answer(paused.id, OK, round=1)

@@ -31,7 +31,7 @@ async def pause_all(store: Any, url: str) -> list[str]:
     ids: list[str] = []
     async with Client(url, capabilities={"elicitation": {}}) as client:
         for n in range(CALLS):
-            paused = await client.call_tool("once", {"n": n}, pause=True)
+            paused = await client.pause_call_tool("once", {"n": n})
             assert isinstance(paused, PausedCall)
             await store.put(paused)
             ids.append(paused.id)

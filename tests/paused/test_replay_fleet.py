@@ -24,7 +24,7 @@ BOUND = 90
 
 async def pause_once(url: str, n: int) -> PausedCall:
     async with Client(url, capabilities=DECLARE) as client:
-        paused = await client.call_tool("once", {"n": n}, pause=True)
+        paused = await client.pause_call_tool("once", {"n": n})
     assert isinstance(paused, PausedCall)
     return paused.answer("ok", OK)
 
@@ -72,7 +72,7 @@ async def test_a_store_error_refuses_the_request() -> None:
     server, tally = make_server(security=policy)
     with anyio.fail_after(BOUND):
         async with Client(server, capabilities=DECLARE) as client:
-            paused = await client.call_tool("once", {"n": 3}, pause=True)
+            paused = await client.pause_call_tool("once", {"n": 3})
             assert isinstance(paused, PausedCall)
             with pytest.raises(MCPError) as refused:
                 await client.resume(paused.answer("ok", OK))

@@ -44,7 +44,7 @@ async def test_resume_from_runs_each_round_once_and_records_the_outcome(store: A
     server, tally = make_server()
     with anyio.fail_after(BOUND):
         async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
-            paused = await client.call_tool("approve", {"n": 1}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 1})
             assert isinstance(paused, PausedCall)
             await store.put(paused)
         # another "process": a new connection, only the id and the store in common
@@ -70,7 +70,7 @@ async def test_a_refused_state_marks_the_record_failed(store: Any) -> None:
     restarted, tally = make_server()  # same name, new ephemeral key: the old state is dead
     with anyio.fail_after(BOUND):
         async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
-            paused = await client.call_tool("approve", {"n": 2}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 2})
             assert isinstance(paused, PausedCall)
         await store.put(paused.answer("approval", ElicitResult(action="accept", content={})))
         async with Client(restarted, list_roots_callback=roots, capabilities=DECLARE) as worker:
@@ -87,7 +87,7 @@ async def test_a_failed_check_releases_the_claim_unsent(store: Any) -> None:
     other, tally = make_server("Someone else")
     with anyio.fail_after(BOUND):
         async with Client(server, list_roots_callback=roots, capabilities=DECLARE) as client:
-            paused = await client.call_tool("approve", {"n": 3}, pause=True)
+            paused = await client.pause_call_tool("approve", {"n": 3})
             assert isinstance(paused, PausedCall)
         await store.put(paused.answer("approval", ElicitResult(action="accept", content={})))
         async with Client(other, capabilities=DECLARE) as worker:

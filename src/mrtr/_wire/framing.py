@@ -7,11 +7,10 @@ One message is one JSON object serialized compactly as UTF-8, with no raw newlin
 from __future__ import annotations
 
 import json
-import json.encoder
 import logging
-from collections.abc import Callable
 from typing import Any
 
+from mrtr._wire._speedups import compact_encoder, loads_object
 from mrtr._wire.jsonrpc import JSONObject
 
 __all__ = [
@@ -32,12 +31,10 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 
 _ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 # `_ENCODER.encode` and `json.loads` each go through two or three Python frames around
-# the C encoder and scanner; one message per leg makes that measurable, so the usual
-# message calls them directly, with the same options and the same errors.
-_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-_DECODER = json.JSONDecoder()
-_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(_DECODER, "scan_once")  # noqa: B009
-_JSON_WHITESPACE = " \t\n\r"
+# the C encoder and scanner, for every message: the usual message takes the shortcuts of
+# `_speedups` instead, with the same options and the same errors.
+_encode = compact_encoder(_ENCODER)
+_loads = loads_object
 
 
 def encode_message(message: JSONObject) -> bytes:
@@ -78,34 +75,7 @@ def encode_text(message: JSONObject) -> str:
     """
     if not isinstance(message, dict):
         raise TypeError(f"a JSON-RPC message must be a dict, not {type(message).__name__}")
-    if _C_MAKE_ENCODER is None:  # an interpreter without the C accelerator
-        return _ENCODER.encode(message)
-    # what `_ENCODER.encode` does for a dict (a fresh `markers` map: circular references
-    # are still refused)
-    encoder = _C_MAKE_ENCODER(
-        {}, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
-    )
-    return "".join(encoder(message, 0))
-
-
-def _loads(text: str) -> Any:
-    """`json.loads` of `text`, with the usual line (an object) scanned directly.
-
-    Raises:
-        ValueError: not JSON (`json.JSONDecodeError`), or an integer over 4,300 digits.
-        RecursionError: nested too deep.
-    """
-    if not text.startswith("{"):
-        return json.loads(text)  # leading whitespace, a byte order mark, not an object...
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration as exc:
-        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
-    if end != len(text):
-        rest = text[end:].lstrip(_JSON_WHITESPACE)
-        if rest:
-            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
-    return value
+    return _encode(message)
 
 
 def utf8_size(text: str) -> int:

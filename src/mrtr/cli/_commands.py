@@ -311,9 +311,8 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
             ctx.output.note(f"mrtr: warning: {warning}")
         ctx.output.header["call"] = {"method": "tools/call", "name": tool, "arguments": arguments}
         check_can_pause(ctx, client.protocol_version)
-        result = await client.call_tool(
-            tool, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
-        )
+        run = client.pause_call_tool if ctx.opts.pause else client.call_tool
+        result = await run(tool, arguments, progress_callback=progress_to(ctx.output))
     return finish_call(ctx, "tools/call", result)
 
 
@@ -379,9 +378,8 @@ async def cmd_prompt(ctx: Context, words: list[str]) -> int:
             for warning in _check_prompt_arguments(found, arguments):
                 ctx.output.note(f"mrtr: warning: {warning}")
         check_can_pause(ctx, client.protocol_version)
-        result = await client.get_prompt(
-            name, arguments, progress_callback=progress_to(ctx.output), **_pausing(ctx)
-        )
+        run = client.pause_get_prompt if ctx.opts.pause else client.get_prompt
+        result = await run(name, arguments, progress_callback=progress_to(ctx.output))
     return finish_call(ctx, "prompts/get", result)
 
 
@@ -394,9 +392,8 @@ async def cmd_read(ctx: Context, words: list[str]) -> int:
     async with ctx.client() as client:
         connected(ctx, client)
         check_can_pause(ctx, client.protocol_version)
-        result = await client.read_resource(
-            rest[0], progress_callback=progress_to(ctx.output), **_pausing(ctx)
-        )
+        run = client.pause_read_resource if ctx.opts.pause else client.read_resource
+        result = await run(rest[0], progress_callback=progress_to(ctx.output))
     return finish_call(ctx, "resources/read", result)
 
 
@@ -405,10 +402,6 @@ def progress_to(output: Output) -> Any:
         output.progress(value, total, message)
 
     return progress
-
-
-def _pausing(ctx: Context) -> dict[str, Any]:
-    return {"pause": True} if ctx.opts.pause else {}
 
 
 def finish_call(ctx: Context, method: str, result: Any) -> int:

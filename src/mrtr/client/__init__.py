@@ -25,13 +25,14 @@ package (`_settings`, `_negotiate`, `_cache`, `_calls`, `_pausing`, `_tracing`).
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import KW_ONLY, dataclass, field, fields
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from typing_extensions import Self
+from typing_extensions import Self, deprecated
 
 from mrtr._otel import Telemetry
 from mrtr.client._cache import CACHE_MODES, CacheMode, ResponseCache
@@ -151,7 +152,7 @@ class Client:
             the server's hints allow; ``cache_mode`` per call. Off by default.
         cache_partition: the authorization context of this client's private cache
             entries (default: its own, so they are never shared).
-        pause_ttl: seconds a paused call may wait for its answers (``pause=True``).
+        pause_ttl: seconds a paused call may wait for its answers (`pause_call_tool`).
         tracer_provider: trace every call and request with this OpenTelemetry provider
             (without one, once the application has set a global provider).
         meter_provider: record the call metrics with this provider (default: global).
@@ -269,6 +270,7 @@ class Client:
         first call: the peak resident memory stays lower that way.
         """
         import mrtr.client._calls  # noqa: F401  # loaded now for what it loads, not for a name
+        from mrtr.client._tracing import request_observer
         from mrtr.session._session import ClientSession
 
         return ClientSession(
@@ -285,6 +287,7 @@ class Client:
             change_callback=self.change_callback,
             read_timeout_seconds=self.read_timeout_seconds,
             capabilities=self.capabilities,
+            request_observer=request_observer(transport) if self.tracing else None,
         )
 
     async def __aexit__(
@@ -294,15 +297,24 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the session and the transport; safe to call twice."""
-        self._state = ClientState.CLOSED
         stack, self._stack = self._stack, None
         if stack is not None:
             # Nothing from the block is passed in: an exception raised inside
             # `async with Client(...)` leaves it as itself.
             await stack.aclose()
+
+    async def aclose(self) -> None:
+        """Close the session and the transport; safe to call twice.
+
+        It only closes: it may be called from any task, or inside a cancel scope, within
+        the ``async with`` block (a waiting call fails with `ClientStateError`); the
+        session's and transport's task groups are left when the block ends.
+        """
+        self._state = ClientState.CLOSED
+        session = self._session
+        if session is not None and self._stack is not None:
+            await session.aclose()
+            await session.transport.aclose()
 
     @property
     def state(self) -> ClientState:
@@ -490,6 +502,7 @@ class Client:
         pause: Literal[False] = False,
     ) -> CallToolResult: ...
     @overload
+    @deprecated("pause=True is deprecated: use pause_call_tool(...)")
     async def call_tool(
         self,
         name: str,
@@ -531,13 +544,11 @@ class Client:
                 (default: the client's ``call_timeout``).
             input_required_max_rounds: this call's round cap (default: the client's).
             on_round: this call's round hook (default: the client's).
-            pause: stop at the first round where an input request stays unanswered (no
-                callback of its kind, or the callback returned `mrtr.PAUSE`) and return
-                a `PausedCall` holding it; answers given live in that round are kept.
+            pause: deprecated (a `DeprecationWarning`): use `pause_call_tool`, which
+                this is the same as.
 
         Returns:
-            The terminal `CallToolResult` (check ``is_error`` for tool-level failures),
-            or with ``pause=True`` possibly a `PausedCall` to answer and `resume`.
+            The terminal `CallToolResult` (check ``is_error`` for tool-level failures).
 
         Raises:
             DeadlineExceededError: the whole call ran past ``timeout``.
@@ -549,7 +560,7 @@ class Client:
                 ``"Elicitation not supported"``, ...).
             RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open; a callback returned `mrtr.PAUSE`
-                without ``pause=True``; ``pause=True`` on a legacy connection.
+                in a call that may not pause (use `pause_call_tool`).
             Exception: whatever a callback raised, as itself.
         """
         call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
@@ -560,7 +571,7 @@ class Client:
             timeout,
             input_required_max_rounds,
             on_round,
-            self._pausing(pause),
+            self._pausing(pause, "pause_call_tool"),
         )
         return result
 
@@ -580,6 +591,7 @@ class Client:
         pause: Literal[False] = False,
     ) -> GetPromptResult: ...
     @overload
+    @deprecated("pause=True is deprecated: use pause_get_prompt(...)")
     async def get_prompt(
         self,
         name: str,
@@ -610,7 +622,7 @@ class Client:
     ) -> GetPromptResult | PausedCall:
         """Get a prompt, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool` (``pause`` too).
+        Keywords and errors as in `call_tool` (``pause`` is deprecated too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -625,7 +637,7 @@ class Client:
             timeout,
             input_required_max_rounds,
             on_round,
-            self._pausing(pause),
+            self._pausing(pause, "pause_get_prompt"),
         )
         return result
 
@@ -644,6 +656,7 @@ class Client:
         pause: Literal[False] = False,
     ) -> ReadResourceResult: ...
     @overload
+    @deprecated("pause=True is deprecated: use pause_read_resource(...)")
     async def read_resource(
         self,
         uri: str,
@@ -672,7 +685,7 @@ class Client:
     ) -> ReadResourceResult | PausedCall:
         """Read a resource, answering every round of input it asks for.
 
-        Keywords and errors as in `call_tool` (``pause`` too).
+        Keywords and errors as in `call_tool` (``pause`` is deprecated too).
 
         Raises:
             DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
@@ -687,7 +700,114 @@ class Client:
             timeout,
             input_required_max_rounds,
             on_round,
-            self._pausing(pause),
+            self._pausing(pause, "pause_read_resource"),
+        )
+        return result
+
+    # -- multi-round calls that may pause ---------------------------------------------------
+
+    async def pause_call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressCallback | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+    ) -> CallToolResult | PausedCall:
+        """Call a tool like `call_tool`, but pause where an input request stays unanswered.
+
+        The call stops at the first round where a request has no callback of its kind,
+        or its callback returned `mrtr.PAUSE`, and returns a `PausedCall` holding that
+        round (answers given live in it are kept): answer it and `resume` it, here or in
+        another process, or keep it in a `mrtr.paused.PausedCallStore`.
+
+        Returns:
+            The terminal `CallToolResult`, or a `PausedCall` to answer and resume.
+
+        Raises:
+            ClientStateError: the connection is legacy (only a 2026-07-28 call can
+                pause), or the client is not open.
+            DeadlineExceededError, InputRequiredRoundsExceededError, MCPError,
+            InputLimitExceededError, InvalidInputResponseError, RequestTimeoutError,
+            TransportError, ProtocolError: as `call_tool`.
+        """
+        call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
+        result: CallToolResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(True),
+        )
+        return result
+
+    async def pause_get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+    ) -> GetPromptResult | PausedCall:
+        """Get a prompt like `get_prompt`, pausing as `pause_call_tool` does.
+
+        Raises:
+            ClientStateError, DeadlineExceededError, InputRequiredRoundsExceededError,
+            MCPError, InputLimitExceededError, InvalidInputResponseError,
+            RequestTimeoutError, TransportError, ProtocolError: as `pause_call_tool`.
+        """
+        call = self._call("prompts/get", name, arguments, progress_callback, read_timeout_seconds)
+        result: GetPromptResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(True),
+        )
+        return result
+
+    async def pause_read_resource(
+        self,
+        uri: str,
+        *,
+        input_responses: _InputResponses | None = None,
+        request_state: str | None = None,
+        progress_callback: ProgressCallback | None = None,
+        read_timeout_seconds: float | None = None,
+        timeout: float | None = None,
+        input_required_max_rounds: int | None = None,
+        on_round: Callable[[RoundEvent], object] | None = None,
+    ) -> ReadResourceResult | PausedCall:
+        """Read a resource like `read_resource`, pausing as `pause_call_tool` does.
+
+        Raises:
+            ClientStateError, DeadlineExceededError, InputRequiredRoundsExceededError,
+            MCPError, InputLimitExceededError, InvalidInputResponseError,
+            RequestTimeoutError, TransportError, ProtocolError: as `pause_call_tool`.
+        """
+        call = self._call("resources/read", str(uri), None, progress_callback, read_timeout_seconds)
+        result: ReadResourceResult | PausedCall = await self._run(
+            call,
+            input_responses,
+            request_state,
+            timeout,
+            input_required_max_rounds,
+            on_round,
+            self._pausing(True),
         )
         return result
 
@@ -913,9 +1033,20 @@ class Client:
         outcome = await resume_from(self, store, id, lease=lease)
         return outcome
 
-    def _pausing(self, pause: bool) -> Pausing | None:
+    def _pausing(self, pause: bool, instead: str | None = None) -> Pausing | None:
+        """How the call may pause (``None``: it may not); `instead` names the new spelling.
+
+        Raises:
+            ClientStateError: the connection is legacy (only a 2026-07-28 call can pause).
+        """
         if not pause:
             return None
+        if instead is not None:  # pause=True, the old spelling; stacklevel: the caller's line
+            warnings.warn(
+                f"pause=True is deprecated: use client.{instead}(...)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         from mrtr.client._pausing import Pausing, check_era
 
         check_era(self.session)

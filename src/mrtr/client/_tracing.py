@@ -16,17 +16,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from mrtr._otel import CALLS_IN_FLIGHT, CURRENT_CALL, Instruments, Telemetry, mark_failure
+from mrtr._otel import CALLS_IN_FLIGHT, Instruments, Telemetry, mark_failure
 from mrtr._wire.framing import utf8_size
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Link, Span
 
-__all__ = ["CallTrace", "RequestTrace", "call_trace", "driver_hooks", "pause_current", "traced"]
+    from mrtr.session._connection import ObservedRequest, RequestObserver, RequestSend
+    from mrtr.transports import RequestId, Transport
+
+__all__ = [
+    "CURRENT_CALL",
+    "CallTrace",
+    "RequestTrace",
+    "call_trace",
+    "driver_hooks",
+    "pause_current",
+    "request_observer",
+    "traced",
+]
+
+CURRENT_CALL: ContextVar[RequestTrace | None] = ContextVar("mrtr_current_call", default=None)
+"""The traced call (or traced request) the running task serves, if any."""
 
 T = TypeVar("T")
 
@@ -108,6 +125,22 @@ def pause_current(session: Any, paused_call_id: str, kinds: Sequence[str]) -> di
     return trace.pause(paused_call_id, kinds)
 
 
+def request_observer(transport: Transport) -> RequestObserver:
+    """The connection's hook: each request of a call traced on `transport`, in its span.
+
+    Asked before every request (one context-variable lookup): outside a traced call, or
+    for a call on another session, the request is left alone.
+    """
+
+    def observe(method: str) -> ObservedRequest | None:
+        trace = CURRENT_CALL.get()
+        if trace is None or trace.transport is not transport:
+            return None
+        return partial(trace.request, method)
+
+    return observe
+
+
 def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sleep]:
     """The callback caller and the backoff sleep, traced when a call of `session` is."""
     trace = CURRENT_CALL.get()
@@ -119,8 +152,8 @@ def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sl
 class RequestTrace:
     """A CLIENT span for each request sent while it runs, under whatever span is current.
 
-    The JSON-RPC layer finds it through `CURRENT_CALL`. `CallTrace` adds the call span,
-    the legs' round data and the callbacks.
+    The connection's request observer finds it through `CURRENT_CALL`. `CallTrace` adds
+    the call span, the legs' round data and the callbacks.
     """
 
     def __init__(self, instruments: Instruments, session: Any) -> None:
@@ -151,15 +184,14 @@ class RequestTrace:
     async def request(
         self,
         method: str,
-        request_id: int,
+        request_id: RequestId,
         params: Mapping[str, Any] | None,
-        send: Callable[[Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+        send: RequestSend,
     ) -> dict[str, Any]:
         """Send one request in its CLIENT span, its trace context in ``_meta``.
 
-        ``send`` is the connection's own ``send_request``, called again with this trace
-        stepped aside; ``request_id`` is the id it is about to take (nothing awaits
-        between the two, so no other request can take it first).
+        ``send`` is the connection's send of this one request (``request_id``): the
+        connection's request observer hands it over.
         """
         from opentelemetry import context, propagate
         from opentelemetry.trace import SpanKind, set_span_in_context
@@ -180,7 +212,6 @@ class RequestTrace:
         propagate.inject(carrier, context=current)
         start = time.perf_counter()
         error: str | None = None
-        token = CURRENT_CALL.set(None)
         attached = context.attach(current)
         try:
             raw = await send(_with_trace_context(params, carrier))
@@ -193,7 +224,6 @@ class RequestTrace:
             return raw
         finally:
             context.detach(attached)
-            CURRENT_CALL.reset(token)
             span.end()
             if error is not None:
                 metric = {**metric, "error.type": error}
@@ -325,7 +355,7 @@ class CallTrace(RequestTrace):
         TraceContextTextMapPropagator().inject(carrier, context=set_span_in_context(self._span))
         return carrier
 
-    # -- the legs (the JSON-RPC layer calls `request`, through CURRENT_CALL) ----------------
+    # -- the legs (the connection's request observer calls `request`) ----------------
 
     def _leg(self, method: str, params: Any) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
         if method != self._method:

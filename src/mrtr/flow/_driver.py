@@ -143,7 +143,8 @@ def _accept(key: str, request: InputRequest, answer: object, pausable: bool) -> 
         if not pausable:
             raise ClientStateError(
                 f"the callback for input request {key!r} returned mrtr.PAUSE, but the call "
-                "was not started with pause=True"
+                "may not pause (use Client.pause_call_tool, pause_get_prompt or "
+                "pause_read_resource)"
             )
         return cast("InputResponse", answer)
     if isinstance(answer, _types.ErrorData):

@@ -65,7 +65,7 @@ class _Pause:
 
 
 PAUSE: Final = _Pause()
-"""Return this from an input callback to leave its request for later (``pause=True`` calls)."""
+"""Return this from an input callback to leave its request for later (a paused call)."""
 
 
 class RoundPaused(Exception):
@@ -95,8 +95,8 @@ def new_paused_call_id() -> str:
 class PausedCall:
     """A call waiting at a round for answers; a frozen, JSON-serializable value.
 
-    Build one with ``client.call_tool(..., pause=True)`` (or `get_prompt`,
-    `read_resource`); answer with `answer` (pure: a new value); finish with
+    Build one with ``client.pause_call_tool(...)`` (or `pause_get_prompt`,
+    `pause_read_resource`); answer with `answer` (pure: a new value); finish with
     ``await client.resume(paused)``, in this process or another (`to_json` /
     `from_json`). The id stays the same across all rounds of the call.
 

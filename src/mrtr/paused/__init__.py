@@ -1,6 +1,6 @@
 """mrtr.paused: paused calls kept outside the process, and resumed exactly once.
 
-A `PausedCall` (from ``client.call_tool(..., pause=True)``) is a plain value; a
+A `PausedCall` (from ``client.pause_call_tool(...)``) is a plain value; a
 `PausedCallStore` keeps it between processes and fences its resumption
 (``client.resume_from(store, id)``): a claim, a lease, the retry recorded as sent before
 it leaves, and one recorded outcome (`Completed`, `Failed` or `Repaused`). Two engines

@@ -29,6 +29,12 @@ import anyio
 import anyio.abc
 
 from mrtr.errors import TransportError
+from mrtr.server._defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
 from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
 from mrtr.server._event_store_memory import MemoryEventStore
 from mrtr.server._http_streams import (
@@ -53,12 +59,6 @@ from mrtr.server._jsonrpc import (
 from mrtr.server._notify import ChangeHub
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
-from mrtr.server._server import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_REQUESTS,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_TIMEOUT,
-)
 from mrtr.server._sessions import Session, SessionStore
 from mrtr.server._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
 from mrtr.types import (

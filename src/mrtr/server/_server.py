@@ -9,14 +9,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
+from mrtr.server._defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
 from mrtr.server._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
-# the serving defaults, here so the signatures below need no import of the shells
-DEFAULT_MAX_CONCURRENT_REQUESTS = 256
-DEFAULT_MAX_SESSIONS = 10_000
-DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
-DEFAULT_BODY_TIMEOUT = 30.0
+# the serving defaults of the talking-back half (the shells' own are in `_defaults`)
 DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 DEFAULT_MAX_CLIENT_REQUESTS = 64
 DEFAULT_MAX_LISTENERS = 1024

@@ -28,9 +28,10 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from mrtr._anyio import event_factory
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.server._jsonrpc import (
     HandlerError,
     JSONObject,
@@ -40,7 +41,6 @@ from mrtr.server._jsonrpc import (
     response_id,
 )
 from mrtr.server._notify import Listener, pump
-from mrtr.server._server import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
@@ -361,7 +361,7 @@ class InProcessTransport(Transport):
         self._closed_reason: str | None = None
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         """Connect to the server; its request workers run in the lifespan's task group.
 
         Raises:

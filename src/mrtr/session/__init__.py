@@ -11,7 +11,7 @@ context) at import time and the session only when it opens.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mrtr._lazy import lazy_exports
 
@@ -26,4 +26,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.session._session": ("ClientSession",),
 }
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, _exported, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, or another public name the `mrtr.session` module had.
+
+    Before it was a package, ``mrtr.session`` was the module of `ClientSession`, and
+    its other public names (``call_params``, ``ProgressCallback``, ...) could be
+    imported from it; they still can, from the class's module.
+    """
+    try:
+        return _exported(name)
+    except AttributeError:
+        if name.startswith("_"):
+            raise
+        from mrtr.session import _session
+
+        if not hasattr(_session, name):
+            raise
+        return getattr(_session, name)

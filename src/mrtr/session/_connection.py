@@ -7,7 +7,7 @@ requests, notifications other than progress).
 
 One reader task owns `transport.receive()`. A waiting request holds a `_Pending` slot;
 the reader fills it and sets its event (or, while the reader waits with nothing read
-before it, a transport that reads in callbacks does, through `set_response_sink`: one
+before it, a transport that reads in callbacks does, as a `SupportsResponseSink`: one
 trip through the event loop less per response). When the transport ends, every slot is failed
 with (its own copy of) the transport's error, and later requests raise copies of it too.
 """
@@ -27,8 +27,8 @@ import anyio
 import anyio.abc
 from typing_extensions import Self
 
-from mrtr._anyio import event_factory
-from mrtr._otel import CURRENT_CALL
+from mrtr._anyio import fresh_copy
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.ids import StrayResponses, is_request_id, json_text, same_value_id
 from mrtr._wire.jsonrpc import error_from_wire, is_number, with_progress_token
 from mrtr.errors import (
@@ -37,10 +37,9 @@ from mrtr.errors import (
     ProtocolError,
     RequestTimeoutError,
     TransportError,
-    fresh_copy,
 )
 from mrtr.session._context import ProgressCallback
-from mrtr.transports import JSONObject, RequestFailed, RequestId, Transport
+from mrtr.transports import JSONObject, RequestFailed, RequestId, SupportsResponseSink, Transport
 from mrtr.types._constants import METHOD_NOT_FOUND
 
 __all__ = [
@@ -51,6 +50,7 @@ __all__ = [
     "RequestHandler",
     "SessionState",
     "error_from_wire",
+    "response_outcome",
 ]
 
 _logger = logging.getLogger("mrtr.session")
@@ -86,6 +86,24 @@ ParamsEnvelope = Callable[
 ]
 """``(params, progress_token) -> params to send``: adds what every request carries."""
 
+RequestSend = Callable[["Mapping[str, Any] | None"], Coroutine[Any, Any, JSONObject]]
+"""``async (params) -> result``: send this one request with these params and wait."""
+
+ObservedRequest = Callable[
+    [RequestId, "Mapping[str, Any] | None", RequestSend], Coroutine[Any, Any, JSONObject]
+]
+"""``async (request_id, params, send) -> result``: one request, sent through ``send``."""
+
+RequestObserver = Callable[[str], "ObservedRequest | None"]
+"""``(method) -> wrapper or None``: asked, without awaiting, before each request of ours.
+
+``None`` leaves the request alone (the common case, so it must be cheap). A wrapper is
+awaited in place of the plain send, with the request's id and params and ``send``,
+which it must await once (with the params, or a copy of them that carries more
+``_meta``, such as a trace context) and whose result or exception it passes on. The
+client's tracing is one: it wraps the requests of a traced call in their spans.
+"""
+
 
 class _Pending:
     """One request waiting for its response."""
@@ -111,6 +129,25 @@ class _Pending:
             self.event.set()
 
 
+def response_outcome(
+    message: JSONObject, method: str, request_id: object
+) -> JSONObject | MRTRError:
+    """What a response to our `method` request settles it with: the one classifier.
+
+    Its ``result`` object; the server's error (`error_from_wire`); or, for anything else
+    (no result object, or both members), a `ProtocolError`. Both paths of a response,
+    the reader and a transport's sink, settle through it.
+    """
+    result = message.get("result")
+    if isinstance(result, dict) and "error" not in message:
+        return result
+    if "error" in message and "result" not in message:
+        return error_from_wire(message["error"], method=method)
+    return ProtocolError(
+        f"the response to {method} (id {request_id}) has no result object", method=method
+    )
+
+
 async def _ignore_notification(method: str, params: Any) -> None:
     _logger.debug("ignoring the %s notification", method)
 
@@ -126,6 +163,8 @@ class JSONRPCConnection:
         on_notification: receives every notification but progress (cancellation too),
             in order, on the reader task.
         envelope: builds the params of each request (default: adds the progress token).
+        request_observer: asked before each request of ours whether to wrap it (see
+            `RequestObserver`); the tracing hook.
 
     Raises:
         ValueError: ``read_timeout_seconds`` is not positive.
@@ -139,6 +178,7 @@ class JSONRPCConnection:
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
         envelope: ParamsEnvelope = with_progress_token,
+        request_observer: RequestObserver | None = None,
     ) -> None:
         if read_timeout_seconds is not None and not read_timeout_seconds > 0:
             raise ValueError("read_timeout_seconds must be positive (or None for no timeout)")
@@ -147,15 +187,17 @@ class JSONRPCConnection:
         self._on_request = on_request or self._answer_method_not_found
         self._on_notification = on_notification or _ignore_notification
         self._envelope = envelope
+        self._observer = request_observer
         self._next_id = 1
         self._pending: dict[RequestId, _Pending] = {}
         self._stray = StrayResponses()
         self._failure: MRTRError | None = None
         self._state = SessionState.UNOPENED
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._scopes: set[anyio.CancelScope] = set()  # of the tasks running in the group
         self._exit_stack: AsyncExitStack | None = None
-        # `anyio.Event()` looks up the running backend each time; one request per leg
-        # makes that measurable, so the backend's class is looked up once, on open.
+        # `anyio.Event()` looks up the running backend each time, and every request makes
+        # one: the backend's class is looked up once, on open.
         self._new_event: Callable[[], anyio.Event] = anyio.Event
 
     # -- lifecycle -------------------------------------------------------------------
@@ -178,8 +220,7 @@ class JSONRPCConnection:
     def start_background(self, function: Callable[[], Coroutine[Any, Any, object]]) -> None:
         """Run `function` in the connection's task group (`ClientStateError` if not open)."""
         self._check_usable()
-        assert self._task_group is not None
-        self._task_group.start_soon(function)
+        self._spawn(function)
 
     def in_flight(self) -> list[InFlight]:
         """The requests of ours still waiting for their responses, oldest first."""
@@ -193,8 +234,9 @@ class JSONRPCConnection:
         self._task_group = await stack.enter_async_context(anyio.create_task_group())
         self._exit_stack = stack
         self._state = SessionState.OPEN
-        self._task_group.start_soon(self._read_loop)
-        self._transport.set_response_sink(self._take_response)
+        self._spawn(self._read_loop)
+        if isinstance(self._transport, SupportsResponseSink):
+            self._transport.set_response_sink(self._take_response)
         return self
 
     async def __aexit__(
@@ -204,20 +246,48 @@ class JSONRPCConnection:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+        stack, self._exit_stack = self._exit_stack, None
+        if stack is not None:
+            # The body's exception (if any) is not passed in: it propagates from the
+            # caller's `async with` as itself, never wrapped in an ExceptionGroup.
+            await stack.aclose()
 
     async def aclose(self) -> None:
-        """Stop the reader and fail whatever is still waiting; safe to call twice."""
+        """Stop the reader and fail whatever is still waiting; safe to call twice.
+
+        It only closes: it may be called from any task, or inside a cancel scope, within
+        the ``async with`` block; the task group is left when the block ends.
+        """
         if self._state is not SessionState.OPEN:
             self._state = SessionState.CLOSED
             return
         self._state = SessionState.CLOSED
-        self._transport.set_response_sink(None)
+        if isinstance(self._transport, SupportsResponseSink):
+            self._transport.set_response_sink(None)
         self._fail_all(ClientStateError("the session was closed while the request waited"))
-        assert self._task_group is not None and self._exit_stack is not None
-        self._task_group.cancel_scope.cancel()
-        # The body's exception (if any) is not passed in: it propagates from the caller's
-        # `async with` as itself, never wrapped in an ExceptionGroup by the task group.
-        await self._exit_stack.aclose()
+        for scope in list(self._scopes):  # each task's own: the caller's block goes on
+            scope.cancel()
+
+    def _spawn(self, function: Callable[..., Coroutine[Any, Any, object]], *args: Any) -> None:
+        """Run ``function(*args)`` in the task group, in a cancel scope `aclose` cancels.
+
+        The group's own scope also holds the caller's ``async with`` block: cancelling
+        that would cancel the caller's code after a close, so each task has its own.
+        """
+        assert self._task_group is not None
+        self._task_group.start_soon(self._in_own_scope, function, *args)
+
+    async def _in_own_scope(
+        self, function: Callable[..., Coroutine[Any, Any, object]], *args: Any
+    ) -> None:
+        with anyio.CancelScope() as scope:
+            if self._state is not SessionState.OPEN:
+                return  # closed before the task got to run
+            self._scopes.add(scope)
+            try:
+                await function(*args)
+            finally:
+                self._scopes.discard(scope)
 
     def _check_usable(self) -> None:
         if self._state is not SessionState.OPEN:
@@ -229,16 +299,19 @@ class JSONRPCConnection:
 
     # -- sending ---------------------------------------------------------------------
 
-    async def send_request(
+    def send_request(
         self,
         method: str,
         params: Mapping[str, Any] | None = None,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 - a per-request read timeout, by contract
+        timeout: float | None = None,
         progress_callback: ProgressCallback | None = None,
         request_id: RequestId | None = None,
-    ) -> JSONObject:
-        """Send one request and wait for its result object.
+    ) -> Coroutine[Any, Any, JSONObject]:
+        """Send one request and wait for its result object (await what it returns).
+
+        The request's own coroutine is returned, with no frame of this method's kept
+        alive while it waits: that counts with many calls in flight.
 
         Args:
             method: the JSON-RPC method.
@@ -261,15 +334,24 @@ class JSONRPCConnection:
             ClientStateError: the session is not open.
         """
         self._check_usable()
-        tracer = CURRENT_CALL.get()  # set only while a traced call runs; it sends through us
-        if tracer is not None and tracer.transport is self._transport and request_id is None:
-            send = partial(
-                self.send_request, method, timeout=timeout, progress_callback=progress_callback
-            )
-            return await tracer.request(method, self._next_id, params, send)
         if request_id is None:
             request_id = self._next_id
             self._next_id = request_id + 1
+        observer = self._observer
+        observed = observer(method) if observer is not None else None
+        if observed is not None:
+            send = partial(self._send_request, method, request_id, timeout, progress_callback)
+            return observed(request_id, params, send)
+        return self._send_request(method, request_id, timeout, progress_callback, params)
+
+    async def _send_request(
+        self,
+        method: str,
+        request_id: RequestId,
+        timeout: float | None,  # noqa: ASYNC109 - a per-request read timeout, by contract
+        progress_callback: ProgressCallback | None,
+        params: Mapping[str, Any] | None,
+    ) -> JSONObject:
         pending = _Pending(self._new_event(), method, params, progress_callback)
         self._pending[request_id] = pending
         limit = self._read_timeout if timeout is None else timeout
@@ -371,15 +453,19 @@ class JSONRPCConnection:
             self._fail_all(failure)
 
     def _take_response(self, message: JSONObject) -> bool:
-        """Settle a request with `message`, its plain result, handed over by the transport."""
-        result = message.get("result")
+        """Settle a waiting request with `message`, a response the transport hands over.
+
+        The sink of a `SupportsResponseSink`: it runs in the transport's read callback,
+        outside any task, so it takes only a response to a request still waiting (a
+        stray one is logged on the reader) and classifies it as the reader would.
+        """
         request_id = message.get("id")
-        if type(result) is not dict or "error" in message or not is_request_id(request_id):
+        if not is_request_id(request_id):
             return False
         pending = self._pending.get(request_id)
         if pending is None or pending.outcome is not None:
             return False
-        pending.settle(result)
+        pending.settle(response_outcome(message, pending.method, request_id))
         return True
 
     def _fail_all(self, error: MRTRError) -> None:
@@ -399,8 +485,7 @@ class JSONRPCConnection:
             if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
                 _logger.warning("ignoring a server request with an invalid id: %r", request_id)
                 return
-            assert self._task_group is not None
-            self._task_group.start_soon(self._serve_safely, request_id, method, message)
+            self._spawn(self._serve_safely, request_id, method, message)
         else:
             await self._notification(method, message.get("params"))
 
@@ -432,17 +517,7 @@ class JSONRPCConnection:
         if pending is None:
             self._stray.report(request_id)
             return
-        if "error" in message and "result" not in message:
-            pending.settle(error_from_wire(message["error"], method=pending.method))
-        elif isinstance(message.get("result"), dict) and "error" not in message:
-            pending.settle(message["result"])
-        else:
-            pending.settle(
-                ProtocolError(
-                    f"the response to {pending.method} (id {request_id}) has no result object",
-                    method=pending.method,
-                )
-            )
+        pending.settle(response_outcome(message, pending.method, request_id))
 
     def _wrong_type_target(self, request_id: Any) -> RequestId | None:
         """The request a response with an id of the wrong type must be meant for, if clear.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
 
 from typing_extensions import Self
 
@@ -36,7 +36,7 @@ from mrtr._version import __version__
 from mrtr.errors import NotInThisEraError
 from mrtr.session._backchannel import BackChannel
 from mrtr.session._callbacks import InputCallbacks
-from mrtr.session._connection import JSONRPCConnection, SessionState
+from mrtr.session._connection import JSONRPCConnection, RequestObserver, SessionState
 from mrtr.session._context import (
     ChangeCallback,
     ElicitationCallback,
@@ -73,11 +73,14 @@ if TYPE_CHECKING:
         ServerCapabilities,
     )
 
-__all__ = ["ClientSession"]
+__all__ = ["ClientSession", "LegResult"]
 
 _logger = logging.getLogger("mrtr.session")
 
 _NO_LISTEN = "use Client.listen(...) on a 2026-07-28 connection"
+
+LegResult: TypeAlias = "CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredResult"
+"""What one leg of a call that may ask for input returns (`ClientSession.request_leg`)."""
 
 
 class ClientSession:
@@ -107,6 +110,8 @@ class ClientSession:
         capabilities: advertise exactly these client capabilities instead of deriving
             them from the callbacks: for the manual loop, where the answers to input
             requests come from the caller rather than from callbacks.
+        request_observer: asked before each request whether to wrap it (tracing):
+            ``(method) -> None | async (request_id, params, send) -> result``.
 
     Raises:
         ValueError: ``read_timeout_seconds`` is not positive.
@@ -128,6 +133,7 @@ class ClientSession:
         change_callback: ChangeCallback | None = None,
         read_timeout_seconds: float | None = None,
         capabilities: Mapping[str, Any] | BaseModel | None = None,
+        request_observer: RequestObserver | None = None,
     ) -> None:
         from pydantic import BaseModel
 
@@ -161,6 +167,7 @@ class ClientSession:
             on_request=backchannel.serve_request,
             on_notification=backchannel.notify,
             envelope=self._era.params,
+            request_observer=request_observer,
         )
         backchannel.connection = self._connection
 
@@ -176,10 +183,14 @@ class ClientSession:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        await self._connection.__aexit__(exc_type, exc, tb)
 
     async def aclose(self) -> None:
-        """Stop the reader and fail whatever is still waiting; safe to call twice."""
+        """Stop the reader and fail whatever is still waiting; safe to call twice.
+
+        It only closes (from any task, or inside a cancel scope, within the ``async
+        with`` block); the session's task group is left when the block ends.
+        """
         await self._connection.aclose()
 
     @property
@@ -336,13 +347,14 @@ class ClientSession:
         allow_input_required: bool = False,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
-    ) -> Coroutine[Any, Any, Any]:
+    ) -> Coroutine[Any, Any, LegResult]:
         """Send one leg of a call that may ask for input, and parse its result strictly.
 
-        Await what it returns (the leg's own coroutine: none of the method's to keep
-        alive while the leg waits, which counts with many calls in flight).
+        Await what it returns: the leg's own coroutine, with no frame of this method's
+        kept alive while the leg waits (a plain ``async def`` would keep one more
+        coroutine per leg in flight, which counts with many calls in flight).
 
-        `params` (built by `mrtr.session.call_params`, say) is not changed: a leg with
+        `params` (built by `mrtr.session._legs.call_params`, say) is not changed: a leg with
         answers or state sends a copy, so a caller passes the same dict on every leg.
         A modern ``tools/call`` answered with -32020 (the server's tool headers are not
         the ones sent) lists the tools again, which refreshes the transport's headers,

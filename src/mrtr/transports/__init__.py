@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         JSONObject as JSONObject,
         RequestFailed as RequestFailed,
         RequestId as RequestId,
+        SupportsResponseSink as SupportsResponseSink,
         Transport as Transport,
     )
     from mrtr.transports._memory import (
@@ -41,6 +42,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "JSONObject",
         "RequestFailed",
         "RequestId",
+        "SupportsResponseSink",
         "Transport",
     ),
     "mrtr.transports._memory": ("MemoryTransport", "create_memory_transport_pair"),

@@ -1,6 +1,6 @@
 """The transport contract: move JSON-RPC messages, know nothing about methods or rounds.
 
-A transport is an async context manager. Its lifespan is one `_lifespan` generator,
+A transport is an async context manager. Its lifespan is one `lifespan` generator,
 entered by `__aenter__` through an `AsyncExitStack` and left by `__aexit__`; `aclose`
 closes the connection from inside the block without leaving it. Whatever the transport
 runs in the background (an HTTP request per message, a stderr pump, an in-process
@@ -18,15 +18,21 @@ headers from `_meta`, a session id from the `initialize` response), never to cha
 with one exception the Streamable HTTP spec requires: a modern HTTP transport drops from
 a ``tools/list`` result the tools whose ``x-mcp-header`` annotations are invalid. A
 transport never originates JSON-RPC requests of its own.
+
+A transport that reads in callbacks may also offer a push path for plain responses:
+`SupportsResponseSink`, which the JSON-RPC connection looks for with ``isinstance``.
+A wrapper that delegates to another transport is not one unless it says so.
 """
 
 from __future__ import annotations
 
 import abc
+import warnings
 from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
 
 from typing_extensions import Self
 
@@ -52,14 +58,43 @@ class RequestFailed:
     error: MRTRError
 
 
+ResponseSink = Callable[[JSONObject], bool]
+"""``(message) -> taken``: settles a request with a plain response, without blocking."""
+
+
+@runtime_checkable
+class SupportsResponseSink(Protocol):
+    """A transport that can hand plain responses to a sink in place of `Transport.receive`.
+
+    A shortcut for a transport that reads in callbacks: it may offer the sink a message
+    with no ``method`` while a ``receive`` waits with nothing read before it (so it
+    overtakes nothing); True means the sink took it and ``receive`` will not return it.
+    The sink must not block or raise. The JSON-RPC connection sets it on open and clears
+    it on close.
+    """
+
+    def set_response_sink(self, sink: ResponseSink | None) -> None:
+        """Offer `sink` the plain responses read while ``receive`` waits (``None``: stop)."""
+
+
 class Transport(abc.ABC):
     """Moves JSON-RPC messages to and from one peer.
 
-    Subclasses implement `_lifespan` (connect, run, clean up), `send`, `receive` and
-    `aclose`.
+    Subclasses implement `lifespan` (connect, run, clean up: an ``@asynccontextmanager``
+    generator), `send`, `receive` and `aclose`.
     """
 
     _lifespan_stack: AsyncExitStack | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_lifespan" in cls.__dict__:  # the old private spelling: still entered
+            warnings.warn(
+                f"{cls.__qualname__} overrides Transport._lifespan; override lifespan() "
+                "instead (the private name goes away in a later release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
 
     async def __aenter__(self) -> Self:
         """Connect: enter the transport's lifespan.
@@ -68,7 +103,7 @@ class Transport(abc.ABC):
             TransportError: the transport was opened before, or could not connect.
         """
         stack = AsyncExitStack()
-        await stack.enter_async_context(self._lifespan())
+        await stack.enter_async_context(self.lifespan())
         self._lifespan_stack = stack
         return self
 
@@ -87,14 +122,20 @@ class Transport(abc.ABC):
                 # caller's `async with` as itself, never wrapped in an ExceptionGroup.
                 await stack.aclose()
 
-    @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    def lifespan(self) -> AbstractAsyncContextManager[None]:
         """Connect, own the transport's task group while open, clean up at the end.
 
-        An ``@asynccontextmanager`` generator; it raises `TransportError` when the
-        transport cannot connect or was opened before (a transport opens once). The
-        default suits a transport with nothing to connect and nothing to run.
+        Override it with an ``@asynccontextmanager`` generator that raises
+        `TransportError` when the transport cannot connect or was opened before (a
+        transport opens once). `__aenter__` enters it and `__aexit__` leaves it; a
+        wrapper transport enters its inner transport here. The default suits a
+        transport with nothing to connect and nothing to run.
         """
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[None]:
+        """The lifespan of a subclass written before `lifespan` was public (deprecated)."""
         yield
 
     @abc.abstractmethod
@@ -112,16 +153,6 @@ class Transport(abc.ABC):
         Raises:
             TransportError: the connection ended; no more messages will come.
         """
-
-    def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
-        """Let the transport hand responses to `sink` in place of `receive` (optional).
-
-        A shortcut for a transport that reads in callbacks: it may offer `sink` a message
-        with no ``method`` while a `receive` waits with nothing read before it (so it
-        overtakes nothing); True means `sink` took it and `receive` will not return it.
-        `sink` must not block or raise. The default never offers anything.
-        """
-        del sink  # nothing to offer: every message comes through `receive`
 
     @abc.abstractmethod
     async def aclose(self) -> None:

@@ -5,9 +5,9 @@ JSON and the other end parses it again, so the size cap, the JSON framing and th
 drop-what-does-not-parse rule run exactly as they do over stdio.
 
 Each direction is a `_Channel`: a bounded FIFO of frames with wake-up events created
-only when someone has to wait. (anyio's memory object streams did the same job, but
-their checkpoints and per-receive bookkeeping were a measurable share of a round's CPU
-in memory.)
+only when someone has to wait. (anyio's memory object streams do the same job with a
+checkpoint and some bookkeeping per receive, which a channel of frames does not need;
+the figures are in docs/benchmarks.md.)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.lowlevel
 
-from mrtr._anyio import event_factory
+from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import decode_message, encode_echoing
 from mrtr.errors import TransportError
 from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
@@ -235,7 +235,7 @@ class MemoryTransport(Transport):
         return self._closed_reason is not None
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         # The pair is connected from the start: the lifespan only checks and closes.
         self._check_open()
         if self._entered:

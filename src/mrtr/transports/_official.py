@@ -62,7 +62,7 @@ class OfficialServerTransport(Transport):
         self._closed = False
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         if self._opened:
             raise TransportError("the in-process transport is already open (it opens only once)")
         self._opened = True

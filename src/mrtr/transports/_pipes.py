@@ -9,8 +9,8 @@ So, on POSIX, the transport owns the parent's ends of the pipes:
   `anyio.wait_writable` only while the pipe is full (`FdWriter`, any backend);
 - stdout, on asyncio: read through the loop's own read-pipe transport, which calls back
   at once (`AsyncioPipeReader`). (Reading with `os.read` between `anyio.wait_readable`
-  calls was measured too: registering the wait each time cost more than it saved.) On
-  trio, anyio's stream is already direct and is kept.
+  calls registers the wait again for every message, which costs more than it saves.)
+  On trio, anyio's stream is already direct and is kept.
 
 On Windows, where those waits do not take pipes, anyio's streams are used behind the
 same small interfaces.
@@ -28,6 +28,8 @@ from typing import Protocol, cast
 import anyio
 import anyio.abc
 import anyio.lowlevel
+
+from mrtr._wire._speedups import set_read_size
 
 __all__ = [
     "AsyncioPipeReader",
@@ -202,8 +204,7 @@ class _PipeProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.ReadTransport, transport)
-        if isinstance(getattr(transport, "max_size", None), int):
-            transport.max_size = _READ_SIZE  # type: ignore[attr-defined]  # see _READ_SIZE
+        set_read_size(transport, _READ_SIZE)
 
     def data_received(self, data: bytes) -> None:
         take, waiter = self.take, self.waiter

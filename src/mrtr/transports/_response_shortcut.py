@@ -4,7 +4,7 @@ Normally each message the server writes wakes the task reading the transport, wh
 hands a response to the task waiting for it: two trips through the event loop. While
 that reader waits with nothing read before it, a single line that is a plain response
 can settle its request at once from the callback that read it (the session's sink, see
-`Transport.set_response_sink`): no earlier message is overtaken. Any other line read
+`SupportsResponseSink`): no earlier message is overtaken. Any other line read
 then is decoded once all the same and kept for the reader, which is woken for it.
 """
 

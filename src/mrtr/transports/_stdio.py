@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
@@ -28,13 +28,20 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
+from mrtr._anyio import fresh_copy
 from mrtr._wire.framing import (
     decode_message,
     encode_echoing,
     response_id_of_unparseable,
 )
-from mrtr.errors import ProcessExitedError, ProtocolError, TransportError, fresh_copy
-from mrtr.transports._base import DEFAULT_MAX_MESSAGE_SIZE, JSONObject, RequestFailed, Transport
+from mrtr.errors import ProcessExitedError, ProtocolError, TransportError
+from mrtr.transports._base import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    JSONObject,
+    RequestFailed,
+    ResponseSink,
+    Transport,
+)
 from mrtr.transports._oversize import BoundedLines, OversizedLine
 from mrtr.transports._pipes import (
     AsyncioPipeReader,
@@ -151,7 +158,7 @@ class StdioTransport(Transport):
         return self._process.returncode if self._process is not None else None
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         """Start the server; pump stderr and watch the exit in the lifespan's task group.
 
         Raises:
@@ -308,8 +315,11 @@ class StdioTransport(Transport):
         finally:
             self._receive_lock.release()
 
-    def set_response_sink(self, sink: Callable[[JSONObject], bool] | None) -> None:
-        """Offer `sink` the responses read while `receive` waits (asyncio's pipe only)."""
+    def set_response_sink(self, sink: ResponseSink | None) -> None:
+        """Offer `sink` the responses read while `receive` waits (asyncio's pipe only).
+
+        A `SupportsResponseSink`: on trio, or without the own pipes, nothing is offered.
+        """
         self._shortcut.sink = sink
 
     async def aclose(self) -> None:

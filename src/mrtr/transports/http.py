@@ -35,9 +35,10 @@ import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mrtr._anyio import fresh_copy
 from mrtr._wire.framing import encode_echoing
 from mrtr._wire.http_headers import ToolHeaderRegistry, modern_headers
-from mrtr.errors import MessageTooLargeError, MRTRError, ProtocolError, TransportError, fresh_copy
+from mrtr.errors import MessageTooLargeError, MRTRError, ProtocolError, TransportError
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
@@ -177,7 +178,7 @@ class StreamableHTTPTransport(Transport):
     # -- lifecycle ------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _lifespan(self) -> AsyncIterator[None]:
+    async def lifespan(self) -> AsyncIterator[None]:
         """Create (or adopt) the httpx client and own the task group of the POSTs.
 
         Raises:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._handler import HandlerSpec
@@ -21,11 +22,7 @@ from mrtr.server._mcpserver._resource import ResourceEntry
 from mrtr.server._mcpserver._routes import Routes
 from mrtr.server._mcpserver._signature import caller_namespace, declares_input_required, hints_of
 from mrtr.server._mcpserver._tool import ToolEntry
-from mrtr.server._server import (
-    DEFAULT_MAX_CONCURRENT_REQUESTS,
-    Server,
-    _Unsealed,
-)
+from mrtr.server._server import Server, _Unsealed
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ if sys.platform != "win32":
 
 pytestmark = pytest.mark.anyio
 
-HELPERS = Path(__file__).parent / "helpers"
+HELPERS = Path(__file__).parents[1] / "helpers"
 BOUND = 60  # generous: a slow shared machine starts Python subprocesses slowly
 
 

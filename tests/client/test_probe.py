@@ -14,7 +14,7 @@ from tests.helpers.peer import ScriptedPeer
 
 pytestmark = pytest.mark.anyio
 
-OLD_SERVER = str(Path(__file__).parent / "helpers" / "old_stdio_server.py")
+OLD_SERVER = str(Path(__file__).parents[1] / "helpers" / "old_stdio_server.py")
 PROBE = 5.0  # generous for a loaded machine: the probe also waits for the process to start
 
 

@@ -116,7 +116,7 @@ async def test_resume_from_never_sends_an_answered_round_twice(path: str, tmp_pa
     async with keepalive_server(dropping_server(resumed)) as (url, seen):
         with anyio.fail_after(BOUND):
             async with client_for(path, url, capabilities=declare) as client:
-                paused = await client.call_tool("pay", {"amount": 5000}, pause=True)
+                paused = await client.pause_call_tool("pay", {"amount": 5000})
                 assert isinstance(paused, PausedCall)
                 await store.put(paused)
             await store.answer(

@@ -42,7 +42,7 @@ from mrtr.types import (
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = str(Path(__file__).resolve().parents[1] / "examples")
+EXAMPLES = str(Path(__file__).resolve().parents[2] / "examples")
 
 SECRET_ARGUMENT = "argument-secret-7f3a"
 SECRET_ANSWER = "answer-secret-91bc"
@@ -779,7 +779,7 @@ async def test_a_paused_call_ends_paused_and_a_resumed_one_names_it(otel: Teleme
         return PAUSE
 
     async with make_client(make_server(None), otel, elicitation_callback=later) as client:
-        paused = await client.call_tool("ask", pause=True)
+        paused = await client.pause_call_tool("ask")
         assert isinstance(paused, PausedCall)
         answered = paused.answer("region", ElicitResult(action="accept", content={"region": "x"}))
         again = await client.resume(answered)  # this tool asks again: paused again
@@ -807,7 +807,7 @@ async def test_a_stored_paused_call_resumed_by_a_fresh_client_links_to_the_pause
 
     server = make_server(None)
     async with make_client(server, otel, elicitation_callback=later) as client:
-        paused = await client.call_tool("trip", pause=True)
+        paused = await client.pause_call_tool("trip")
     assert isinstance(paused, PausedCall)
     first = otel.one("execute_tool trip")
     assert attrs(first)["mrtr.outcome"] == "paused"
@@ -834,7 +834,7 @@ async def test_each_pause_stores_its_own_span_and_the_next_resume_links_to_it(
     from mrtr import PausedCall
 
     async with make_client(make_server(None), otel, elicitation_callback=later) as client:
-        paused = await client.call_tool("ask", pause=True)
+        paused = await client.pause_call_tool("ask")
         assert isinstance(paused, PausedCall)
         answered = paused.answer("region", ElicitResult(action="accept", content={"region": "x"}))
         again = await client.resume(answered)  # this tool asks again: paused again
@@ -853,7 +853,7 @@ async def test_a_value_without_trace_resumes_unlinked(otel: Telemetry) -> None:
 
     server = make_server(None)
     async with make_client(server, otel, elicitation_callback=later) as client:
-        paused = await client.call_tool("trip", pause=True)
+        paused = await client.pause_call_tool("trip")
     assert isinstance(paused, PausedCall)
     untraced = PausedCall.from_json(replace(paused, trace=None).to_json())  # an older value
     answered = untraced.answer("region", ElicitResult(action="accept", content={"region": "x"}))
@@ -872,7 +872,7 @@ async def test_tracing_off_stores_no_trace_context(otel: Telemetry) -> None:
     async with make_client(
         make_server(None), otel, elicitation_callback=later, tracing=False
     ) as client:
-        paused = await client.call_tool("trip", pause=True)
+        paused = await client.pause_call_tool("trip")
     assert isinstance(paused, PausedCall)
     assert paused.trace is None and "trace" not in paused.to_dict()
     assert otel.spans() == []

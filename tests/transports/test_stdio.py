@@ -23,7 +23,7 @@ from mrtr.transports import (
 
 pytestmark = pytest.mark.anyio
 
-SERVER = str(Path(__file__).parent / "helpers" / "stdio_server.py")
+SERVER = str(Path(__file__).parents[1] / "helpers" / "stdio_server.py")
 TIMEOUT = 30  # generous: a slow shared machine starts Python subprocesses slowly
 
 

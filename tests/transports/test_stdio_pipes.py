@@ -18,7 +18,7 @@ from mrtr.transports._pipes import FdWriter, OneAtATime
 
 pytestmark = pytest.mark.anyio
 
-SERVER = str(Path(__file__).parent / "helpers" / "stdio_server.py")
+SERVER = str(Path(__file__).parents[1] / "helpers" / "stdio_server.py")
 TIMEOUT = 30  # generous: a slow shared machine starts Python subprocesses slowly
 BIG = 300_000  # characters: several times a pipe's buffer, so writers must wait for room
 

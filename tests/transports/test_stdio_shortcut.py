@@ -15,15 +15,25 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from mrtr._wire.framing import decode_message
+from mrtr.errors import MRTRError, TransportError
 from mrtr.session._connection import JSONRPCConnection
-from mrtr.transports import JSONObject, StdioServerParameters, StdioTransport
+from mrtr.transports import (
+    JSONObject,
+    RequestFailed,
+    StdioServerParameters,
+    StdioTransport,
+    Transport,
+)
 from mrtr.transports._oversize import BoundedLines
 from mrtr.transports._response_shortcut import ResponseShortcut
 
 pytestmark = pytest.mark.anyio
 
-SERVER = str(Path(__file__).parent / "helpers" / "stdio_server.py")
+SERVER = str(Path(__file__).parents[1] / "helpers" / "stdio_server.py")
 TIMEOUT = 30  # generous: a slow shared machine starts Python subprocesses slowly
 
 
@@ -237,3 +247,159 @@ async def test_responses_reach_their_callers_through_the_sink_on_asyncio(
     # the shortcut lives in asyncio's pipe reader (trio reads anyio's stream directly)
     expected = 5 if anyio_backend == "asyncio" and sys.platform != "win32" else 0
     assert len(taken) == expected
+
+
+# -- the shortcut on and off settle the same outcomes, for any interleaving ---------------
+
+
+class _Pipe(Transport):
+    """The stdio transport's read side in miniature, with the real shortcut and buffer.
+
+    `deliver` is the pipe callback (``_PipeProtocol.data_received``): while a `receive`
+    waits with nothing buffered, the shortcut is offered the chunk first (when on).
+    """
+
+    def __init__(self, *, shortcut_on: bool) -> None:
+        self._lines = BoundedLines(1 << 20)
+        self._shortcut = ResponseShortcut(self._lines, 1 << 20)
+        self._shortcut_on = shortcut_on
+        self._wake = anyio.Event()
+        self._waiting = False
+        self._closed = False
+
+    def set_response_sink(self, sink: Any) -> None:
+        if self._shortcut_on:
+            self._shortcut.sink = sink
+
+    def deliver(self, chunk: bytes) -> None:
+        if self._waiting and not self._wake.is_set():
+            left = self._shortcut.take(chunk)
+            if left is None:
+                return
+            chunk = left
+        self._lines.feed(chunk)
+        self._wake.set()
+
+    async def receive(self) -> JSONObject | RequestFailed:
+        logger = logging.getLogger("test.pipe")
+        while True:
+            if (ready := self._shortcut.pop_ready()) is not None:
+                return ready
+            line = self._lines.next_line()
+            if line is None:
+                if self._closed:
+                    raise TransportError("the pipe is closed")
+                self._waiting = True
+                try:
+                    await self._wake.wait()
+                finally:
+                    self._waiting = False
+                    self._wake = anyio.Event()
+                continue
+            if line.isspace() or not line:
+                continue  # as the stdio transport: a blank line carries nothing
+            message = decode_message(line, logger=logger)
+            if message is not None:
+                return message
+
+    async def send(self, message: JSONObject) -> None:
+        pass  # what the client sends is not the point here
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+
+REQUESTS = 4
+_terminal = st.sampled_from(["result", "error", "no-result", "both", "twin-id"])
+
+
+def _response(kind: str, request_id: int) -> JSONObject:
+    if kind == "result":
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"n": request_id}}
+    if kind == "error":
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -7, "message": "no"}}
+    if kind == "no-result":
+        return {"jsonrpc": "2.0", "id": request_id, "result": 5}
+    if kind == "both":
+        return {"jsonrpc": "2.0", "id": request_id, "result": {}, "error": {"code": 1}}
+    return {"jsonrpc": "2.0", "id": float(request_id), "result": {"n": request_id}}
+
+
+@st.composite
+def _scripts(draw: st.DrawFn) -> list[tuple[str, bytes]]:
+    """What the server writes, in some order: per request progress first, then one
+    terminal response; strays and blank lines anywhere; ``("run", b"")`` lets the client run.
+    """
+    per_request: list[list[JSONObject]] = []
+    for request_id in range(1, REQUESTS + 1):
+        messages: list[JSONObject] = [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": request_id, "progress": step},
+            }
+            for step in range(draw(st.integers(0, 2)))
+        ]
+        messages.append(_response(draw(_terminal), request_id))
+        per_request.append(messages)
+    script: list[tuple[str, bytes]] = []
+    queues = [list(messages) for messages in per_request]
+    extras = ["run", "stray", "blank", "garbage", "two-lines"]
+    while any(queues):
+        open_queues = [index for index, queue in enumerate(queues) if queue]
+        choice = draw(st.sampled_from([*open_queues, *extras]))
+        if isinstance(choice, int):
+            script.append(("send", line(queues[choice].pop(0))))
+        elif choice == "run":
+            script.append(("run", b""))
+        elif choice == "stray":
+            script.append(("send", line({"jsonrpc": "2.0", "id": 999, "result": {}})))
+        elif choice == "blank":
+            script.append(("send", b"\n"))
+        elif choice == "garbage":
+            script.append(("send", b"not json\n"))
+        else:  # two lines in one chunk: the shortcut leaves both to the reader
+            script.append(("send", line(NOTIFICATION) + line(RESPONSE)))
+    return script
+
+
+async def _outcomes(script: list[tuple[str, bytes]], *, shortcut_on: bool) -> list[Any]:
+    pipe = _Pipe(shortcut_on=shortcut_on)
+    outcomes: dict[int, Any] = {}
+    progress: dict[int, list[float]] = {n: [] for n in range(1, REQUESTS + 1)}
+
+    async def call(connection: JSONRPCConnection, request_id: int) -> None:
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress[request_id].append(value)
+
+        try:
+            outcomes[request_id] = await connection.send_request(
+                "tools/list", progress_callback=on_progress, request_id=request_id
+            )
+        except MRTRError as exc:
+            outcomes[request_id] = (type(exc).__name__, str(exc))
+
+    with anyio.fail_after(TIMEOUT):
+        async with JSONRPCConnection(pipe) as connection, anyio.create_task_group() as tg:
+            for request_id in range(1, REQUESTS + 1):
+                tg.start_soon(call, connection, request_id)
+            await anyio.wait_all_tasks_blocked()
+            for step, data in script:
+                if step == "send":
+                    pipe.deliver(data)
+                else:
+                    await anyio.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
+    return [outcomes.get(n) for n in range(1, REQUESTS + 1)] + [progress]
+
+
+@settings(max_examples=60, deadline=None)
+@given(script=_scripts())
+async def test_the_shortcut_on_and_off_settle_the_same_outcomes(
+    script: list[tuple[str, bytes]],
+) -> None:
+    off = await _outcomes(script, shortcut_on=False)
+    on = await _outcomes(script, shortcut_on=True)
+    assert on == off
+    assert all(outcome is not None for outcome in off[:REQUESTS])  # every request settled

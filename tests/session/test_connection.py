@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -50,3 +52,44 @@ async def test_a_request_from_the_peer_without_a_handler_gets_method_not_found()
         "id": 7,
         "error": {"code": -32601, "message": "Method not found: x/y"},
     }
+
+
+async def test_the_request_observer_wraps_the_requests_it_picks() -> None:
+    seen: list[tuple[str, object, object]] = []
+    wire: list[dict[str, Any]] = []
+
+    def observer(method: str) -> Any:
+        if method != "observed":
+            return None  # left alone
+
+        async def wrap(request_id: Any, params: Any, send: Any) -> Any:
+            seen.append((method, request_id, params))
+            result = await send({**(params or {}), "_meta": {"traced": True}})
+            return {**result, "wrapped": True}
+
+        return wrap
+
+    client_end, server_end = create_memory_transport_pair()
+    async with (
+        client_end,
+        server_end,
+        JSONRPCConnection(client_end, request_observer=observer) as connection,
+    ):
+
+        async def answer(expected: str) -> dict[str, Any]:
+            message = await server_end.receive()
+            assert isinstance(message, dict) and message["method"] == expected
+            wire.append(message)
+            await server_end.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            return message
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer, "observed")
+                assert await connection.send_request("observed", {"a": 1}) == {"wrapped": True}
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer, "plain")
+                assert await connection.send_request("plain", {"a": 1}) == {}
+    assert seen == [("observed", 1, {"a": 1})]
+    assert wire[0]["params"] == {"a": 1, "_meta": {"traced": True}}  # what the wrapper sent
+    assert wire[1]["params"] == {"a": 1} and wire[1]["id"] == 2

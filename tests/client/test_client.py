@@ -42,7 +42,7 @@ if sys.version_info < (3, 11):
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOOL_RESULT = {"content": [{"type": "text", "text": "done"}]}
 
 

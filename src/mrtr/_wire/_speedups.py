@@ -1,0 +1,95 @@
+"""Every shortcut through a CPython, asyncio or anyio internal, in one place.
+
+Each function here does what a public API does, by a shorter road that one message per
+leg makes worth taking, and each keeps the public road for where the internal is
+missing. They rely on details no release promises: `json.encoder.c_make_encoder` and
+its nine positional arguments, the decoder's ``scan_once``, the class `anyio.Event()`
+returns on the running backend, and the ``max_size`` of asyncio's read-pipe transport.
+``tests/wire/test_speedups.py`` checks each against its plain path (with Hypothesis
+where the input varies), so a Python or anyio upgrade that changes one breaks a test
+instead of a behaviour.
+"""
+
+from __future__ import annotations
+
+import json
+import json.encoder
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+__all__ = ["compact_encoder", "event_factory", "loads_object", "set_read_size"]
+
+_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_DECODER = json.JSONDecoder()
+_SCAN: Callable[[str, int], tuple[Any, int]] = getattr(_DECODER, "scan_once")  # noqa: B009
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def compact_encoder(encoder: json.JSONEncoder) -> Callable[[dict[str, Any]], str]:
+    """``encoder.encode`` for a dict, without the two Python frames around the C encoder.
+
+    `encoder` must be compact (``separators=(",", ":")``), with ``allow_nan=False``,
+    ``sort_keys=False``, no indent and the default ``ensure_ascii`` handling of its own;
+    the result is what ``encoder.encode(message)`` returns, with the same errors
+    (circular references included: each call gets a fresh ``markers`` map).
+    """
+    if _C_MAKE_ENCODER is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    make, default = _C_MAKE_ENCODER, encoder.default
+    quote = (
+        json.encoder.encode_basestring_ascii
+        if encoder.ensure_ascii
+        else json.encoder.encode_basestring
+    )
+    join = "".join
+
+    def encode(message: dict[str, Any]) -> str:
+        # markers, default, encoder, indent, key_separator, item_separator, sort_keys,
+        # skipkeys, allow_nan: what `JSONEncoder.iterencode` passes for these options
+        return join(make({}, default, quote, None, ":", ",", False, False, False)(message, 0))
+
+    return encode
+
+
+def loads_object(text: str) -> Any:
+    """``json.loads(text)``, with the usual line (an object) scanned directly.
+
+    Raises:
+        ValueError: not JSON (`json.JSONDecodeError`), or an integer over 4,300 digits.
+        RecursionError: nested too deep.
+    """
+    if not text.startswith("{"):
+        return json.loads(text)  # leading whitespace, a byte order mark, not an object...
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration as exc:
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_WHITESPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
+
+
+def event_factory() -> Callable[[], anyio.Event]:
+    """The running backend's `anyio.Event` class, to create events without a lookup.
+
+    `anyio.Event()` looks up the running backend on every call; code that creates one
+    event per message (a pending request, a wake-up) calls this once, in async context,
+    and keeps what it returns.
+    """
+    return type(anyio.Event())
+
+
+def set_read_size(transport: object, size: int) -> bool:
+    """Make an asyncio read-pipe transport read at most `size` bytes at once, if it can.
+
+    The attribute is ``max_size`` of asyncio's Unix read-pipe transport (no public
+    setter). Returns whether it was there to set.
+    """
+    if not isinstance(getattr(transport, "max_size", None), int):
+        return False
+    transport.max_size = size  # type: ignore[attr-defined]
+    return True

@@ -1,0 +1,19 @@
+"""The serving defaults the `Server` signatures name and the shells apply.
+
+Here, in a module that imports nothing, so that `_server` (the signatures) and the
+shells (`_stream`, `_http`) share them without importing each other.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SESSION_IDLE_TIMEOUT",
+]
+
+DEFAULT_MAX_CONCURRENT_REQUESTS = 256
+DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
+DEFAULT_BODY_TIMEOUT = 30.0
