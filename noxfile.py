@@ -143,6 +143,18 @@ def conformance(session: nox.Session) -> None:
         "--server",
         f"{Path(session.bin) / 'python'} {server}",
     )
+    # the same scenarios against a server written with the high-level MCPServer
+    high_level = Path("tests/conformance/mcpserver_server.py").resolve()
+    session.run(
+        "python",
+        "tests/conformance/run_server.py",
+        "--suite-bin",
+        str(prefix / "node_modules" / ".bin"),
+        "--server",
+        f"{Path(session.bin) / 'python'} {high_level}",
+        "--expected",
+        "tests/conformance/expected-failures-mcpserver.txt",
+    )
 
 
 @nox.session

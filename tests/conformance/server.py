@@ -47,6 +47,7 @@ from mrtr.types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
+    SamplingMessage,
 )
 
 INVALID_PARAMS = -32602
@@ -195,6 +196,13 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     "test_input_required_result_capabilities": "Asks only what the client can answer",
     "test_streaming_elicitation": "Answers on a response stream",
     "test_logging_tool": "Logs only when the request set a log level",
+    "test_sampling": "Asks the client's model (legacy: sampling/createMessage)",
+    "test_elicitation": "Asks the user (legacy: elicitation/create)",
+    "test_elicitation_sep1034_defaults": "Asks with defaults for every primitive type",
+    "test_elicitation_sep1330_enums": "Asks with every kind of enum",
+    "test_reconnection": "Closes its SSE stream mid-call; the client resumes it",
+    "test_trigger_tool_change": "Tells listening clients that the tool list changed",
+    "test_trigger_prompt_change": "Tells listening clients that the prompt list changed",
     "test_mirrored_header": "Mirrors its region argument into the Mcp-Param-Region header",
 }
 # the region argument travels in a header too; the server checks the two agree
@@ -203,7 +211,20 @@ MIRRORED_SCHEMA: dict[str, Any] = {
     "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
     "required": ["region"],
 }
-SCHEMAS = {"json_schema_2020_12_tool": SCHEMA_2020_12, "test_mirrored_header": MIRRORED_SCHEMA}
+SCHEMAS = {
+    "json_schema_2020_12_tool": SCHEMA_2020_12,
+    "test_mirrored_header": MIRRORED_SCHEMA,
+    "test_sampling": {
+        "type": "object",
+        "properties": {"prompt": {"type": "string"}},
+        "required": ["prompt"],
+    },
+    "test_elicitation": {
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+    },
+}
 
 
 async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
@@ -214,9 +235,103 @@ async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams |
             "inputSchema": SCHEMAS.get(name, EMPTY_SCHEMA),
         }
         for name, description in TOOL_DESCRIPTIONS.items()
-        if ctx.is_modern or "input_required" not in name
+        if (ctx.is_modern or "input_required" not in name)
+        and (not ctx.is_modern or name not in LEGACY_TOOLS)
     ]
     return ListToolsResult.model_validate({"tools": tools})
+
+
+LEGACY_TOOLS = frozenset(
+    {
+        "test_sampling",
+        "test_elicitation",
+        "test_elicitation_sep1034_defaults",
+        "test_elicitation_sep1330_enums",
+        "test_reconnection",
+    }
+)
+USER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+DEFAULTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {
+            "type": "string",
+            "enum": ["active", "inactive", "pending"],
+            "default": "active",
+        },
+        "verified": {"type": "boolean", "default": True},
+    },
+}
+
+
+def _choices(prefix: str, titles: tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"const": f"{prefix}{n}", "title": t} for n, t in enumerate(titles, start=1)]
+
+
+ENUMS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": _choices("value", ("First Option", "Second Option", "Third Option")),
+        },
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        },
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": _choices("value", ("First Choice", "Second Choice", "Third Choice"))
+            },
+        },
+    },
+}
+
+
+async def _legacy_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    """The tools that ask through server-to-client requests (legacy sessions)."""
+    name, arguments = params.name, params.arguments or {}
+    if name == "test_sampling":
+        said = await ctx.create_message(
+            [
+                SamplingMessage.model_validate(
+                    {"role": "user", "content": _text(str(arguments.get("prompt", "")))}
+                )
+            ],
+            max_tokens=100,
+        )
+        text = getattr(said.content, "text", "")
+        return _result(_text(f"LLM response: {text}"))
+    if name == "test_reconnection":
+        await ctx.close_sse_stream()  # the client comes back with Last-Event-ID
+        return _result(_text("Reconnection test completed"))
+    schema, message = {
+        "test_elicitation": (USER_SCHEMA, str(arguments.get("message", ""))),
+        "test_elicitation_sep1034_defaults": (DEFAULTS_SCHEMA, "Please review the defaults"),
+        "test_elicitation_sep1330_enums": (ENUMS_SCHEMA, "Please pick some options"),
+    }[name]
+    answer = await ctx.elicit(message, schema)
+    content = json.dumps(answer.content or {})
+    if name == "test_elicitation":
+        return _result(_text(f"User response: action={answer.action}, content={content}"))
+    return _result(_text(f"Elicitation completed: action={answer.action}, content={content}"))
 
 
 async def _logging(ctx: ServerRequestContext) -> CallToolResult:
@@ -354,6 +469,14 @@ async def call_tool(
     if name == "test_streaming_elicitation":
         await ctx.send_progress(50, 100)
         return _result(_text("Streaming complete"))
+    if name == "test_trigger_tool_change":  # the suite's hook: the tool list "changed"
+        await SERVER.notify_tools_changed()
+        return _result(_text("The tool list changed"))
+    if name == "test_trigger_prompt_change":
+        await SERVER.notify_prompts_changed()
+        return _result(_text("The prompt list changed"))
+    if name in LEGACY_TOOLS and not ctx.is_modern:
+        return await _legacy_tool(ctx, params)
     if name in TOOL_DESCRIPTIONS and ctx.is_modern:
         return await _mrtr_tool(ctx, name)
     raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
@@ -494,7 +617,8 @@ async def complete(ctx: ServerRequestContext, params: CompleteRequestParams) -> 
 
 def build_server() -> Server:
     """The conformance server: every handler above."""
-    return Server(
+    global SERVER
+    SERVER = Server(
         "mrtr-conformance-server",
         version="1.0.0",
         on_list_tools=list_tools,
@@ -506,6 +630,10 @@ def build_server() -> Server:
         on_read_resource=read_resource,
         on_complete=complete,
     )
+    return SERVER
+
+
+SERVER: Server  # the one build_server made: the trigger tools publish changes through it
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -47,7 +47,8 @@ def call(name: str, **params: Any) -> dict[str, Any]:
 
 def test_every_expected_server_failure_gives_its_reason() -> None:
     names = run_server.read_expected(run_server.DEFAULT_EXPECTED)
-    assert "resources-subscribe" in names
+    # the server talks back (issue #25): nothing is excused any more
+    assert names == set()
     # what the 2026-07-28 server must pass is never excused
     for must_pass in ("server-stateless", "dns-rebinding-protection", "http-header-validation"):
         assert must_pass not in names
@@ -239,3 +240,22 @@ async def test_our_client_completes_against_the_conformance_server(mode: str) ->
             ref = {"type": "ref/prompt", "name": "test_prompt_with_arguments"}
             done = await client.complete(ref, {"name": "arg2", "value": "d"})
     assert done.completion.values == ["delta"]
+
+
+# --- the MCPServer conformance server -----------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_mcpserver_conformance_server_asks_by_the_scenario_keys() -> None:
+    from tests.conformance.mcpserver_server import build
+
+    conn = build().connection()
+    multi = await ask(conn, call("test_input_required_result_multiple_inputs"))
+    assert list(multi["result"]["inputRequests"]) == ["user_name", "greeting", "client_roots"]
+    caps = await ask(conn, call("test_input_required_result_capabilities", caps={"sampling": {}}))
+    assert list(caps["result"]["inputRequests"]) == ["sample_input"]
+    names = run_server.read_expected(HERE_MCPSERVER_EXPECTED)
+    assert names == {"input-required-result-ignore-extra-params"}
+
+
+HERE_MCPSERVER_EXPECTED = Path(__file__).resolve().parent / "expected-failures-mcpserver.txt"

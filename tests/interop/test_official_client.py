@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 import httpx
-import mcp
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp import types as mt
@@ -103,9 +102,15 @@ async def test_official_legacy_client_over_stdio() -> None:
             assert client.protocol_version == "2025-11-25"
             result = await client.call_tool("legacy_safe", {})
             assert text_of(result) == "legacy_safe on 2025-11-25"
-            with pytest.raises(mcp.MCPError) as info:
-                await client.call_tool("provision", {"name": "x"})
-            assert info.value.error.code == -32603
+            await exercise_back_channel(client)
+
+
+async def exercise_back_channel(client: Client) -> None:
+    """A legacy session's tools ask the client through server-to-client requests."""
+    provisioned = await client.call_tool("provision", {"name": "x"})
+    assert text_of(provisioned) == "Provisioned 'x' in eu-west-1."
+    assert text_of(await client.call_tool("summarize", {})) == "model said: a summary"
+    assert text_of(await client.call_tool("list_roots", {})) == "roots: file:///work"
 
 
 @contextmanager
@@ -160,6 +165,7 @@ async def test_official_client_over_http() -> None:
         assert logs == [{"step": 1}]
         async with make_client(url, mode="legacy") as client:
             assert text_of(await client.call_tool("legacy_safe", {})) == "legacy_safe on 2025-11-25"
+            await exercise_back_channel(client)
 
 
 KEYS = {"MRTR_TEST_KEYS": ("ab" * 32) + "," + ("cd" * 32), "MRTR_TEST_NAME": "fleet"}

@@ -2,6 +2,8 @@
 
 Environment: ``MRTR_TEST_KEYS`` (comma-separated hex secrets) shares keys; without it the
 server seals with an ephemeral key. ``MRTR_TEST_NAME`` sets the server name.
+``MRTR_TEST_REDIS`` (a URL) keeps SSE events in Redis under ``MRTR_TEST_PREFIX``;
+``MRTR_TEST_STALL`` sets the stream stall timeout (seconds).
 """
 
 from __future__ import annotations
@@ -35,7 +37,21 @@ def main() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     print(sock.getsockname()[1], flush=True)  # the test reads the port from here
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    app_options: dict[str, object] = {}
+    redis_url = os.environ.get("MRTR_TEST_REDIS")
+    if redis_url:  # instances sharing one prefix resume each other's streams
+        import redis
+
+        from mrtr.server import RedisEventStore
+
+        client = redis.Redis.from_url(redis_url, socket_timeout=10)
+        prefix = os.environ.get("MRTR_TEST_PREFIX", "mrtr:test")
+        app_options["event_store"] = RedisEventStore(client, prefix=prefix)
+    stall = os.environ.get("MRTR_TEST_STALL")
+    if stall:
+        app_options["stream_stall_timeout"] = float(stall)
+    app = server.streamable_http_app(**app_options)  # type: ignore[arg-type]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
 
 

@@ -116,6 +116,8 @@ async def call_tool(
 ) -> CallToolResult | InputRequiredResult:
     responses = ctx.input_responses or {}
     name = params.name
+    if not ctx.is_modern and name in ("provision", "summarize", "list_roots"):
+        return await _legacy_call(ctx, params)
     if name == "provision":
         answer = responses.get("region")
         if not isinstance(answer, ElicitResult) or answer.content is None:
@@ -178,6 +180,26 @@ async def call_tool(
     return CallToolResult(
         content=[TextContent(type="text", text=f"unknown tool {name}")], is_error=True
     )
+
+
+async def _legacy_call(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    """The same tools on a legacy session: they ask through the back-channel."""
+    if params.name == "provision":
+        schema = ASK_REGION.params.requested_schema  # type: ignore[union-attr]
+        answer = await ctx.elicit("Which region should the database live in?", schema)
+        if answer.action != "accept" or answer.content is None:
+            return _text(f"not provisioned ({answer.action})")
+        db = (params.arguments or {})["name"]
+        return _text(f"Provisioned {db!r} in {answer.content['region']}.")
+    if params.name == "summarize":
+        said = await ctx.create_message(
+            [SamplingMessage(role="user", content=TextContent(type="text", text="Summarize"))],
+            max_tokens=50,
+        )
+        text = said.content.text if isinstance(said.content, TextContent) else "?"
+        return _text(f"model said: {text}")
+    roots = await ctx.list_roots()
+    return _text("roots: " + ",".join(root.uri for root in roots.roots))
 
 
 async def list_prompts(
@@ -248,9 +270,9 @@ async def read_resource(
 
 
 def make_server(
-    name: str = "Provisioner", *, security: RequestStateSecurity | Any = None
+    name: str = "Provisioner", *, security: RequestStateSecurity | Any = None, **kwargs: Any
 ) -> Server:
-    return Server(
+    server = Server(
         name,
         version="1.2.3",
         instructions="Test server.",
@@ -261,4 +283,20 @@ def make_server(
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
         request_state_security=security,
+        **kwargs,
     )
+
+    async def call_or_touch(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        if params.name == "big":  # a large answer, for clients that do not read it
+            return _text("x" * int((params.arguments or {}).get("size", 0)))
+        if params.name == "touch":  # publishes changes: the tool list, and a resource
+            await server.notify_tools_changed()
+            await server.notify_prompts_changed()
+            uri = (params.arguments or {}).get("uri")
+            if isinstance(uri, str):
+                await server.notify_resource_updated(uri)
+            return _text("touched")
+        return await call_tool(ctx, params)
+
+    server.on_call_tool = call_or_touch
+    return server

@@ -69,7 +69,7 @@ async def test_discover() -> None:
     response = await ask(make_server().connection(), request("server/discover"))
     result = response["result"]
     assert result["supportedVersions"][0] == MODERN
-    assert result["capabilities"]["tools"] == {}
+    assert result["capabilities"]["tools"] == {"listChanged": True}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {
         "name": "Provisioner",
         "version": "1.2.3",
@@ -251,8 +251,11 @@ async def test_legacy_session() -> None:
     assert "resultType" not in tools and tools["tools"][0]["name"] == "provision"
     ok = (await ask(conn, call("legacy_safe", modern=False)))["result"]
     assert ok["content"][0]["text"] == "legacy_safe on 2025-11-25"
-    bad = (await ask(conn, call("provision", {"name": "x"}, modern=False)))["error"]
+    bad = (await ask(conn, call("sign_in", modern=False)))["error"]  # InputRequiredResult
     assert bad == {"code": -32603, "message": "Handler returned an invalid result"}
+    # the back-channel is checked against what initialize declared (nothing here)
+    undeclared = (await ask(conn, call("provision", {"name": "x"}, modern=False)))["error"]
+    assert undeclared["code"] == -32021
     # the era is settled: a modern envelope is refused on this connection
     assert (await ask(conn, request("tools/list")))["error"]["code"] == -32600
     assert (await ask(conn, request("logging/setLevel", {"level": "warning"}, modern=False)))[

@@ -133,3 +133,39 @@ async def test_custom_codec() -> None:
                     input_responses={"confirm": ElicitResult(action="cancel")},
                 )
             assert info.value.message == "Invalid or expired requestState"
+
+
+async def test_talking_back_notifies_listeners_on_both_eras() -> None:
+    from mrtr import ResourcesListChanged, ResourceUpdated
+
+    module = load("server_talking_back")
+    with anyio.fail_after(60):
+        async with (
+            Client(module.server, elicitation_callback=answer) as client,
+            client.listen(
+                resources_list_changed=True, resource_subscriptions=["notes://all"]
+            ) as sub,
+        ):
+            result = await client.call_tool("add_note", {"text": "buy milk"})
+            assert text(result.content[0]) == "Written as notes://1."
+            seen = set()
+            async for event in sub:
+                seen.add(event)
+                if len(seen) == 2:
+                    break
+            assert seen == {ResourcesListChanged(), ResourceUpdated("notes://all")}
+        updated = anyio.Event()
+
+        async def on_change(event: object) -> None:
+            if event == ResourceUpdated("notes://all"):
+                updated.set()
+
+        async with Client(
+            module.server, mode="legacy", elicitation_callback=answer, change_callback=on_change
+        ) as legacy:
+            await legacy.subscribe_resource("notes://all")
+            result = await legacy.call_tool("add_note", {"text": "call mum"})  # ctx.elicit
+            assert text(result.content[0]) == "Written as notes://2."
+            await updated.wait()
+            contents = await legacy.read_resource("notes://all")
+            assert text(contents.contents[0]) == "buy milk\ncall mum"

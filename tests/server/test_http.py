@@ -242,9 +242,7 @@ async def test_legacy_sessions() -> None:
         ).status_code == 202
         tools = await post(client, request("tools/list", modern=False, id=2), **h)
         assert tools.status_code == 200 and tools.json()["result"]["tools"]
-        legacy_call = request(
-            "tools/call", {"name": "provision", "arguments": {"name": "db"}}, modern=False
-        )
+        legacy_call = request("tools/call", {"name": "sign_in"}, modern=False)
         invalid = await post(client, legacy_call, **h)
         assert invalid.status_code == 200
         assert invalid.json()["error"] == {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -155,3 +156,47 @@ def test_store_rejects_nonsense_settings() -> None:
         SessionStore(max_sessions=-1, idle_timeout=1, clock=FakeClock())
     with pytest.raises(ValueError, match="idle_timeout"):
         SessionStore(max_sessions=1, idle_timeout=0, clock=FakeClock())
+
+
+async def test_initialize_racing_the_cap_is_503_not_500() -> None:
+    """Issue #21 item 9: the store filled while an initialize was being answered."""
+    from ._servers import make_server
+
+    app = StreamableHTTPApp(
+        make_server().connection,
+        path="/mcp",
+        token_verifier=None,
+        max_message_size=1 << 20,
+        max_sessions=1,
+    )
+    body = json.dumps(INIT).encode()
+    delivered = False
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        # the exchange passed the cap check and is answering: another initialize wins
+        app._sessions.open(make_server().connection(), None)
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in {**HEADERS, "host": "127.0.0.1"}.items()],
+        "server": ("127.0.0.1", 80),
+    }
+    with anyio.fail_after(30):
+        await app(scope, receive, send)
+    start = sent[0]
+    assert start["status"] == 503
+    assert (b"retry-after", b"1") in start["headers"]
+    assert json.loads(sent[1]["body"])["error"]["code"] == -32000
+    assert len(app._sessions) == 1  # the winner's session only

@@ -21,6 +21,33 @@ from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
+    from mrtr.server._mcpserver._app import MCPServer as MCPServer
+    from mrtr.server._mcpserver._asks import (
+        Elicit as Elicit,
+        ListRoots as ListRoots,
+        Resolve as Resolve,
+        Sample as Sample,
+    )
+    from mrtr.server._mcpserver._context import Context as Context
+    from mrtr.server._mcpserver._errors import (
+        InvalidSignature as InvalidSignature,
+        ToolError as ToolError,
+    )
+    from mrtr.server._mcpserver._outcomes import (
+        AcceptedElicitation as AcceptedElicitation,
+        CancelledElicitation as CancelledElicitation,
+        DeclinedElicitation as DeclinedElicitation,
+        ElicitationResult as ElicitationResult,
+    )
+    from mrtr.server._mcpserver._prompt import (
+        AssistantMessage as AssistantMessage,
+        UserMessage as UserMessage,
+    )
+    from mrtr.server._mcpserver._testing import (
+        Answers as Answers,
+        ScriptedClient as ScriptedClient,
+        assert_questions_stable as assert_questions_stable,
+    )
     from mrtr.server._codec import (
         AESGCMCodec as AESGCMCodec,
         AESGCMRequestStateCodec as AESGCMRequestStateCodec,
@@ -30,6 +57,9 @@ if TYPE_CHECKING:
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
+    from mrtr.server._event_store import EventStore as EventStore
+    from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
+    from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
     from mrtr.server._middleware import (
         CallNext as CallNext,
         HandlerResult as HandlerResult,
@@ -54,6 +84,21 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._event_store": ("EventStore",),
+    "mrtr.server._event_store_memory": ("MemoryEventStore",),
+    "mrtr.server._event_store_redis": ("RedisEventStore",),
+    "mrtr.server._mcpserver._app": ("MCPServer",),
+    "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),
+    "mrtr.server._mcpserver._context": ("Context",),
+    "mrtr.server._mcpserver._errors": ("InvalidSignature", "ToolError"),
+    "mrtr.server._mcpserver._outcomes": (
+        "AcceptedElicitation",
+        "CancelledElicitation",
+        "DeclinedElicitation",
+        "ElicitationResult",
+    ),
+    "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
+    "mrtr.server._mcpserver._testing": ("Answers", "ScriptedClient", "assert_questions_stable"),
     "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),

@@ -9,7 +9,19 @@ from typing import TYPE_CHECKING, Any, Generic
 from typing_extensions import TypeVar
 
 if TYPE_CHECKING:
-    from mrtr.types import ClientCapabilities, Implementation, InputResponses
+    from mrtr.server._backchannel import BackChannel
+    from mrtr.types import (
+        ClientCapabilities,
+        CreateMessageResult,
+        ElicitResult,
+        Implementation,
+        InputResponses,
+        ListRootsResult,
+        ModelPreferences,
+        SamplingMessage,
+        Tool,
+        ToolChoice,
+    )
 
 __all__ = ["LOG_LEVELS", "Principal", "ServerRequestContext"]
 
@@ -96,6 +108,10 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     _emit: Emit | None = field(default=None, repr=False, compare=False)
     _progress_token: str | int | None = field(default=None, repr=False)
     _log_level: str | None = field(default=None, repr=False)
+    _backchannel: BackChannel | None = field(default=None, repr=False, compare=False)
+    _close_stream: Callable[[], Awaitable[None]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def is_modern(self) -> bool:
@@ -138,3 +154,112 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         if logger is not None:
             params["logger"] = logger
         await self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+    async def close_sse_stream(self) -> None:
+        """End this request's SSE stream now; the client resumes it (SEP-1699 polling).
+
+        On a resumable stream (a 2025-11-25 HTTP session with an event store) the
+        handler goes on; what it sends next is stored, and the client's GET with
+        ``Last-Event-ID`` receives it. Anywhere else this does nothing.
+        """
+        if self._close_stream is not None:
+            await self._close_stream()
+
+    # --- asking the client (legacy sessions) ------------------------------------------
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: dict[str, Any],
+        related_request_id: str | int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Ask the user for input through the client (``elicitation/create``, form mode).
+
+        Legacy sessions only: on a 2026-07-28 request return an ``InputRequiredResult``.
+        ``decline`` and ``cancel`` are ordinary answers (check ``result.action``). The
+        request always goes with the one being served; ``related_request_id`` is
+        accepted (and ignored) so that code written for the official SDK runs as is.
+
+        Raises:
+            NotInThisEraError: a 2026-07-28 request (or no back-channel).
+            MCPError: the client did not declare the capability (-32021), or refused.
+            RequestTimeoutError: no answer within ``timeout`` (the server's
+                ``client_request_timeout`` by default).
+            ProtocolError: the answer is not an ``ElicitResult``.
+            TransportError: the client went away.
+        """
+        from mrtr.server._talkback import elicit
+
+        return await elicit(self, message, requested_schema, timeout=timeout)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str,
+        related_request_id: str | int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Send the user to ``url`` out of band (``elicitation/create``, URL mode).
+
+        Legacy sessions only, and the client must declare ``elicitation.url``; raises as
+        `elicit` does. The answer says whether the user agreed to go, not what happened
+        there (the client never opens the URL for you).
+        """
+        from mrtr.server._talkback import elicit_url
+
+        return await elicit_url(self, message, url, elicitation_id, timeout=timeout)
+
+    async def create_message(
+        self,
+        messages: list[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        include_context: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        tools: list[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        related_request_id: str | int | None = None,
+        timeout: float | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        Legacy sessions only; raises as `elicit` does (``tools`` needs the client's
+        ``sampling.tools`` capability; ``related_request_id`` is ignored, as there).
+        """
+        from mrtr.server._talkback import create_message
+
+        return await create_message(
+            self,
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            include_context=include_context,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            metadata=metadata,
+            model_preferences=model_preferences,
+            tools=tools,
+            tool_choice=tool_choice,
+            timeout=timeout,
+        )
+
+    async def list_roots(
+        self,
+        *,
+        timeout: float | None = None,
+    ) -> ListRootsResult:
+        """Ask which roots the client exposes (``roots/list``).
+
+        Legacy sessions only; raises as `elicit` does.
+        """
+        from mrtr.server._talkback import list_roots
+
+        return await list_roots(self, timeout=timeout)

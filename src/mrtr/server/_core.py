@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
+from mrtr.server._backchannel import BackChannel
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._envelope import (
     Envelope,
@@ -29,10 +30,21 @@ from mrtr.server._envelope import (
 )
 from mrtr.server._jsonrpc import (
     INVALID_RESULT_MESSAGE,
+    SERVER_BUSY,
     HandlerError,
     JSONObject,
     error_response,
     result_response,
+)
+from mrtr.server._notify import (
+    META_SUBSCRIPTION_ID,
+    PROMPTS,
+    RESOURCES,
+    TOOLS,
+    ChangeHub,
+    Listener,
+    listen_filter,
+    pump,
 )
 from mrtr.server._security import RequestBinding, RequestStateSecurity
 from mrtr.server._spec import ServerSpec
@@ -70,6 +82,7 @@ _logger = logging.getLogger("mrtr.server")
 _state_logger = logging.getLogger("mrtr.server.request_state")
 
 Emit = Callable[[JSONObject], Awaitable[None]]
+CloseStream = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +154,10 @@ def _feature_route(method: str) -> _Route | None:
     return _ROUTES[method]
 
 
+_SUBSCRIBE_METHODS = frozenset({"resources/subscribe", "resources/unsubscribe"})
+_RESOURCE_METHODS = frozenset({"resources/list", "resources/templates/list", "resources/read"})
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
 _CACHEABLE_METHODS = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
@@ -155,6 +172,8 @@ class _ContextBase:
     principal: Principal | None
     emit: Emit
     progress_token: str | int | None
+    backchannel: BackChannel | None = None
+    close_stream: CloseStream | None = None
 
     def context(
         self,
@@ -175,6 +194,8 @@ class _ContextBase:
             _emit=self.emit,
             _progress_token=self.progress_token,
             _log_level=envelope.log_level,
+            _backchannel=self.backchannel if envelope.era == "legacy" else None,
+            _close_stream=self.close_stream,
         )
 
 
@@ -230,6 +251,10 @@ class ServerConnection:
     def __init__(self, spec: ServerSpec) -> None:
         self._spec = spec
         self._gate = EraGate(spec.envelopes)
+        self._backchannel: BackChannel | None = None  # made on a legacy connection's first use
+        self._listener: Listener | None = None  # a legacy connection's change listener
+        self._subscribed: set[str] = set()  # its resources/subscribe URIs
+        self._subscribed_bytes = 0  # their length in all
 
     @property
     def era(self) -> Era | None:
@@ -241,24 +266,68 @@ class ServerConnection:
         """The legacy version negotiated by ``initialize``, if any."""
         return self._gate.legacy_version
 
+    @property
+    def backchannel(self) -> BackChannel:
+        """This connection's requests to the client (legacy sessions)."""
+        if self._backchannel is None:
+            self._backchannel = BackChannel(
+                timeout=self._spec.client_request_timeout,
+                max_pending=self._spec.max_client_requests,
+            )
+        return self._backchannel
+
+    @property
+    def hub(self) -> ChangeHub:
+        """The server's change listeners."""
+        return self._spec.hub
+
+    def legacy_listener(self) -> Listener:
+        """This legacy connection's listener: every list change, its subscribed URIs.
+
+        A legacy client gets ``notifications/*/list_changed`` without asking (the
+        server declared ``listChanged``), ``notifications/resources/updated`` only for
+        the URIs it subscribed to.
+        """
+        if self._listener is None or self._listener.dropped is not None:
+            self._listener = Listener(
+                kinds=(TOOLS, PROMPTS, RESOURCES),
+                uris=self._subscribed,
+                max_pending=self._spec.max_pending_events,
+                name="a legacy connection",
+            )
+        return self._listener
+
+    def close(self, reason: str) -> None:
+        """The connection ended: requests to the client still waiting fail."""
+        if self._backchannel is not None:
+            self._backchannel.close(reason)
+        if self._listener is not None:
+            self._spec.hub.remove(self._listener)
+            self._listener.drop(reason, quiet=True)
+
     async def handle(
         self,
         message: JSONObject,
         *,
         emit: Emit,
         principal: Principal | None = None,
+        close_stream: CloseStream | None = None,
     ) -> JSONObject | None:
         """Answer one incoming message.
 
         Returns:
             The JSON-RPC response for a request; ``None`` for a notification or a
-            response (the server sends no requests, so responses are ignored).
+            response (which settles the request to the client it answers).
         """
         request_id = request_id_of(message)
         method = message.get("method")
         try:
             incoming = check_message(message)
             if incoming is None:
+                if self._backchannel is not None:
+                    self._backchannel.deliver(message)
+                else:
+                    _logger.debug("dropping a response: no request was sent to the client")
                 return None
             if incoming.request_id is None:
                 # notifications/initialized and notifications/cancelled need no answer
@@ -269,7 +338,12 @@ class ServerConnection:
                 self._spec.telemetry, self._request, self._gate.legacy_version
             )
             result = await request(
-                incoming.request_id, incoming.method, incoming.params, emit, principal
+                incoming.request_id,
+                incoming.method,
+                incoming.params,
+                emit,
+                principal,
+                close_stream,
             )
         except HandlerError as exc:
             return error_response(request_id, exc)
@@ -324,10 +398,15 @@ class ServerConnection:
         params: dict[str, Any],
         emit: Emit,
         principal: Principal | None,
+        close_stream: CloseStream | None = None,
     ) -> JSONObject:
         if self._spec.middleware:
-            return await self._through_middleware(request_id, method, params, emit, principal)
-        wire: JSONObject = await self._dispatch(request_id, method, params, emit, principal, None)
+            return await self._through_middleware(
+                request_id, method, params, emit, principal, close_stream
+            )
+        wire: JSONObject = await self._dispatch(
+            request_id, method, params, emit, principal, None, close_stream
+        )
         return wire
 
     async def _through_middleware(
@@ -337,6 +416,7 @@ class ServerConnection:
         params: dict[str, Any],
         emit: Emit,
         principal: Principal | None,
+        close_stream: CloseStream | None,
     ) -> JSONObject:
         from mrtr.server._middleware import chain
 
@@ -346,7 +426,7 @@ class ServerConnection:
             raw = ctx.params
             try:
                 result: HandlerResult = await self._dispatch(
-                    request_id, ctx.method, dict(raw or {}), emit, principal, pending
+                    request_id, ctx.method, dict(raw or {}), emit, principal, pending, close_stream
                 )
                 return result
             except HandlerError as exc:  # middleware sees a failed request as MCPError
@@ -391,6 +471,7 @@ class ServerConnection:
         emit: Emit,
         principal: Principal | None,
         pending: _Pending | None,
+        close_stream: CloseStream | None = None,
     ) -> Any:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
@@ -404,12 +485,16 @@ class ServerConnection:
             route = _Route(custom, route.result_type if route else None, True)
         if route is not None:
             return await self._call(
-                route, request_id, method, params, envelope, emit, principal, pending
+                route, request_id, method, params, envelope, emit, principal, pending, close_stream
             )
         if method == "server/discover" and envelope.era == "modern":
             return self._spec.discover_result()
         if method == "logging/setLevel" and envelope.era == "legacy":
             return self._gate.set_level(params)
+        if method == "subscriptions/listen" and envelope.era == "modern":
+            return await self._listen(request_id, params, emit)
+        if method in _SUBSCRIBE_METHODS and envelope.era == "legacy" and self._has_resources():
+            return self._subscribe(method, params)
         raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
 
     async def _call(
@@ -422,6 +507,7 @@ class ServerConnection:
         emit: Emit,
         principal: Principal | None,
         pending: _Pending | None = None,
+        close_stream: CloseStream | None = None,
     ) -> Any:
         handler = self._spec.handlers.get(method)
         if handler is None:
@@ -429,7 +515,13 @@ class ServerConnection:
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         base = _ContextBase(
-            method, request_id, principal, emit, token if isinstance(token, (str, int)) else None
+            method,
+            request_id,
+            principal,
+            emit,
+            token if isinstance(token, (str, int)) else None,
+            self.backchannel if envelope.era == "legacy" else None,
+            close_stream,
         )
         policy = self._spec.request_state_policy
         # the binding is only needed to open or seal a token: an unsealed server, and the
@@ -486,6 +578,82 @@ class ServerConnection:
             )
         except InvalidRequestState as exc:
             raise _frozen_rejection(ctx.method, str(exc)) from None
+
+    async def _listen(
+        self, request_id: str | int, params: dict[str, Any], emit: Emit
+    ) -> JSONObject:
+        """Serve one ``subscriptions/listen`` stream until it ends.
+
+        The acknowledgement goes first, then every change asked for, each tagged with
+        the request's id. The client ends the stream by cancelling the request; a
+        shutdown ends it with the result; a listener left too far behind is dropped
+        with an error.
+        """
+        wire = params.get("notifications")
+        if not isinstance(wire, dict):
+            raise HandlerError(
+                INVALID_PARAMS, "Invalid params for subscriptions/listen: notifications: required"
+            )
+        cap = self._spec.max_resource_subscriptions
+        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap)
+        if truncated:
+            _logger.warning(
+                "subscriptions/listen %r asked for more than %d resources; honouring the first %d",
+                request_id,
+                cap,
+                cap,
+            )
+        meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
+        listener = Listener(
+            kinds=kinds,
+            uris=frozenset(uris),
+            max_pending=self._spec.max_pending_events,
+            meta=meta,
+            name=f"subscriptions/listen {request_id!r}",
+        )
+        hub = self._spec.hub
+        if not hub.add(listener):
+            raise HandlerError(SERVER_BUSY, "Server busy: too many subscriptions/listen streams")
+        try:
+            ack: JSONObject = {"_meta": meta, "notifications": honored}
+            await emit({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})
+            reason = await pump(listener, emit)
+        finally:
+            hub.remove(listener)
+        if listener.graceful:
+            return {"_meta": meta}
+        raise HandlerError(SERVER_BUSY, f"Subscription dropped: {reason}")
+
+    def _has_resources(self) -> bool:
+        return not _RESOURCE_METHODS.isdisjoint(self._spec.handlers)
+
+    def _subscribe(self, method: str, params: dict[str, Any]) -> JSONObject:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise HandlerError(INVALID_PARAMS, f"Invalid params for {method}: uri: required")
+        if method == "resources/unsubscribe":
+            if uri in self._subscribed:
+                self._subscribed.discard(uri)
+                self._subscribed_bytes -= len(uri)
+            return {}
+        if uri in self._subscribed:
+            return {}
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        if len(self._subscribed) >= cap or self._subscribed_bytes + len(uri) > budget:
+            _logger.warning(
+                "refusing a resources/subscribe beyond %d URIs or %d bytes of them on one session",
+                cap,
+                budget,
+            )
+            raise HandlerError(
+                INVALID_PARAMS,
+                f"Too many subscriptions: a session may subscribe to {cap} resources "
+                f"of {budget} characters in all",
+                {"maxResourceSubscriptions": cap, "maxSubscriptionBytes": budget},
+            )
+        self._subscribed.add(uri)
+        self._subscribed_bytes += len(uri)
+        return {}
 
     def _finish(
         self,

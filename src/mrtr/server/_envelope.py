@@ -79,8 +79,8 @@ def check_message(message: JSONObject) -> Incoming | None:
     """Check one message's JSON-RPC shape.
 
     Returns:
-        The request or notification, or ``None`` for a response (this server sends no
-        requests, so responses are ignored).
+        The request or notification, or ``None`` for a response (to a request the
+        server sent the client: its back-channel settles it).
 
     Raises:
         HandlerError: an invalid request (-32600).

@@ -8,8 +8,10 @@ a mismatch is -32020 with HTTP 400. Closing the response stream cancels the requ
 
 Legacy clients (2025-11-25 and earlier) get sessions as that revision describes:
 ``initialize`` mints an ``Mcp-Session-Id``; later POSTs carry it; DELETE ends the session;
-an unknown session is 404. There are no server-initiated streams (GET is 405). Sessions
-belong to their principal, expire when idle and are capped (`_sessions`).
+an unknown session is 404. A session's GET opens its standalone stream (change
+notifications, `_notify`); its SSE streams carry event ids kept in an `EventStore`, and a
+GET with ``Last-Event-ID`` resumes one (`_sse`, `_event_store`). Sessions belong to their
+principal, expire when idle and are capped (`_sessions`).
 
 Hostile requests are refused before any handler runs: a ``Host`` or ``Origin`` from
 elsewhere (421, 403: `_origin`), an ``Accept`` without JSON (406), a declared or actual
@@ -18,21 +20,30 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-import sniffio
 
+from mrtr.errors import TransportError
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TIMEOUT,
+)
+from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
+from mrtr.server._event_store_memory import MemoryEventStore
+from mrtr.server._http_streams import (
+    CLOSE_STREAM,
+    cancel_on_disconnect,
+    detach_on_disconnect,
+    owner_of,
+    replay,
+    serve_get_stream,
+    write_stream,
 )
 from mrtr.server._jsonrpc import (
     HTTP_STATUS,
@@ -44,9 +55,11 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
+from mrtr.server._notify import ChangeHub
 from mrtr.server._origin import OriginPolicy
 from mrtr.server._param_headers import decode_header_value, param_header_mismatch
 from mrtr.server._sessions import Session, SessionStore
+from mrtr.server._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
 from mrtr.types import (
     HEADER_MISMATCH,
     INPUT_REQUIRED_METHODS,
@@ -69,6 +82,8 @@ ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
+_RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
+_BODY_CHUNK = 64 * 1024  # a larger JSON body is written in pieces of this size
 
 
 class ASGIApp(Protocol):
@@ -143,9 +158,22 @@ class StreamableHTTPApp:
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
+        event_store: EventStore | None = None,
+        resumable_streams: bool = True,
+        sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
+        stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
+        hub: ChangeHub | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
+        if not stream_stall_timeout > 0:
+            raise ValueError("stream_stall_timeout must be positive")
+        self._store: EventStore | None = None
+        if resumable_streams:
+            self._store = event_store if event_store is not None else MemoryEventStore()
+        self._retry_ms = sse_retry_ms
+        self._stall = stream_stall_timeout
+        self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
@@ -177,6 +205,8 @@ class StreamableHTTPApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self._hub is not None:
+                    self._hub.close()
                 self._sessions.clear()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -189,8 +219,10 @@ class StreamableHTTPApp:
             await self._post(request, receive, send, principal)
         elif request.method == "DELETE":
             self._delete(request, principal)
+        elif request.method == "GET" and request.header("mcp-session-id") is not None:
+            await self._get(request, receive, send, principal)
         else:
-            raise _Reply(405, None, [(b"allow", b"POST, DELETE")])
+            raise _Reply(405, None, [(b"allow", b"GET, POST, DELETE")])
 
     def _check_host_and_origin(self, request: _Request, scope: Scope) -> None:
         host = request.header("host")
@@ -285,26 +317,26 @@ class StreamableHTTPApp:
                 raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
             connection = session.connection
             self._check_legacy_version(request, connection, message)
-            legacy = True
         elif message.get("method") == "initialize" and not _has_envelope(message):
             if len(self._sessions) >= self._sessions.max_sessions:
                 raise _busy("too many sessions", message.get("id"))
-            connection, legacy = self._connect(), True
+            connection = self._connect()
         else:
-            connection, legacy = self._connect(), False
+            connection = self._connect()
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
                 await self._check_param_headers(request, message, principal)
         if not is_request:
             await connection.handle(message, emit=_drop, principal=principal)
             raise _Reply(202)
+        _check_listen_accepts_sse(request, message)
         if session is not None and session.in_flight >= self._max_concurrent:
             raise _busy("too many requests in flight on this session", message.get("id"))
         if session is not None:
             session.in_flight += 1
         try:
             await self._answer(
-                request, receive, send, connection, message, principal, legacy=legacy
+                request, receive, send, connection, message, principal, session=session
             )
         finally:
             if session is not None:
@@ -373,21 +405,160 @@ class StreamableHTTPApp:
         message: JSONObject,
         principal: Principal | None,
         *,
-        legacy: bool,
+        session: Session | None,
     ) -> None:
-        # the request runs in this task (no task or stream of its own per POST): its
-        # notifications start an SSE response when the client accepts one, else the
-        # response goes out as JSON; a disconnect cancels it (`_cancelled_on_disconnect`)
-        stream = _EventStream(send) if request.accepts_sse else None
-        emit = _drop if stream is None else stream.emit
-        async with _cancelled_on_disconnect(receive):
-            response = await connection.handle(message, emit=emit, principal=principal)
-            if response is None:
-                return
-            if stream is not None and stream.started:
-                await stream.finish(response)
+        legacy = session is not None or (
+            message.get("method") == "initialize" and not _has_envelope(message)
+        )
+        send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject](64)
+        stream_sse = request.accepts_sse
+        # a legacy session's SSE streams can be resumed (events stored, with ids) when
+        # its version knows priming events (2025-11-25): the handler then outlives a
+        # dropped connection, and a GET with Last-Event-ID picks the stream up again
+        resumable = (
+            session is not None
+            and self._store is not None
+            and (connection.protocol_version or "") >= _RESUMABLE_SINCE
+        )
+        writer: list[SSEWriter] = []
+
+        async def emit(note: JSONObject) -> None:
+            if stream_sse:
+                await send_stream.send(note)
+            elif "id" in note:  # a request to the client needs a stream to travel on
+                raise TransportError(
+                    "the client did not accept text/event-stream on this POST: a request "
+                    "to it has no way to reach it"
+                )
+
+        async def close_stream() -> None:
+            if stream_sse and resumable:
+                await send_stream.send(CLOSE_STREAM)
+
+        async def run() -> None:
+            async with send_stream:
+                response = await connection.handle(
+                    message, emit=emit, principal=principal, close_stream=close_stream
+                )
+                if response is not None:
+                    await send_stream.send(response)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            if resumable:
+                tg.start_soon(detach_on_disconnect, receive, writer)
             else:
-                await self._send_json(send, connection, message, response, principal, legacy=legacy)
+                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
+            async with receive_stream:
+                first = await receive_stream.receive()
+                if "method" not in first and first is not CLOSE_STREAM:
+                    # the response came before any notification
+                    await self._send_json(
+                        send, connection, message, first, principal, legacy=legacy
+                    )
+                else:
+                    sse = SSEWriter(
+                        send,
+                        stall_timeout=self._stall,
+                        store=self._store if resumable else None,
+                        stream_id=new_stream_id("p") if resumable else None,
+                        retry_ms=self._retry_ms,
+                        what=f"the SSE stream of {message.get('method')}",
+                    )
+                    writer.append(sse)
+                    await write_stream(sse, first, receive_stream, session)
+            tg.cancel_scope.cancel()
+
+    async def _get(
+        self,
+        request: _Request,
+        receive: ASGIReceive,
+        send: ASGISend,
+        principal: Principal | None,
+    ) -> None:
+        """A legacy session's GET: its change notifications, or a stream resumed."""
+        if "text/event-stream" not in (request.header("accept") or ""):
+            raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
+        session_id = request.header("mcp-session-id") or ""
+        session = self._sessions.get(session_id, principal)
+        last = request.header("last-event-id")
+        if session is None:
+            if not await self._resume_elsewhere(send, receive, session_id, principal, last):
+                raise _error_reply(404, INVALID_REQUEST, "Session not found")
+            return
+        connection = session.connection
+        header = request.header("mcp-protocol-version")
+        if header is not None and header != connection.protocol_version:
+            raise _error_reply(
+                400, INVALID_REQUEST, "MCP-Protocol-Version does not match the session's"
+            )
+        backlog = None
+        owner = owner_of(session.session_id, principal)
+        if last is not None and self._store is not None:
+            backlog = await self._store.read_after(last, owner=owner, wait=0)
+            if backlog is None:
+                _logger.warning(
+                    "refusing a Last-Event-ID that names no stream of this session "
+                    "(forged, foreign or expired)"
+                )
+                raise _error_reply(400, INVALID_REQUEST, "Bad Request: unknown Last-Event-ID")
+            if backlog.stream_id.startswith("p"):  # a POST's stream: replay it to its end
+                await self._replay(send, receive, backlog, owner, last)
+                return
+        if session.get_stream:
+            raise _error_reply(409, INVALID_REQUEST, "Conflict: this session has a GET stream")
+        served = await serve_get_stream(
+            send,
+            receive,
+            session,
+            backlog,
+            store=self._store,
+            retry_ms=self._retry_ms,
+            stall_timeout=self._stall,
+        )
+        if not served:
+            raise _busy("too many listeners", None)
+
+    async def _resume_elsewhere(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        session_id: str,
+        principal: Principal | None,
+        last: str | None,
+    ) -> bool:
+        """Resume a POST stream of a session this instance does not hold; whether it did.
+
+        The session may live on another instance: its POST streams can still be resumed
+        from a shared store (the session id and principal own them).
+        """
+        if last is None or self._store is None:
+            return False
+        owner = owner_of(session_id, principal)
+        backlog = await self._store.read_after(last, owner=owner, wait=0)
+        if backlog is None or not backlog.stream_id.startswith("p"):
+            return False
+        await self._replay(send, receive, backlog, owner, last)
+        return True
+
+    async def _replay(
+        self,
+        send: ASGISend,
+        receive: ASGIReceive,
+        backlog: StreamRead,
+        owner: str,
+        last_event_id: str,
+    ) -> None:
+        assert self._store is not None
+        await replay(
+            send,
+            receive,
+            self._store,
+            backlog,
+            owner=owner,
+            last_event_id=last_event_id,
+            stall_timeout=self._stall,
+        )
 
     async def _send_json(
         self,
@@ -403,7 +574,11 @@ class StreamableHTTPApp:
         if message.get("method") == "initialize" and "result" in response:
             session_id = self._sessions.open(connection, principal)
             if session_id is None:  # others were opened while this one initialized
-                raise _busy("too many sessions", message.get("id"))
+                # sent here, not raised: this runs inside the exchange's task group,
+                # whose exception group would reach the ASGI server as a 500
+                connection.close("the session was refused")
+                await self._send_reply(send, _busy("too many sessions", message.get("id")))
+                return
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
         error = response.get("error")
@@ -418,8 +593,32 @@ class StreamableHTTPApp:
             body = encode_outgoing(reply.body) or b""
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        with anyio.move_on_after(self._stall) as scope:  # a client that does not read
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            # a large body goes in pieces: the ASGI server takes a piece only once the
+            # previous ones drained, so a client that does not read holds one piece
+            last = max(0, (len(body) - 1) // _BODY_CHUNK * _BODY_CHUNK)
+            for start in range(0, last, _BODY_CHUNK):
+                piece = body[start : start + _BODY_CHUNK]
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            await send({"type": "http.response.body", "body": body[last:] if last else body})
+        if scope.cancelled_caught:
+            _logger.warning(
+                "dropping a client that has not read its %d-byte response for %g s "
+                "(stream_stall_timeout)",
+                len(body),
+                self._stall,
+            )
+
+
+def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
+    if message.get("method") == "subscriptions/listen" and not request.accepts_sse:
+        raise _error_reply(
+            406,
+            INVALID_REQUEST,
+            "Not Acceptable: subscriptions/listen answers with text/event-stream",
+            message.get("id"),
+        )
 
 
 def _busy(what: str, request_id: Any) -> _Reply:
@@ -438,102 +637,3 @@ def _has_envelope(message: JSONObject) -> bool:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
-
-
-async def _cancel_on_disconnect(receive: ASGIReceive, scope: anyio.CancelScope) -> None:
-    """Closing the response stream cancels the request."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
-
-
-@asynccontextmanager
-async def _cancelled_on_disconnect(receive: ASGIReceive) -> AsyncIterator[None]:
-    """Run the body in a scope that a disconnect (read by a watcher task) cancels.
-
-    On asyncio the watcher is a bare loop task, cancelled when the body ends: an anyio
-    task group and its task cost several times what serving a small request does. It
-    starts once the body first lets the loop run: a request answered without waiting
-    (no cancellation could reach it anyway) needs none. Elsewhere it is a task of a task
-    group.
-    """
-    loop = _asyncio_loop()
-    if loop is not None:
-        with anyio.CancelScope() as scope:
-            watchers: list[asyncio.Task[None]] = []
-
-            def watch() -> None:
-                watchers.append(loop.create_task(_cancel_on_disconnect(receive, scope)))
-
-            start = loop.call_soon(watch)
-            try:
-                yield
-            finally:
-                start.cancel()
-                for watcher in watchers:
-                    watcher.cancel()
-        return
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
-        yield
-        tg.cancel_scope.cancel()
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, when anyio runs on asyncio (else ``None``)."""
-    try:
-        if sniffio.current_async_library() != "asyncio":
-            return None
-        return asyncio.get_running_loop()
-    except (sniffio.AsyncLibraryNotFoundError, RuntimeError):
-        return None
-
-
-class _EventStream:
-    """An SSE response, started by the request's first notification.
-
-    Until then nothing is sent: a request that sends no notification is answered as
-    plain JSON. Events are sent whole, one at a time (the handler's tasks may emit at
-    once).
-    """
-
-    def __init__(self, send: ASGISend) -> None:
-        self._send = send
-        self.started = False
-        self._lock: anyio.Lock | None = None  # made by the first notification
-
-    async def emit(self, note: JSONObject) -> None:
-        """Send one notification as an event (starting the response first)."""
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
-            if not self.started:
-                self.started = True
-                await self._send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": [
-                            (b"content-type", b"text/event-stream"),
-                            (b"cache-control", b"no-cache"),
-                            (b"x-accel-buffering", b"no"),
-                        ],
-                    }
-                )
-            await _send_event(self._send, note)
-
-    async def finish(self, response: JSONObject) -> None:
-        """Send the response as the last event and end the stream."""
-        assert self._lock is not None  # started: a notification made it
-        async with self._lock:
-            await _send_event(self._send, response)
-            await self._send({"type": "http.response.body", "body": b""})
-
-
-async def _send_event(send: ASGISend, message: JSONObject) -> None:
-    data = encode_outgoing(message)
-    if data is not None:
-        body = b"event: message\ndata: " + data + b"\n\n"
-        await send({"type": "http.response.body", "body": body, "more_body": True})

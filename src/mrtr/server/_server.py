@@ -18,10 +18,21 @@ from mrtr.server._defaults import (
 from mrtr.server._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
+# the serving defaults of the talking-back half (the shells' own are in `_defaults`)
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
+DEFAULT_MAX_CLIENT_REQUESTS = 64
+DEFAULT_MAX_LISTENERS = 1024
+DEFAULT_MAX_PENDING_EVENTS = 1024
+DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
+DEFAULT_SSE_RETRY_MS = 1000
+DEFAULT_STREAM_STALL_TIMEOUT = 30.0
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from mrtr.server._core import ServerConnection
+    from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
     from mrtr.server._middleware import HandlerResult, ServerMiddleware
     from mrtr.server._resource import ProtectedResource
@@ -105,6 +116,10 @@ class Server:
     with a key made at start-up (`RequestStateSecurity.ephemeral`); pass shared ``keys``
     when several instances serve one client, or `UNSEALED` to opt out.
 
+    On legacy sessions a handler may ask the client mid-request (``ctx.elicit``,
+    ``ctx.create_message``, ``ctx.list_roots``). ``notify_tools_changed`` and its
+    siblings tell the clients that listen what changed, on both eras.
+
     Args:
         name: the server's name (``serverInfo``), also the audience of its state.
         version: the server's version (``serverInfo``).
@@ -128,6 +143,20 @@ class Server:
             the span's parent is the trace context the client put in ``params._meta``.
         meter_provider: record ``mcp.server.operation.duration`` with this provider.
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
+        client_request_timeout: seconds a legacy handler waits for the client's answer
+            to ``ctx.elicit``, ``ctx.create_message`` or ``ctx.list_roots`` (each call
+            may pass its own ``timeout``).
+        max_client_requests: requests to the client outstanding at once on one
+            connection (more fail at once with code -32000).
+        max_listeners: change listeners held at once (``subscriptions/listen`` streams,
+            legacy connections and GET streams); more are refused.
+        max_pending_events: distinct changes waiting unsent for one listener; past it
+            the listener is dropped (a slow reader), with a log line.
+        max_resource_subscriptions: resource URIs one listen stream or legacy session
+            may subscribe to (a listen honours the first ones, a subscribe beyond is
+            refused).
+        max_subscription_bytes: characters of the URIs one legacy session subscribes
+            to, in all (a listen is bounded by the message size instead).
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
@@ -158,8 +187,31 @@ class Server:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         tracing: bool = True,
+        client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
+        max_listeners: int = DEFAULT_MAX_LISTENERS,
+        max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
+        max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+        max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
+        if not client_request_timeout > 0:
+            raise ValueError("client_request_timeout must be positive")
+        if max_client_requests < 1:
+            raise ValueError("max_client_requests must be at least 1")
+        if min(max_pending_events, max_resource_subscriptions, max_subscription_bytes) < 1:
+            raise ValueError(
+                "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
+                "must be at least 1"
+            )
+        self.max_subscription_bytes = max_subscription_bytes
+        self.client_request_timeout = client_request_timeout
+        self.max_client_requests = max_client_requests
+        self.max_pending_events = max_pending_events
+        self.max_resource_subscriptions = max_resource_subscriptions
+        from mrtr.server._notify import ChangeHub
+
+        self._hub = ChangeHub(max_listeners=max_listeners)
         self.name = name
         self.middleware: list[ServerMiddleware] = list(middleware)
         self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
@@ -245,18 +297,19 @@ class Server:
     def capabilities(self) -> dict[str, Any]:
         """The server capabilities, derived from the handlers it has."""
         caps: dict[str, Any] = {"logging": {}}
+        # each list can change (`notify_*_changed`) and each resource be watched
         custom = {method.split("/")[0] for method in self._custom}
         if self.on_list_tools or self.on_call_tool or "tools" in custom:
-            caps["tools"] = {}
+            caps["tools"] = {"listChanged": True}
         if self.on_list_prompts or self.on_get_prompt or "prompts" in custom:
-            caps["prompts"] = {}
+            caps["prompts"] = {"listChanged": True}
         if (
             self.on_list_resources
             or self.on_list_resource_templates
             or self.on_read_resource
             or "resources" in custom
         ):
-            caps["resources"] = {}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.on_complete or "completion" in custom:
             caps["completions"] = {}
         return caps
@@ -288,6 +341,42 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
+    # --- change notifications ---------------------------------------------------------
+
+    async def notify_tools_changed(self) -> None:
+        """Tell the clients that listen that the tool list changed.
+
+        Callable from a handler or any task of the application; never waits on a
+        client. Delivered on ``subscriptions/listen`` streams that asked for
+        ``toolsListChanged`` (2026-07-28) and to legacy connections (stdio, and an
+        HTTP session's GET stream) as ``notifications/tools/list_changed``.
+        """
+        from mrtr.server._notify import TOOLS
+
+        self._hub.publish(TOOLS)
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell the clients that listen that the prompt list changed (as tools)."""
+        from mrtr.server._notify import PROMPTS
+
+        self._hub.publish(PROMPTS)
+
+    async def notify_resources_changed(self) -> None:
+        """Tell the clients that listen that the resource list changed (as tools)."""
+        from mrtr.server._notify import RESOURCES
+
+        self._hub.publish(RESOURCES)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` that it changed.
+
+        Only to those that asked: a listen stream whose ``resourceSubscriptions`` hold
+        it, a legacy session that sent ``resources/subscribe`` for it.
+        """
+        from mrtr.server._notify import UPDATED
+
+        self._hub.publish(UPDATED, str(uri))
+
     def spec(self) -> ServerSpec:
         """What the request core needs of this server, as one frozen value.
 
@@ -316,6 +405,12 @@ class Server:
             initialize_result=self.initialize_result,
             handler_error_log_level=self.handler_error_log_level,
             telemetry=self._telemetry,
+            client_request_timeout=self.client_request_timeout,
+            max_client_requests=self.max_client_requests,
+            hub=self._hub,
+            max_pending_events=self.max_pending_events,
+            max_resource_subscriptions=self.max_resource_subscriptions,
+            max_subscription_bytes=self.max_subscription_bytes,
             params_models={method: model for method, (model, _) in self._custom.items()},
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
@@ -411,6 +506,10 @@ class Server:
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         protected_resource: ProtectedResource | None = None,
+        event_store: EventStore | None = None,
+        resumable_streams: bool = True,
+        sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
+        stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -444,6 +543,13 @@ class Server:
             body_timeout: seconds a client may take to send a request body (408 beyond).
             protected_resource: what that metadata says (the authorization servers,
                 scopes, canonical URL); only used with a ``token_verifier``.
+            event_store: where a legacy session's SSE events are kept for resumption
+                (``Last-Event-ID``); ``None`` keeps them in memory (`MemoryEventStore`),
+                a `RedisEventStore` shares them across instances.
+            resumable_streams: ``False`` sends SSE events without ids (no store).
+            sse_retry_ms: the ``retry`` of a resumable stream's priming event.
+            stream_stall_timeout: seconds one SSE write may wait for a client that does
+                not read; past it the client's stream is dropped (logged).
         """
         from mrtr.server._http import StreamableHTTPApp
         from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
@@ -459,6 +565,11 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,
+            event_store=event_store,
+            resumable_streams=resumable_streams,
+            sse_retry_ms=sse_retry_ms,
+            stream_stall_timeout=stream_stall_timeout,
+            hub=self._hub,
         )
         if token_verifier is None:
             return app

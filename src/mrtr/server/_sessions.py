@@ -32,6 +32,7 @@ class Session:
     principal: Principal | None
     last_used: float
     in_flight: int = 0
+    get_stream: bool = False  # its standalone GET stream is open
 
 
 class SessionStore:
@@ -85,14 +86,19 @@ class SessionStore:
 
     def close(self, session_id: str, principal: Principal | None) -> bool:
         """End the session if ``principal`` owns it; whether it did."""
-        if self.get(session_id, principal) is None:
+        session = self.get(session_id, principal)
+        if session is None:
             return False
         del self._sessions[session_id]
+        session.connection.close("the session was deleted")
         return True
 
     def clear(self) -> None:
         """End every session."""
+        sessions = list(self._sessions.values())
         self._sessions.clear()
+        for session in sessions:
+            session.connection.close("the server is shutting down")
 
     def _expire(self) -> None:
         # least recently used first: stop at the first one still fresh. A session with
@@ -107,3 +113,4 @@ class SessionStore:
                 self._sessions.move_to_end(session_id)
                 continue
             del self._sessions[session_id]
+            session.connection.close("the session expired")

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
 from mrtr.server._envelope import EnvelopeCache
+from mrtr.server._notify import (
+    DEFAULT_MAX_PENDING_EVENTS,
+    DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+    ChangeHub,
+)
 from mrtr.server._security import RequestStateSecurity
 
 if TYPE_CHECKING:
@@ -41,6 +46,13 @@ class ServerSpec:
         telemetry: whether and how to trace (OpenTelemetry; off unless a provider is set).
         envelopes: the modern envelopes validated lately, shared by the connections made
             from this spec (every modern HTTP POST is a connection of its own).
+        client_request_timeout: seconds a handler waits for the client's answer to a
+            request the server sent it (legacy sessions).
+        max_client_requests: requests to the client outstanding at once per connection.
+        hub: the server's change listeners (``notify_*`` publishes to it).
+        max_pending_events: distinct changes waiting for one listener before it is dropped.
+        max_resource_subscriptions: resource URIs one listener may subscribe to.
+        max_subscription_bytes: characters of those URIs in all (a legacy session).
         params_models: the params model of each method registered with
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
@@ -55,6 +67,12 @@ class ServerSpec:
     handler_error_log_level: int
     telemetry: Telemetry = field(default_factory=Telemetry)
     envelopes: EnvelopeCache = field(default_factory=EnvelopeCache, compare=False)
+    client_request_timeout: float = 300.0
+    max_client_requests: int = 64
+    hub: ChangeHub = field(default_factory=ChangeHub)
+    max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
+    max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS
+    max_subscription_bytes: int = 1024 * 1024
     params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None

@@ -8,9 +8,10 @@ sent for it then). Over stdio a reader loop feeds it; in process the client's `s
 hands it each message directly, still parsed from JSON text.
 
 At most ``max_concurrent_requests`` requests are in flight per connection: beyond that,
-taking the next message waits until one finishes (back-pressure: the stdio reader stops
-reading, the in-process client's `send` waits). A ``notifications/cancelled`` sent behind
-the waiting request is read only once there is room again.
+taking the next request waits until one finishes (back-pressure: the stdio reader parks
+one request and stops at the next, the in-process client's `send` waits). Responses and
+notifications behind a parked request are still read, so a handler waiting for the
+client's answer to its own request never starves.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     response_id,
 )
+from mrtr.server._notify import Listener, pump
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
@@ -76,12 +78,30 @@ async def serve_messages(
     """
     async with anyio.create_task_group() as tg:
         stream = _StreamServer(connect(), send, tg, max_concurrent_requests=max_concurrent_requests)
+        # One request that finds no room is parked and the reader reads on: answers to the
+        # server's own requests may sit behind it, and every slot may be a handler waiting
+        # for one. A second request then waits for the first to be taken (back-pressure).
+        parked: anyio.Event | None = None
+
+        async def park(message: JSONObject, taken: anyio.Event) -> None:
+            try:
+                await stream.wait_for_room(message)
+            finally:
+                taken.set()
+
         try:
             while True:
                 try:
                     message = await receive()
                 except TransportError:
                     return
+                if isinstance(message, dict) and _is_queued(message):
+                    if parked is not None:
+                        await parked.wait()
+                    if not stream.take_now(message):
+                        parked = anyio.Event()
+                        tg.start_soon(park, message, parked)
+                    continue
                 await stream.dispatch(message)
         finally:
             stream.end_of_input()
@@ -130,6 +150,7 @@ class _StreamServer:
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
+        self._pump: anyio.CancelScope | None = None  # a legacy connection's change pusher
         self._new_event: Callable[[], anyio.Event] = event_factory()
 
     async def dispatch(self, message: JSONObject | RequestFailed | Refusal) -> None:
@@ -170,8 +191,14 @@ class _StreamServer:
         return False
 
     def end_of_input(self) -> None:
-        """No more messages: workers finish what is queued, then exit."""
+        """No more messages: workers finish what is queued, then exit.
+
+        Requests to the client still waiting fail: its answer can no longer arrive.
+        """
         self._input_ended = True
+        self._connection.close("the client closed the connection")
+        if self._pump is not None:
+            self._pump.cancel()
         idle, self._idle = self._idle, []
         for event in idle:
             event.set()
@@ -186,6 +213,23 @@ class _StreamServer:
         response = await self._connection.handle(message, emit=self.send)
         if response is not None:
             await self._send_quietly(response)
+            if self._pump is None and self._connection.era == "legacy":
+                # registered now, before the client's next message: no change is missed
+                listener = self._connection.legacy_listener()
+                if self._connection.hub.add(listener):
+                    self._pump = anyio.CancelScope()
+                    self._task_group.start_soon(self._push_changes, listener, self._pump)
+
+    async def _push_changes(self, listener: Listener, scope: anyio.CancelScope) -> None:
+        """A legacy connection's change notifications, for as long as it lives."""
+        hub = self._connection.hub
+        with scope:
+            try:
+                await pump(listener, self.send)
+            except TransportError:
+                _logger.debug("the connection closed under a change notification")
+            finally:
+                hub.remove(listener)
 
     async def _send_quietly(self, response: JSONObject) -> None:
         try:

@@ -1,0 +1,471 @@
+"""`MCPServer`: decorated tools, prompts and resources, served by the low-level `Server`.
+
+Every request goes through one `mrtr.server.Server` (built here, reachable as
+``app.server``): sealing, ``single_use``, replay stores, principals, token verifiers,
+tracing and the hostile-input limits apply unchanged. This module only turns the
+decorated functions into that server's handlers.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
+from mrtr.server._mcpserver._convert import output_spec
+from mrtr.server._mcpserver._errors import InvalidSignature
+from mrtr.server._mcpserver._handler import HandlerSpec
+from mrtr.server._mcpserver._prompt import PromptEntry
+from mrtr.server._mcpserver._resource import ResourceEntry
+from mrtr.server._mcpserver._routes import Routes
+from mrtr.server._mcpserver._signature import caller_namespace, declares_input_required, hints_of
+from mrtr.server._mcpserver._tool import ToolEntry
+from mrtr.server._server import Server, _Unsealed
+from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core import ServerConnection
+    from mrtr.server._http import ASGIApp
+    from mrtr.server._mcpserver._engine import Outcome
+    from mrtr.server._security import RequestStateSecurity
+    from mrtr.transports import Transport
+    from mrtr.types import (
+        InputRequiredResult,
+    )
+
+__all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_MAX_STATE_BYTES = 64 * 1024
+"""The default cap on the engine's plaintext ``requestState`` (before sealing)."""
+DEFAULT_LEGACY_SHIM_MAX_ROUNDS = 8
+"""The default bound on re-entering a manual handler on a legacy session."""
+
+_logger = logging.getLogger("mrtr.server.mcpserver")
+
+
+class MCPServer:
+    """A server of decorated tools, prompts and resources whose functions may ask.
+
+    ```python
+    app = MCPServer("Provisioner")
+
+    async def ask_region(name: str) -> Region | Elicit[Region]:
+        return Elicit(f"Which region for {name!r}?", Region)
+
+    @app.tool()
+    async def provision(name: str, region: Annotated[Region, Resolve(ask_region)]) -> str:
+        return f"provisioned {name} in {region.region}"
+    ```
+
+    Args:
+        name: the server's name (``serverInfo``, and the audience of its sealed state).
+        version: its version.
+        instructions: guidance for the model.
+        request_state_security: the sealing policy (`mrtr.server.Server`'s): ``None``
+            seals with an ephemeral key; `UNSEALED` turns sealing off (then resolvers
+            and ``ctx.ask`` are refused unless ``allow_unsealed_answers=True``: a
+            client could forge "already answered").
+        max_state_bytes: the cap on the engine's state per round (a `Sample` answer
+            rides it); past it the call fails naming the largest entries.
+        allow_unsealed_answers: accept resolvers on an `UNSEALED` server.
+        legacy_shim: on a 2025-11-25 (or older) session, fulfil a handler's own
+            ``InputRequiredResult`` over the back-channel and re-enter the handler with
+            the answers, so that a manual handler is written once for both eras;
+            ``False`` gives the reference's ``-32603 Handler returned an invalid result``.
+        legacy_shim_max_rounds: the bound on those re-entries per call (each question
+            is bounded by the low-level server's ``client_request_timeout``).
+        handler_error_log_level: as `Server`.
+        tracer_provider: as `Server`.
+        meter_provider: as `Server`.
+        tracing: as `Server`.
+        **server_options: any other `Server` option (``client_request_timeout``,
+            ``max_client_requests``, ``max_listeners``, ...), passed on unchanged.
+
+    Raises:
+        ValueError: an explicit policy on a server without a name or an audience.
+    """
+
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        version: str | None = None,
+        instructions: str | None = None,
+        request_state_security: RequestStateSecurity | _Unsealed | None = None,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
+        allow_unsealed_answers: bool = False,
+        legacy_shim: bool = True,
+        legacy_shim_max_rounds: int = DEFAULT_LEGACY_SHIM_MAX_ROUNDS,
+        handler_error_log_level: int = logging.ERROR,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        tracing: bool = True,
+        **server_options: Any,
+    ) -> None:
+        if max_state_bytes <= 0:
+            raise ValueError("max_state_bytes must be positive")
+        if legacy_shim_max_rounds <= 0:
+            raise ValueError("legacy_shim_max_rounds must be positive")
+        self.legacy_shim = legacy_shim
+        self.legacy_shim_max_rounds = legacy_shim_max_rounds
+        self.name = name or "mcp-server"
+        self.max_state_bytes = max_state_bytes
+        self.allow_unsealed_answers = allow_unsealed_answers
+        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
+        """Replace a resolver in tests: ``app.dependency_overrides[ask_region] = fake``."""
+        self._tools: dict[str, ToolEntry] = {}
+        self._prompts: dict[str, PromptEntry] = {}
+        self._resources: dict[str, ResourceEntry] = {}
+        self._templates: dict[str, ResourceEntry] = {}
+        self._observers: list[Callable[[Outcome], None]] = []
+        routes = Routes(self)
+        self.server = Server(
+            name or "",
+            version=version,
+            instructions=instructions,
+            on_list_tools=routes.list_tools,
+            on_call_tool=routes.call_tool,
+            on_list_prompts=routes.list_prompts,
+            on_get_prompt=routes.get_prompt,
+            on_list_resources=routes.list_resources,
+            on_list_resource_templates=routes.list_resource_templates,
+            on_read_resource=routes.read_resource,
+            request_state_security=request_state_security,
+            handler_error_log_level=handler_error_log_level,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            tracing=tracing,
+            **server_options,
+        )
+        # "" above lets the low-level server refuse an explicit policy without a name or an
+        # audience (parity); the name it reports is the real one
+        self.server.name = self.name
+
+    def __repr__(self) -> str:
+        return f"MCPServer({self.name!r})"
+
+    @property
+    def sealed(self) -> bool:
+        """Whether ``requestState`` is sealed (not `UNSEALED`)."""
+        return self.server.request_state_policy is not None
+
+    # --- registration -----------------------------------------------------------------
+
+    def _check_rails(self, spec: HandlerSpec) -> None:
+        if spec.plan is not None and not self.sealed and not self.allow_unsealed_answers:
+            raise InvalidSignature(
+                f"{spec.label} has resolvers but this server is UNSEALED: a client could forge "
+                "their answers; seal requestState, or pass allow_unsealed_answers=True"
+            )
+
+    @overload
+    def tool(self, name: F) -> F: ...
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        name: Any = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
+    ) -> Any:
+        """Register a function as a tool (``@app.tool()`` or ``@app.tool``).
+
+        The input schema comes from the signature; `Context` and resolved parameters are
+        not in it. The output schema comes from the return annotation (see
+        ``structured_output``: ``None`` derives it, ``False`` never, ``True`` always).
+
+        Raises:
+            InvalidSignature: a parameter or resolver that cannot be honoured.
+
+        ``input_schema`` advertises a hand-written JSON Schema verbatim instead (keywords
+        pydantic does not emit, such as ``if``/``then``); the signature still validates.
+        """
+        localns = caller_namespace()
+        if callable(name):
+            self.add_tool(name, localns=localns)
+            return name
+
+        def decorate(fn: F) -> F:
+            self.add_tool(
+                fn,
+                localns=localns,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+                input_schema=input_schema,
+            )
+            return fn
+
+        return decorate
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        input_schema: dict[str, Any] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> None:
+        """Register `fn` as a tool (what `tool` does)."""
+        from mrtr.types import ToolAnnotations
+
+        tool_name = name or fn.__name__
+        spec = HandlerSpec.build(fn, tool_name, "tool", localns=localns)
+        self._check_rails(spec)
+        returns = hints_of(fn, localns).get("return")
+        if spec.plan is not None and declares_input_required(returns):
+            raise InvalidSignature(
+                f"Tool {tool_name!r} combines Resolve(...) parameters with an InputRequiredResult "
+                "return; a call has one input_required channel, so the multi-round flow is driven "
+                "either by resolvers or by the tool body, not both"
+            )
+        if isinstance(annotations, dict):
+            annotations = ToolAnnotations.model_validate(annotations)
+        self._tools[tool_name] = ToolEntry(
+            spec=spec,
+            title=title,
+            description=description or inspect.getdoc(fn),
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            output=output_spec(tool_name, returns, structured_output),
+            schema=input_schema,
+        )
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool (KeyError when there is none)."""
+        del self._tools[name]
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a prompt; its arguments are the function's (strings).
+
+        It returns text, messages (`UserMessage`, `AssistantMessage`, ``PromptMessage``),
+        a list of them, a ``GetPromptResult``, or (manual form) an
+        ``InputRequiredResult``; resolved parameters work as on tools.
+        """
+        if callable(name):
+            raise TypeError("use @app.prompt(), with parentheses")
+        localns = caller_namespace()
+
+        def decorate(fn: F) -> F:
+            prompt_name = name or fn.__name__
+            spec = HandlerSpec.build(fn, prompt_name, "prompt", localns=localns)
+            self._check_rails(spec)
+            self._prompts[prompt_name] = PromptEntry(
+                spec=spec,
+                title=title,
+                description=description or inspect.getdoc(fn),
+                icons=icons,
+                meta=meta,
+            )
+            return fn
+
+        return decorate
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        icons: list[Any] | None = None,
+        annotations: Any = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a resource (``{var}`` in `uri` makes it a template).
+
+        A template's function takes the URI's variables by name; static resources and
+        templates may both take a `Context`, ask, and use resolvers.
+        """
+        if callable(uri):
+            raise TypeError("use @app.resource(uri), with the URI")
+        localns = caller_namespace()
+
+        def decorate(fn: F) -> F:
+            entry = ResourceEntry.build(
+                fn,
+                uri,
+                localns=localns,
+                name=name or fn.__name__,
+                title=title,
+                description=description or inspect.getdoc(fn),
+                mime_type=mime_type,
+                icons=icons,
+                annotations=annotations,
+                meta=meta,
+            )
+            self._check_rails(entry.spec)
+            (self._templates if entry.pattern is not None else self._resources)[uri] = entry
+            return fn
+
+        return decorate
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the argument-completion handler (``completion/complete``).
+
+        ``async def complete(ref, argument, context) -> Completion | list[str] | None``:
+        `ref` is the prompt or resource-template reference, `argument` the argument being
+        typed (``.name``, ``.value``), `context` the arguments already filled (or
+        ``None``). Declares the ``completions`` capability.
+        """
+
+        def decorate(fn: F) -> F:
+            async def complete(ctx: ServerRequestContext, params: Any) -> Any:
+                from mrtr.types import CompleteResult, Completion
+
+                found = fn(params.ref, params.argument, params.context)
+                if inspect.isawaitable(found):
+                    found = await found
+                if found is None:
+                    found = Completion(values=[])
+                elif not isinstance(found, Completion):
+                    values = list(found)
+                    found = Completion(values=values, total=len(values), has_more=False)
+                return CompleteResult(completion=found)
+
+            self.server.on_complete = complete
+            return fn
+
+        return decorate
+
+    async def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (both eras)."""
+        await self.server.notify_tools_changed()
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
+        await self.server.notify_prompts_changed()
+
+    async def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
+        await self.server.notify_resources_changed()
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to `uri` that it changed."""
+        await self.server.notify_resource_updated(uri)
+
+    # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
+
+    async def _run(
+        self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
+    ) -> Outcome:
+        from mrtr.server._mcpserver._rounds import run
+
+        return await run(self, spec, request, arguments)
+
+    def _finish_round(
+        self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
+    ) -> InputRequiredResult:
+        from mrtr.server._mcpserver._rounds import finish_round
+
+        return finish_round(self, spec, request, outcome)
+
+    # --- serving (all of it the low-level server's) -----------------------------------
+
+    def connection(self) -> ServerConnection:
+        """A fresh protocol state for one connection (for custom shells)."""
+        return self.server.connection()
+
+    def client_transport(
+        self,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> Transport:
+        """A transport to this server in the same process (what ``Client(app)`` uses)."""
+        return self.server.client_transport(
+            max_message_size=max_message_size, max_concurrent_requests=max_concurrent_requests
+        )
+
+    async def run_stdio_async(self, **kwargs: Any) -> None:
+        """Serve one client over stdin/stdout (see `Server.run_stdio_async`)."""
+        await self.server.run_stdio_async(**kwargs)
+
+    def run_stdio(self, **kwargs: Any) -> None:
+        """Serve one client over stdin/stdout until stdin closes (blocking)."""
+        self.server.run_stdio(**kwargs)
+
+    def streamable_http_app(self, **options: Any) -> ASGIApp:
+        """The ASGI application (`Server.streamable_http_app`'s options, unchanged)."""
+        return self.server.streamable_http_app(**options)
+
+    def run_http(self, **kwargs: Any) -> None:
+        """Serve over streamable HTTP with uvicorn (see `Server.run_http`; blocking)."""
+        self.server.run_http(**kwargs)
+
+    def run(
+        self,
+        transport: Literal["stdio", "streamable-http"] = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        streamable_http_path: str = "/mcp",
+        **kwargs: Any,
+    ) -> None:
+        """Serve (blocking): ``run()`` over stdio, ``run("streamable-http", port=...)``.
+
+        Raises:
+            ValueError: another transport (the legacy SSE transport is not served).
+        """
+        if transport == "stdio":
+            self.run_stdio(**kwargs)
+        elif transport == "streamable-http":
+            self.run_http(host=host, port=port, path=streamable_http_path, **kwargs)
+        else:
+            raise ValueError(f"Unknown transport: {transport!r} (use 'stdio' or 'streamable-http')")
+
+    # --- the testing kit --------------------------------------------------------------
+
+    async def preview(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """What round 1 of tool `name` asks, with no client and no sealing (`Preview`)."""
+        from mrtr.server._mcpserver._testing import preview
+
+        return await preview(self, name, dict(arguments or {}))
+
+    def test_client(self, **kwargs: Any) -> Any:
+        """A scripted client for tests (`ScriptedClient`; see its arguments)."""
+        from mrtr.server._mcpserver._testing import ScriptedClient
+
+        return ScriptedClient(self, **kwargs)

@@ -1,0 +1,205 @@
+"""`Context`: what a decorated function sees of the request it serves, and how it asks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+
+from mrtr.server._mcpserver._asks import Ask, Elicit
+from mrtr.server._mcpserver._state import PREFIX
+
+if TYPE_CHECKING:
+    from mrtr.server._context import Principal, ServerRequestContext
+    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._outcomes import ElicitationResult
+    from mrtr.server._mcpserver._round import Round
+    from mrtr.types import ClientCapabilities, Implementation, InputResponses
+
+__all__ = ["AskPending", "Context"]
+
+T = TypeVar("T")
+
+
+class AskPending(Exception):
+    """``ctx.ask`` has no answer yet: the round ends as ``input_required`` (private)."""
+
+
+class Context:
+    """The request a tool, prompt, resource or resolver is serving.
+
+    Declare a parameter annotated ``Context`` (any name) to get it; it never appears in a
+    schema. On a 2026-07-28 request a manual handler reads `input_responses` and
+    `request_state` on the retry; ``await ctx.ask(Elicit(...))`` asks in the body
+    (replay style: the body re-runs on the retry and the ask returns the answer, so put
+    side effects after the last ask).
+    """
+
+    __slots__ = ("_app", "_asks", "_make_round", "_request", "_round")
+
+    def __init__(
+        self,
+        request: ServerRequestContext | None,
+        app: MCPServer | None = None,
+        *,
+        round: Round | None = None,
+        make_round: Callable[[], Round] | None = None,
+    ) -> None:
+        self._request = request
+        self._app = app
+        self._round = round
+        self._make_round = make_round
+        self._asks = 0
+
+    def _req(self) -> ServerRequestContext:
+        if self._request is None:
+            raise RuntimeError("this Context serves no request (it was made outside a call)")
+        return self._request
+
+    # --- the request ------------------------------------------------------------------
+
+    @property
+    def request_context(self) -> ServerRequestContext:
+        """The low-level request context (`mrtr.server.ServerRequestContext`)."""
+        return self._req()
+
+    @property
+    def mcp_server(self) -> MCPServer | None:
+        """The server serving this request."""
+        return self._app
+
+    @property
+    def request_id(self) -> str:
+        """The JSON-RPC id of the request, as text."""
+        return str(self._req().request_id)
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version of this request."""
+        return None if self._request is None else self._request.protocol_version
+
+    @property
+    def is_modern(self) -> bool:
+        """Whether this request may be answered with an ``InputRequiredResult``."""
+        return self._request is not None and self._request.is_modern
+
+    @property
+    def input_responses(self) -> InputResponses | None:
+        """The client's answers to the previous round, by key (``None`` on round 1)."""
+        return None if self._request is None else self._request.input_responses
+
+    @property
+    def request_state(self) -> str | None:
+        """The plaintext state the handler set in the previous round (verified).
+
+        ``None`` on round 1, and when the state is the engine's own (resolvers, asks).
+        """
+        state = None if self._request is None else self._request.request_state
+        return None if state is None or state.startswith(PREFIX) else state
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        """What the client declared it can do."""
+        return None if self._request is None else self._request.client_capabilities
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's self-reported implementation."""
+        return None if self._request is None else self._request.client_info
+
+    @property
+    def principal(self) -> Principal | None:
+        """Who the request was authenticated as, when a token verifier ran."""
+        return None if self._request is None else self._request.principal
+
+    # --- notifications ----------------------------------------------------------------
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send progress for this request (nothing when the client asked for none)."""
+        if self._request is not None:
+            await self._request.send_progress(progress, total, message)
+
+    async def log(
+        self,
+        level: Literal[
+            "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+        ],
+        data: Any,
+        *,
+        logger_name: str | None = None,
+    ) -> None:
+        """Send a log message to the client (at or above the level it asked for)."""
+        if self._request is not None:
+            await self._request.send_log(level, data, logger_name)
+
+    async def debug(self, data: Any, *, logger_name: str | None = None) -> None:
+        """`log` at ``debug``."""
+        await self.log("debug", data, logger_name=logger_name)
+
+    async def info(self, data: Any, *, logger_name: str | None = None) -> None:
+        """`log` at ``info``."""
+        await self.log("info", data, logger_name=logger_name)
+
+    async def warning(self, data: Any, *, logger_name: str | None = None) -> None:
+        """`log` at ``warning``."""
+        await self.log("warning", data, logger_name=logger_name)
+
+    async def error(self, data: Any, *, logger_name: str | None = None) -> None:
+        """`log` at ``error``."""
+        await self.log("error", data, logger_name=logger_name)
+
+    async def close_sse_stream(self) -> None:
+        """End this request's SSE stream now; the client resumes it (legacy HTTP, SEP-1699)."""
+        if self._request is not None:
+            await self._request.close_sse_stream()
+
+    # --- asking -----------------------------------------------------------------------
+
+    def _current_round(self) -> Round:
+        if self._round is None:
+            if self._make_round is None:
+                raise RuntimeError("ctx.ask needs a request: call it from a handler")
+            self._round = self._make_round()
+        return self._round
+
+    def _key(self, question: Ask) -> str:
+        self._asks += 1
+        return question.key or f"ask{self._asks}"
+
+    @overload
+    async def ask(self, question: Elicit[T]) -> ElicitationResult[T]: ...
+    @overload
+    async def ask(self, question: Ask) -> Any: ...
+    async def ask(self, question: Ask) -> Any:
+        """Ask one question in the body; returns its outcome once answered.
+
+        An `Elicit` gives an `ElicitationResult` (branch on ``.action``; ``.data`` when
+        accepted); `Sample` the `CreateMessageResult`; `ListRoots` the `ListRootsResult`.
+        The key is the question's ``key=`` (default ``ask1``, ``ask2``, ... in order).
+        """
+        (outcome,) = await self.ask_all(question)
+        return outcome
+
+    async def ask_all(self, *questions: Ask) -> list[Any]:
+        """Ask several questions at once (one round); their outcomes, in order."""
+        current = self._current_round()
+        outcomes: list[Any] = []
+        pending = False
+        for question in questions:
+            answered, outcome = await current.settle(self._key(question), question)
+            pending = pending or not answered
+            outcomes.append(outcome)
+        if pending:
+            raise AskPending
+        return outcomes
+
+    async def elicit(self, message: str, schema: type[T]) -> ElicitationResult[T]:
+        """Ask the user (``ctx.ask(Elicit(message, schema))``), on either era.
+
+        Where the official SDK's ``ctx.elicit`` only works on legacy sessions, this one
+        asks through ``InputRequiredResult`` on 2026-07-28 (replay style, as `ask`).
+        """
+        question: Elicit[T] = Elicit(message, schema)
+        result: ElicitationResult[T] = await self.ask(question)
+        return result

@@ -1,0 +1,121 @@
+"""`HandlerSpec`: one decorated function, analysed once (its arguments model, its resolvers)."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from mrtr.server._mcpserver._errors import InvalidSignature
+from mrtr.server._mcpserver._graph import Plan, build_plan
+from mrtr.server._mcpserver._signature import Param, analyse
+
+__all__ = ["HandlerSpec", "describe_validation"]
+
+Kind = Literal["tool", "prompt", "resource"]
+
+
+def describe_validation(exc: ValidationError) -> str:
+    """A validation error as field names and messages, never the rejected values."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerSpec:
+    """A tool, prompt or resource function, as the engine runs it.
+
+    Attributes:
+        fn: the function.
+        name: the tool or prompt name, or the resource URI (template).
+        kind: ``tool``, ``prompt`` or ``resource``.
+        is_async: whether it is ``async def``.
+        params: its classified parameters.
+        plan: its resolver graph, or ``None``.
+        context_params: the names that get the `Context`.
+        arguments_model: validates the client's arguments (resolved and context
+            parameters are not in it: a client-sent value for them is ignored).
+    """
+
+    fn: Any
+    name: str
+    kind: Kind
+    is_async: bool
+    params: tuple[Param, ...]
+    plan: Plan | None
+    context_params: tuple[str, ...]
+    arguments_model: type[BaseModel]
+
+    @property
+    def label(self) -> str:
+        """``tool 'provision'`` and the like."""
+        return f"{self.kind} {self.name!r}"
+
+    @classmethod
+    def build(
+        cls,
+        fn: Any,
+        name: str,
+        kind: Kind,
+        *,
+        by_name: set[str] | None = None,
+        localns: dict[str, Any] | None = None,
+    ) -> HandlerSpec:
+        """Analyse `fn` (raises `InvalidSignature` for what cannot be honoured)."""
+        if not callable(fn):
+            raise InvalidSignature(f"the {kind} {name!r} is not callable")
+        params = analyse(fn, owner=name, localns=localns)
+        arguments = [p for p in params if p.kind == "argument"]
+        names = {p.name for p in arguments} if by_name is None else by_name
+        plan = build_plan(name, params, names, kind, localns)
+        fields: dict[str, Any] = {}
+        for param in arguments:
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (param.annotation, default)
+        try:
+            model = create_model(
+                f"{name}Arguments",
+                __config__=ConfigDict(extra="ignore", arbitrary_types_allowed=True),
+                **fields,
+            )
+        except Exception as exc:
+            raise InvalidSignature(
+                f"the arguments of {kind} {name!r} cannot be described: {exc}"
+            ) from exc
+        return cls(
+            fn=fn,
+            name=name,
+            kind=kind,
+            is_async=inspect.iscoroutinefunction(fn),
+            params=tuple(params),
+            plan=plan,
+            context_params=tuple(p.name for p in params if p.kind == "context"),
+            arguments_model=model,
+        )
+
+    def param(self, name: str) -> Param:
+        """The parameter called `name`."""
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(name)
+
+    @property
+    def argument_params(self) -> list[Param]:
+        """The parameters the client supplies."""
+        return [p for p in self.params if p.kind == "argument"]
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The client's arguments, validated, by parameter name (raises ValidationError)."""
+        instance = self.arguments_model.model_validate(arguments)
+        return {p.name: getattr(instance, p.name) for p in self.argument_params}
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments."""
+        schema: dict[str, Any] = self.arguments_model.model_json_schema()
+        return schema

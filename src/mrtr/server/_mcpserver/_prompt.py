@@ -1,0 +1,115 @@
+"""`PromptEntry`: a decorated prompt, listed and rendered; `UserMessage`, `AssistantMessage`."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from mrtr.errors import MCPError
+from mrtr.server._mcpserver._errors import CallFailed, ToolError
+from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.types import GetPromptResult, InputRequiredResult, Prompt, PromptMessage
+
+__all__ = ["AssistantMessage", "PromptEntry", "UserMessage"]
+
+_logger = logging.getLogger("mrtr.server.mcpserver")
+
+
+def _message(role: str, content: Any) -> PromptMessage:
+    from mrtr.types import PromptMessage, TextContent
+
+    if isinstance(content, str):
+        content = TextContent(type="text", text=content)
+    return PromptMessage(role=role, content=content)
+
+
+def UserMessage(content: Any) -> PromptMessage:
+    """A user message of a prompt (text or a content block)."""
+    return _message("user", content)
+
+
+def AssistantMessage(content: Any) -> PromptMessage:
+    """An assistant message of a prompt (text or a content block)."""
+    return _message("assistant", content)
+
+
+def _messages(value: Any) -> list[PromptMessage]:
+    from mrtr.types import PromptMessage
+
+    if isinstance(value, PromptMessage):
+        return [value]
+    if isinstance(value, str):
+        return [UserMessage(value)]
+    if isinstance(value, dict):
+        return [PromptMessage.model_validate(value)]
+    if isinstance(value, (list, tuple)):
+        return [message for item in value for message in _messages(item)]
+    raise TypeError(f"a prompt cannot return a {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptEntry:
+    """A prompt: its handler and what ``prompts/list`` says of it."""
+
+    spec: HandlerSpec
+    title: str | None
+    description: str | None
+    icons: Any
+    meta: dict[str, Any] | None
+
+    def definition(self) -> Prompt:
+        """The prompt as ``prompts/list`` shows it (resolved parameters are not in it)."""
+        import inspect
+
+        from mrtr.types import Prompt, PromptArgument
+
+        arguments = [
+            PromptArgument(name=p.name, required=p.default is inspect.Parameter.empty)
+            for p in self.spec.argument_params
+        ]
+        return Prompt(
+            name=self.spec.name,
+            title=self.title,
+            description=self.description,
+            arguments=arguments or None,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    async def render(
+        self, app: MCPServer, request: ServerRequestContext | None, arguments: dict[str, Any]
+    ) -> GetPromptResult | InputRequiredResult:
+        """Validate, resolve, run the body once; failures are JSON-RPC errors."""
+        from mrtr.types import INTERNAL_ERROR, INVALID_PARAMS, GetPromptResult
+
+        name = self.spec.name
+        try:
+            validated = self.spec.validate(arguments)
+        except ValidationError as exc:
+            raise MCPError(
+                INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation(exc)}"
+            ) from None
+        try:
+            outcome = await app._run(self.spec, request, validated)
+            if outcome.input_required:
+                return app._finish_round(self.spec, request, outcome)
+            result = outcome.result
+            if isinstance(result, GetPromptResult):
+                return result
+            return GetPromptResult(description=self.description, messages=_messages(result))
+        except MCPError:
+            raise
+        except CallFailed as exc:
+            raise MCPError(INTERNAL_ERROR, exc.message, exc.data) from None
+        except ToolError as exc:
+            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}: {exc}") from None
+        except Exception:
+            _logger.exception("prompt %r raised", name)
+            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None

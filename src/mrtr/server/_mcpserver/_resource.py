@@ -1,0 +1,168 @@
+"""`ResourceEntry`: a decorated resource (static URI or RFC 6570 level-1 template)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from mrtr.errors import MCPError
+from mrtr.server._mcpserver._convert import to_text
+from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
+from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.types import InputRequiredResult, ReadResourceResult, Resource, ResourceTemplate
+
+__all__ = ["ResourceEntry", "uri_variables"]
+
+_logger = logging.getLogger("mrtr.server.mcpserver")
+_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def uri_variables(uri: str) -> list[str]:
+    """The ``{name}`` variables of a URI template, in order."""
+    return _VARIABLE.findall(uri)
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    last = 0
+    for match in _VARIABLE.finditer(template):
+        parts.append(re.escape(template[last : match.start()]))
+        parts.append(f"(?P<{match.group(1)}>[^/?#]+)")
+        last = match.end()
+    parts.append(re.escape(template[last:]))
+    return re.compile("".join(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceEntry:
+    """A resource: its handler, its URI (or template) and what the lists say of it."""
+
+    spec: HandlerSpec
+    uri: str
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    icons: Any
+    annotations: Any
+    meta: dict[str, Any] | None
+    pattern: re.Pattern[str] | None
+
+    @classmethod
+    def build(
+        cls, fn: Any, uri: str, *, localns: dict[str, Any] | None = None, **facts: Any
+    ) -> ResourceEntry:
+        """Analyse `fn` for `uri` (its parameters must be the URI's variables)."""
+        variables = uri_variables(uri)
+        spec = HandlerSpec.build(fn, uri, "resource", by_name=set(variables), localns=localns)
+        arguments = {p.name for p in spec.argument_params}
+        if arguments != set(variables):
+            raise InvalidSignature(
+                f"resource {uri!r}: the URI variables {sorted(variables)} and the function's "
+                f"arguments {sorted(arguments)} differ (Context and Resolve parameters aside)"
+            )
+        pattern = _pattern(uri) if variables else None
+        return cls(spec=spec, uri=uri, pattern=pattern, **facts)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of `uri` when this entry serves it, else ``None``."""
+        if self.pattern is None:
+            return {} if uri == self.uri else None
+        found = self.pattern.fullmatch(uri)
+        return None if found is None else found.groupdict()
+
+    def definition(self) -> Resource:
+        """A static resource as ``resources/list`` shows it."""
+        from mrtr.types import Resource
+
+        return Resource(
+            uri=self.uri,
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            mime_type=self.mime_type,
+            icons=self.icons,
+            annotations=self.annotations,
+            _meta=self.meta,
+        )
+
+    def template(self) -> ResourceTemplate:
+        """A template as ``resources/templates/list`` shows it."""
+        from mrtr.types import ResourceTemplate
+
+        return ResourceTemplate(
+            uri_template=self.uri,
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            mime_type=self.mime_type,
+            icons=self.icons,
+            annotations=self.annotations,
+            _meta=self.meta,
+        )
+
+    async def read(
+        self,
+        app: MCPServer,
+        request: ServerRequestContext | None,
+        uri: str,
+        variables: dict[str, str],
+    ) -> ReadResourceResult | InputRequiredResult:
+        """Resolve, run the body once, and wrap what it returns as contents."""
+        from mrtr.types import INTERNAL_ERROR, INVALID_PARAMS, ReadResourceResult
+
+        try:
+            validated = self.spec.validate(variables)
+        except ValidationError as exc:
+            raise MCPError(
+                INVALID_PARAMS, f"Invalid URI {uri}: {describe_validation(exc)}", {"uri": uri}
+            ) from None
+        try:
+            outcome = await app._run(self.spec, request, validated)
+            if outcome.input_required:
+                return app._finish_round(self.spec, request, outcome)
+            result = outcome.result
+            if isinstance(result, ReadResourceResult):
+                return result
+            return ReadResourceResult(contents=self._contents(uri, result))
+        except MCPError:
+            raise
+        except CallFailed as exc:
+            raise MCPError(INTERNAL_ERROR, exc.message, {**exc.data, "uri": uri}) from None
+        except ToolError as exc:
+            raise MCPError(
+                INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}
+            ) from None
+        except Exception:
+            _logger.exception("resource %r raised", uri)
+            raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
+
+    def _contents(self, uri: str, value: Any) -> list[Any]:
+        from mrtr.types import BlobResourceContents, ResourceContents, TextResourceContents
+
+        if isinstance(value, ResourceContents):
+            return [value]
+        if isinstance(value, (bytes, bytearray)):
+            blob = base64.b64encode(bytes(value)).decode()
+            mime = self.mime_type or "application/octet-stream"
+            return [BlobResourceContents(uri=uri, blob=blob, mime_type=mime)]
+        if (
+            isinstance(value, (list, tuple))
+            and value
+            and all(isinstance(v, ResourceContents) for v in value)
+        ):
+            return list(value)
+        return [
+            TextResourceContents(
+                uri=uri, text=to_text(value), mime_type=self.mime_type or "text/plain"
+            )
+        ]

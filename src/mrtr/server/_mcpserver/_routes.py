@@ -1,0 +1,112 @@
+"""`Routes`: the low-level `Server`'s handlers of an `MCPServer` (one per method)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mrtr.server._mcpserver._tool import error_result
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._resource import ResourceEntry
+    from mrtr.types import (
+        CallToolRequestParams,
+        CallToolResult,
+        GetPromptRequestParams,
+        GetPromptResult,
+        InputRequiredResult,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ListToolsResult,
+        PaginatedRequestParams,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+    )
+
+__all__ = ["Routes"]
+
+
+class Routes:
+    """Answers each method from the app's registrations (looked up per request)."""
+
+    __slots__ = ("app",)
+
+    def __init__(self, app: MCPServer) -> None:
+        self.app = app
+
+    async def list_tools(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        from mrtr.types import ListToolsResult
+
+        return ListToolsResult(tools=[entry.definition() for entry in self.app._tools.values()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext, params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
+        entry = self.app._tools.get(params.name)
+        if entry is None:
+            return error_result(f"Unknown tool: {params.name}")
+        return await entry.call(self.app, ctx, dict(params.arguments or {}))
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
+        from mrtr.types import ListPromptsResult
+
+        return ListPromptsResult(
+            prompts=[entry.definition() for entry in self.app._prompts.values()]
+        )
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext, params: GetPromptRequestParams
+    ) -> GetPromptResult | InputRequiredResult:
+        from mrtr.errors import MCPError
+        from mrtr.types import INVALID_PARAMS
+
+        entry = self.app._prompts.get(params.name)
+        if entry is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        return await entry.render(self.app, ctx, dict(params.arguments or {}))
+
+    async def list_resources(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        from mrtr.types import ListResourcesResult
+
+        return ListResourcesResult(
+            resources=[entry.definition() for entry in self.app._resources.values()]
+        )
+
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
+        from mrtr.types import ListResourceTemplatesResult
+
+        return ListResourceTemplatesResult(
+            resource_templates=[entry.template() for entry in self.app._templates.values()]
+        )
+
+    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        static = self.app._resources.get(uri)
+        if static is not None:
+            return static, {}
+        for entry in self.app._templates.values():
+            variables = entry.match(uri)
+            if variables is not None:
+                return entry, variables
+        return None
+
+    async def read_resource(
+        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult | InputRequiredResult:
+        from mrtr.errors import MCPError
+        from mrtr.types import INVALID_PARAMS
+
+        found = self.find_resource(params.uri)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown resource: {params.uri}", {"uri": params.uri})
+        entry, variables = found
+        return await entry.read(self.app, ctx, params.uri, variables)

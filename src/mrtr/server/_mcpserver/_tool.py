@@ -1,0 +1,97 @@
+"""`ToolEntry`: a decorated tool, listed and called."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from mrtr.errors import MCPError
+from mrtr.server._mcpserver._convert import OutputSpec, to_content
+from mrtr.server._mcpserver._errors import CallFailed, ToolError
+from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+
+if TYPE_CHECKING:
+    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.types import CallToolResult, InputRequiredResult, Tool
+
+__all__ = ["ToolEntry"]
+
+_logger = logging.getLogger("mrtr.server.mcpserver")
+
+
+def error_result(text: str) -> CallToolResult:
+    """An ``is_error`` tool result (what the model reads)."""
+    from mrtr.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """A tool: its handler and what ``tools/list`` says of it."""
+
+    spec: HandlerSpec
+    title: str | None
+    description: str | None
+    annotations: Any
+    icons: Any
+    meta: dict[str, Any] | None
+    output: OutputSpec | None
+    schema: dict[str, Any] | None = None
+
+    def definition(self) -> Tool:
+        """The tool as ``tools/list`` shows it."""
+        from mrtr.types import Tool
+
+        return Tool(
+            name=self.spec.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.schema if self.schema is not None else self.spec.input_schema(),
+            output_schema=None if self.output is None else self.output.schema,
+            annotations=self.annotations,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    async def call(
+        self,
+        app: MCPServer,
+        request: ServerRequestContext | None,
+        arguments: dict[str, Any],
+    ) -> CallToolResult | InputRequiredResult:
+        """Validate, resolve, run the body once; errors become ``is_error`` results."""
+        name = self.spec.name
+        try:
+            validated = self.spec.validate(arguments)
+        except ValidationError as exc:
+            _logger.info("tool %r rejected its arguments: %s", name, describe_validation(exc))
+            return error_result(f"Error executing tool {name}: {describe_validation(exc)}")
+        try:
+            outcome = await app._run(self.spec, request, validated)
+            if outcome.input_required:
+                return app._finish_round(self.spec, request, outcome)
+            return self.convert(outcome.result)
+        except MCPError:
+            raise
+        except (ToolError, CallFailed) as exc:
+            _logger.info("tool %r failed: %r", name, str(exc))
+            return error_result(f"Error executing tool {name}: {exc}")
+        except Exception:
+            _logger.exception("tool %r raised", name)
+            return error_result(f"Error executing tool {name}")
+
+    def convert(self, result: Any) -> CallToolResult:
+        """The body's return value as a `CallToolResult` (with structured output)."""
+        from mrtr.types import CallToolResult, InputRequiredResult
+
+        if isinstance(result, (CallToolResult, InputRequiredResult)):
+            return result  # type: ignore[return-value]  # an IRR passes through (manual form)
+        content = to_content(result)
+        if self.output is None:
+            return CallToolResult(content=content)
+        return CallToolResult(content=content, structured_content=self.output.structured(result))

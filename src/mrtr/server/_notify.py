@@ -1,0 +1,122 @@
+"""Change notifications: `ChangeHub`, the listeners of one server, and listen filters.
+
+`ChangeHub` (one per `Server`) fans each change out to its listeners (`_listener`): a
+2026-07-28 ``subscriptions/listen`` stream, a legacy stdio connection, or a legacy HTTP
+session's GET stream. Publishing never waits on a listener: each listener's own task
+writes to its client. `listen_filter` reads what a ``subscriptions/listen`` asks for.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mrtr.server._jsonrpc import JSONObject
+from mrtr.server._listener import (
+    DEFAULT_MAX_PENDING_EVENTS,
+    PROMPTS,
+    RESOURCES,
+    TOOLS,
+    UPDATED,
+    Listener,
+    pump,
+)
+
+__all__ = [
+    "DEFAULT_MAX_LISTENERS",
+    "DEFAULT_MAX_PENDING_EVENTS",
+    "DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS",
+    "META_SUBSCRIPTION_ID",
+    "PROMPTS",
+    "RESOURCES",
+    "TOOLS",
+    "UPDATED",
+    "ChangeHub",
+    "Listener",
+    "listen_filter",
+    "pump",
+]
+
+_logger = logging.getLogger("mrtr.server.notify")
+
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+DEFAULT_MAX_LISTENERS = 1024
+"""Listeners (listen streams, legacy connections) one server holds at once."""
+
+DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+"""Resource URIs one listen stream or one legacy session may subscribe to."""
+
+
+class ChangeHub:
+    """A server's listeners; `publish` offers a change to each."""
+
+    def __init__(self, *, max_listeners: int = DEFAULT_MAX_LISTENERS) -> None:
+        if max_listeners < 1:
+            raise ValueError("max_listeners must be at least 1")
+        self.max_listeners = max_listeners
+        self._listeners: set[Listener] = set()
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    def add(self, listener: Listener) -> bool:
+        """Register a listener; ``False`` when the server holds ``max_listeners``."""
+        if len(self._listeners) >= self.max_listeners:
+            _logger.warning("refusing %s: %d listeners already", listener.name, self.max_listeners)
+            return False
+        self._listeners.add(listener)
+        return True
+
+    def remove(self, listener: Listener) -> None:
+        """Forget a listener (its stream ended)."""
+        self._listeners.discard(listener)
+
+    def close(self) -> None:
+        """End every listener gracefully (the server is shutting down)."""
+        for listener in list(self._listeners):
+            listener.graceful = True
+            listener.drop("the server is shutting down")
+        self._listeners.clear()
+
+    def publish(self, method: str, uri: str | None = None) -> None:
+        """Offer one change to every listener (each keeps what it asked for)."""
+        for listener in list(self._listeners):
+            listener.offer(method, uri)
+
+
+def listen_filter(wire: Any, *, max_uris: int) -> tuple[list[str], list[str], JSONObject, bool]:
+    """Read a ``subscriptions/listen`` filter: kinds, URIs, the honoured wire filter.
+
+    Every kind asked for is honoured (whether it ever fires depends on what the server
+    publishes); of the resource URIs, the first ``max_uris`` distinct ones. The last
+    value says whether URIs were left out.
+    """
+    kinds: list[str] = []
+    honored: JSONObject = {}
+    if not isinstance(wire, dict):
+        return kinds, [], honored, False
+    for member, method in (
+        ("toolsListChanged", TOOLS),
+        ("promptsListChanged", PROMPTS),
+        ("resourcesListChanged", RESOURCES),
+    ):
+        if wire.get(member) is True:
+            kinds.append(method)
+            honored[member] = True
+    raw = wire.get("resourceSubscriptions")
+    uris: list[str] = []
+    truncated = False
+    if isinstance(raw, list):
+        seen: set[str] = set()
+        for uri in raw:
+            if not isinstance(uri, str) or uri in seen:
+                continue
+            if len(uris) >= max_uris:
+                truncated = True
+                break
+            seen.add(uri)
+            uris.append(uri)
+    if uris:
+        honored["resourceSubscriptions"] = uris
+    return kinds, uris, honored, truncated
