@@ -45,7 +45,10 @@ if TYPE_CHECKING:
     )
     from mrtr.server._mcpserver._testing import (
         Answers as Answers,
+        Preview as Preview,
+        RoundRecord as RoundRecord,
         ScriptedClient as ScriptedClient,
+        Transcript as Transcript,
         assert_questions_stable as assert_questions_stable,
     )
     from mrtr.server._codec import (
@@ -98,7 +101,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ElicitationResult",
     ),
     "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
-    "mrtr.server._mcpserver._testing": ("Answers", "ScriptedClient", "assert_questions_stable"),
+    "mrtr.server._mcpserver._testing": (
+        "Answers",
+        "Preview",
+        "RoundRecord",
+        "ScriptedClient",
+        "Transcript",
+        "assert_questions_stable",
+    ),
     "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),
