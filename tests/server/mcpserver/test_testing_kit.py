@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from mrtr.server import (
+    AcceptedElicitation,
     Answers,
     Context,
     Elicit,
@@ -247,7 +248,7 @@ async def test_stability_check_covers_prompts_and_resources() -> None:
     @clocky.prompt()
     async def status(ctx: Context) -> str:
         answer = await ctx.ask(Elicit(f"Status as of tick {next(ticks)}?", str, key="status"))
-        return str(answer.data)
+        return answer.data if isinstance(answer, AcceptedElicitation) else "none"
 
     @clocky.resource("rate://{pair}")
     def rate(pair: str) -> InputRequiredResult:
