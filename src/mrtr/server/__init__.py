@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer as MCPServer
     from mrtr.server._mcpserver._asks import (
         Elicit as Elicit,
+        ElicitUrl as ElicitUrl,
         ListRoots as ListRoots,
         Resolve as Resolve,
         Sample as Sample,
@@ -91,7 +92,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._event_store_memory": ("MemoryEventStore",),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
-    "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),
+    "mrtr.server._mcpserver._asks": ("Elicit", "ElicitUrl", "ListRoots", "Resolve", "Sample"),
     "mrtr.server._mcpserver._context": ("Context",),
     "mrtr.server._mcpserver._errors": ("InvalidSignature", "ToolError"),
     "mrtr.server._mcpserver._outcomes": (

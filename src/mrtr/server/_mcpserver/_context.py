@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mrtr.server._mcpserver._asks import Ask, Elicit
+from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
 if TYPE_CHECKING:
@@ -170,12 +170,15 @@ class Context:
     @overload
     async def ask(self, question: Elicit[T]) -> ElicitationResult[T]: ...
     @overload
+    async def ask(self, question: ElicitUrl) -> ElicitationResult[None]: ...
+    @overload
     async def ask(self, question: Ask) -> Any: ...
     async def ask(self, question: Ask) -> Any:
         """Ask one question in the body; returns its outcome once answered.
 
         An `Elicit` gives an `ElicitationResult` (branch on ``.action``; ``.data`` when
-        accepted); `Sample` the `CreateMessageResult`; `ListRoots` the `ListRootsResult`.
+        accepted); an `ElicitUrl` one whose ``.data`` is ``None``; `Sample` the
+        `CreateMessageResult`; `ListRoots` the `ListRootsResult`.
         The key is the question's ``key=`` (default ``ask1``, ``ask2``, ... in order).
         """
         (outcome,) = await self.ask_all(question)
@@ -203,3 +206,15 @@ class Context:
         question: Elicit[T] = Elicit(message, schema)
         result: ElicitationResult[T] = await self.ask(question)
         return result
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str
+    ) -> ElicitationResult[None]:
+        """Send the user to `url` out of band (``ctx.ask(ElicitUrl(...))``), on either era.
+
+        The official SDK's spelling, which only works on legacy sessions; here a
+        2026-07-28 request asks through ``InputRequiredResult`` (replay style, as `ask`;
+        the key is `elicitation_id`). The outcome says whether the user agreed to go.
+        """
+        question = ElicitUrl(message, url, elicitation_id=elicitation_id, key=elicitation_id)
+        return await self.ask(question)
