@@ -4,11 +4,13 @@ Usage (tests/conformance/run_server.py, the ``conformance`` nox session)::
 
     python tests/conformance/mcpserver_server.py [--port 0]
 
-The same names and answers as ``server.py`` (the low-level one), but every question is a
-dependency (``Resolve`` + ``Elicit``/``Sample``/``ListRoots``) or a ``ctx.ask``, so the
-engine builds the ``InputRequiredResult`` on 2026-07-28 and sends the back-channel
-requests on 2025-11-25: one handler per tool for both eras. It serves streamable HTTP on
-127.0.0.1 only and prints its URL first.
+The same names and answers as ``server.py`` (the low-level one), but written as
+MCPServer's users write them: most questions are dependencies (``Resolve`` +
+``Elicit``/``Sample``/``ListRoots``) or a ``ctx.ask``, so the engine builds the
+``InputRequiredResult`` on 2026-07-28 and sends the back-channel requests on 2025-11-25;
+``test_input_required_result_elicitation`` is in the manual form (it reads
+``ctx.input_responses``; the legacy shim serves it on 2025-11-25). One handler per tool
+for both eras. It serves streamable HTTP on 127.0.0.1 only and prints its URL first.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
 from mrtr.server import (
     AcceptedElicitation,
@@ -34,8 +36,10 @@ from mrtr.types import (
     AudioContent,
     CallToolResult,
     CreateMessageResult,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    InputRequiredResult,
     ListRootsResult,
     PromptMessage,
     TextContent,
@@ -46,6 +50,9 @@ try:
     from tests.conformance.server import AUDIO, IMAGE, SCHEMA_2020_12
 except ImportError:  # run as a script: its directory is on sys.path
     from server import AUDIO, IMAGE, SCHEMA_2020_12  # type: ignore[import-not-found,no-redef]
+
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class Name(BaseModel):
@@ -122,6 +129,16 @@ class Enums(BaseModel):
 
 def _text(text: str) -> TextContent:
     return TextContent(type="text", text=text)
+
+
+def _accepted(answer: Any, model: type[M]) -> M | None:
+    """An accepted elicitation's content as `model`, or ``None`` (missing, declined, bad)."""
+    if not isinstance(answer, ElicitResult) or answer.action != "accept":
+        return None
+    try:
+        return model.model_validate(answer.content or {})
+    except ValidationError:
+        return None
 
 
 def _sampled(result: CreateMessageResult) -> str:
@@ -256,11 +273,18 @@ def build() -> MCPServer:
     async def ask_name() -> Elicit[Name]:
         return Elicit("What is your name?", Name)
 
-    @app.tool(description="Asks the user's name")
-    def test_input_required_result_elicitation(
-        user: Annotated[Name, Resolve(ask_name, key="user_name")],
-    ) -> str:
-        return f"Hello, {user.name}!"
+    @app.tool(description="Asks the user's name (the manual form)")
+    def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
+        # The manual form, as a tool that keeps no state writes it: the answer is read by
+        # its key, so a first call that already carries it completes (the suite's
+        # ignore-extra-params scenario). A dependency would re-ask: the engine takes an
+        # answer only for a question this call asked, pinned in its sealed state.
+        user = _accepted((ctx.input_responses or {}).get("user_name"), Name)
+        if user is not None:
+            return f"Hello, {user.name}!"
+        return InputRequiredResult(
+            input_requests={"user_name": Elicit("What is your name?", Name).request()}
+        )
 
     async def capital() -> Sample:
         return Sample("What is the capital of France?", max_tokens=100)

@@ -254,8 +254,33 @@ async def test_the_mcpserver_conformance_server_asks_by_the_scenario_keys() -> N
     assert list(multi["result"]["inputRequests"]) == ["user_name", "greeting", "client_roots"]
     caps = await ask(conn, call("test_input_required_result_capabilities", caps={"sampling": {}}))
     assert list(caps["result"]["inputRequests"]) == ["sample_input"]
-    names = run_server.read_expected(HERE_MCPSERVER_EXPECTED)
-    assert names == {"input-required-result-ignore-extra-params"}
+    assert run_server.read_expected(HERE_MCPSERVER_EXPECTED) == set()  # nothing excused
+
+
+@pytest.mark.anyio
+async def test_the_mcpserver_elicitation_tool_reads_answers_by_key() -> None:
+    # the manual form: an answer on a first call (no requestState) completes, extra keys
+    # are ignored, a wrong key or a bad answer is asked again (ignore-extra-params,
+    # missing-response-rerequests, validate-input)
+    from tests.conformance.mcpserver_server import build
+
+    conn = build().connection()
+    name = "test_input_required_result_elicitation"
+    first = await ask(conn, call(name))
+    (key,) = first["result"]["inputRequests"]
+    asked = first["result"]["inputRequests"][key]["params"]
+    assert key == "user_name" and asked["message"] == "What is your name?"
+    assert asked["requestedSchema"]["required"] == ["name"]
+    extra = {"unknown_extra_key": {"action": "accept", "content": {"foo": "bar"}}}
+    done = await ask(conn, call(name, inputResponses={"user_name": NAME, **extra}))
+    assert done["result"]["content"][0]["text"] == "Hello, Ada!"
+    for wrong in (
+        {"wrong_key": NAME},
+        {"user_name": {"action": "accept", "content": {"nom": "Ada"}}},
+        {"user_name": {"action": "decline"}},
+    ):
+        again = await ask(conn, call(name, inputResponses=wrong))
+        assert list(again["result"]["inputRequests"]) == ["user_name"]
 
 
 HERE_MCPSERVER_EXPECTED = Path(__file__).resolve().parent / "expected-failures-mcpserver.txt"

@@ -4,8 +4,9 @@ The server (``tests/interop/servers/mrtr_mcpserver.py``) runs in a subprocess, o
 and over streamable HTTP (uvicorn on 127.0.0.1), and is driven through the parity cases
 on both eras: batching, partial answers, decline, tampering, the manual form on a tool,
 a prompt and a template, sampling and roots, the unstable-question guard, ``ctx.ask``,
-and the missing-capability error. (In process is not possible for the official client:
-it only connects to its own server objects.)
+and the missing-capability error. In process too: the official client takes any object
+of its ``Transport`` protocol, and `InProcess` is one whose other end is served by the
+app's own connection loop (no subprocess, no socket).
 """
 
 from __future__ import annotations
@@ -95,6 +96,60 @@ def http_server() -> Iterator[str]:
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+class InProcess:
+    """An official-SDK ``Transport`` whose far end is an mrtr app, served in this process.
+
+    Each ``async with`` opens a fresh connection (so one object serves several clients
+    in turn): the official client's messages are JSON-encoded, decoded as mrtr's stream
+    shell decodes a line, served by ``serve_messages`` (the loop stdio uses), and the
+    answers parsed back into the official SDK's messages.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._stack: list[Any] = []
+
+    async def __aenter__(self) -> Any:
+        import json
+        from contextlib import AsyncExitStack
+
+        from mcp.shared.message import SessionMessage
+
+        from mrtr.errors import TransportError
+        from mrtr.server._stream import serve_messages
+
+        to_server_send, to_server = anyio.create_memory_object_stream[Any](64)
+        from_server_send, from_server = anyio.create_memory_object_stream[Any](64)
+        stack = AsyncExitStack()
+        self._stack.append(stack)
+        await stack.__aenter__()
+        for end in (to_server_send, to_server, from_server_send, from_server):
+            stack.callback(end.close)
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)
+
+        async def receive() -> Any:
+            try:
+                message = await to_server.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                raise TransportError("the official client closed the connection") from None
+            return json.loads(message.message.model_dump_json(by_alias=True, exclude_unset=True))
+
+        async def send(message: dict[str, Any]) -> None:
+            parsed = mt.jsonrpc_message_adapter.validate_json(json.dumps(message), by_name=False)
+            await from_server_send.send(SessionMessage(parsed))
+
+        async def serve() -> None:
+            async with from_server_send:
+                await serve_messages(self.app.connection, receive, send)
+
+        group.start_soon(serve)
+        return from_server, to_server_send
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.pop().__aexit__(None, None, None)
 
 
 def text(result: Any) -> str:
@@ -217,6 +272,15 @@ async def test_official_client_over_http() -> None:
     with http_server() as url, anyio.fail_after(120):
         await modern_parity(url)
         await legacy_parity(url)
+
+
+async def test_official_client_in_process() -> None:
+    from tests.interop.servers.mrtr_mcpserver import build
+
+    with anyio.fail_after(120):
+        target = InProcess(build())
+        await modern_parity(target)
+        await legacy_parity(target)
 
 
 async def test_mrtr_client_over_stdio_and_http() -> None:

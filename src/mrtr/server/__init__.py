@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer as MCPServer
     from mrtr.server._mcpserver._asks import (
         Elicit as Elicit,
+        ElicitUrl as ElicitUrl,
         ListRoots as ListRoots,
         Resolve as Resolve,
         Sample as Sample,
@@ -45,7 +46,10 @@ if TYPE_CHECKING:
     )
     from mrtr.server._mcpserver._testing import (
         Answers as Answers,
+        Preview as Preview,
+        RoundRecord as RoundRecord,
         ScriptedClient as ScriptedClient,
+        Transcript as Transcript,
         assert_questions_stable as assert_questions_stable,
     )
     from mrtr.server._codec import (
@@ -88,7 +92,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._event_store_memory": ("MemoryEventStore",),
     "mrtr.server._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
-    "mrtr.server._mcpserver._asks": ("Elicit", "ListRoots", "Resolve", "Sample"),
+    "mrtr.server._mcpserver._asks": ("Elicit", "ElicitUrl", "ListRoots", "Resolve", "Sample"),
     "mrtr.server._mcpserver._context": ("Context",),
     "mrtr.server._mcpserver._errors": ("InvalidSignature", "ToolError"),
     "mrtr.server._mcpserver._outcomes": (
@@ -98,7 +102,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ElicitationResult",
     ),
     "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
-    "mrtr.server._mcpserver._testing": ("Answers", "ScriptedClient", "assert_questions_stable"),
+    "mrtr.server._mcpserver._testing": (
+        "Answers",
+        "Preview",
+        "RoundRecord",
+        "ScriptedClient",
+        "Transcript",
+        "assert_questions_stable",
+    ),
     "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
     "mrtr.server._resource": ("ProtectedResource",),
     "mrtr.server._replay_redis": ("RedisReplayStore",),

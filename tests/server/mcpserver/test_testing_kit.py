@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel
 
 from mrtr.server import (
+    AcceptedElicitation,
     Answers,
     Context,
     Elicit,
@@ -19,7 +20,7 @@ from mrtr.server import (
     Sample,
     assert_questions_stable,
 )
-from mrtr.types import CreateMessageResult
+from mrtr.types import CreateMessageResult, ElicitResult, InputRequiredResult
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +144,136 @@ async def test_stability_check_catches_a_clock_in_the_question() -> None:
 
     with pytest.raises(AssertionError, match=r"the questions \['ask'\] change"):
         await assert_questions_stable(clocky, "act")
+
+
+# --- prompts and resources --------------------------------------------------------------
+
+
+def build_reports() -> MCPServer:
+    """A prompt, a template and a static resource that ask, each in another form."""
+    app = MCPServer("reports")
+
+    async def ask_audience(topic: str) -> Elicit[str]:
+        return Elicit(f"Who is the briefing on {topic} for?", str)
+
+    @app.prompt()
+    async def briefing(topic: str, audience: Annotated[str, Resolve(ask_audience)]) -> str:
+        return f"Brief {audience} on {topic}."
+
+    @app.resource("report://{year}")
+    async def report(year: str, ctx: Context) -> str:
+        fmt = await ctx.ask(Elicit(f"Format of the {year} report?", str, key="format"))
+        return f"report {year} as {fmt.data}" if fmt.action == "accept" else "no report"
+
+    @app.resource("static://quarter")
+    def quarter(ctx: Context) -> str | InputRequiredResult:
+        answer = (ctx.input_responses or {}).get("quarter")
+        if isinstance(answer, ElicitResult) and answer.content and ctx.request_state == "q:v1":
+            return f"quarter {answer.content['value']}"
+        return InputRequiredResult(
+            input_requests={"quarter": Elicit("Which quarter?", str).request()},
+            request_state="q:v1",
+        )
+
+    @app.prompt()
+    def hello() -> str:
+        return "hello"
+
+    return app
+
+
+async def test_preview_of_a_prompt_a_template_and_a_manual_static_resource() -> None:
+    app = build_reports()
+    shown = await app.preview_prompt("briefing", {"topic": "Q3"})
+    assert shown.asks and shown.messages() == {"ask_audience": "Who is the briefing on Q3 for?"}
+    assert shown.to_wire()["ask_audience"]["method"] == "elicitation/create"
+    template = await app.preview_resource("report://2025")
+    assert template.messages() == {"format": "Format of the 2025 report?"}
+    assert template.request_state is None  # the engine's own state is not shown
+    manual = await app.preview_resource("static://quarter")
+    assert manual.keys == ["quarter"] and manual.request_state == "q:v1"
+    assert manual.result is None
+    done = await app.preview_prompt("hello")
+    assert not done.asks and done.result == "hello"
+
+
+async def test_preview_names_what_is_not_registered() -> None:
+    app = build_reports()
+    with pytest.raises(KeyError, match="no prompt 'nope'"):
+        await app.preview_prompt("nope")
+    with pytest.raises(KeyError, match="no resource or resource template serves 'x://y'"):
+        await app.preview_resource("x://y")
+    with pytest.raises(KeyError, match="no tool 'briefing'"):
+        await app.preview("briefing", {"topic": "Q3"})  # a prompt is not a tool
+    with pytest.raises(ValueError, match="kind must be"):
+        await assert_questions_stable(app, "hello", kind="widget")  # type: ignore[arg-type]
+
+
+async def test_scripted_client_drives_prompts_and_resources() -> None:
+    app = build_reports()
+    answers = Answers(
+        {"ask_audience": "the board", "quarter": "Q2"}, by_message={r"^Format of": "md"}
+    )
+    async with app.test_client(answers=answers) as client:
+        prompt = await client.get_prompt("briefing", {"topic": "Q3"})
+        template = await client.read_resource("report://2025")
+        static = await client.read_resource("static://quarter")
+    assert prompt.result["messages"][0]["content"]["text"] == "Brief the board on Q3."
+    assert prompt.asked == [["ask_audience"], []] and prompt.body_runs == 1
+    assert prompt.resolver_runs("ask_audience") == 2
+    assert template.result["contents"][0]["text"] == "report 2025 as md"
+    assert template.asked == [["format"], []]
+    assert template.body_runs == 2  # replay style: the body runs again on the retry
+    assert static.result["contents"][0]["text"] == "quarter Q2"
+    assert static.asked == [["quarter"], []] and static.rounds[0].state_bytes > 0
+
+
+async def test_scripted_prompt_errors_are_recorded() -> None:
+    app = build_reports()
+    async with app.test_client(answers={"ask_audience": Answers.DECLINE}) as client:
+        declined = await client.get_prompt("briefing", {"topic": "Q3"})
+    assert declined.result is None and declined.error is not None
+    assert declined.error["code"] == -32603
+    assert "could not resolve: elicitation was decline" in declined.error["message"]
+
+
+async def test_stability_check_covers_prompts_and_resources() -> None:
+    app = build_reports()
+    await assert_questions_stable(app, "briefing", {"topic": "Q3"}, kind="prompt")
+    await assert_questions_stable(app, "report://2025", kind="resource")
+    await assert_questions_stable(app, "static://quarter", kind="resource")
+    ticks = itertools.count()
+    clocky = MCPServer("clock")
+
+    @clocky.prompt()
+    async def status(ctx: Context) -> str:
+        answer = await ctx.ask(Elicit(f"Status as of tick {next(ticks)}?", str, key="status"))
+        return answer.data if isinstance(answer, AcceptedElicitation) else "none"
+
+    @clocky.resource("rate://{pair}")
+    def rate(pair: str) -> InputRequiredResult:
+        return InputRequiredResult(
+            input_requests={"ok": Elicit(f"Buy {pair} at {next(ticks)}?", bool).request()}
+        )
+
+    with pytest.raises(
+        AssertionError, match=r"prompt 'status': the questions \['status'\] change .*message"
+    ):
+        await assert_questions_stable(clocky, "status", kind="prompt")
+    with pytest.raises(AssertionError, match=r"resource 'rate://eurusd'.*\['ok'\]"):
+        await assert_questions_stable(clocky, "rate://eurusd", kind="resource")
+
+
+async def test_stability_check_names_the_part_that_changed() -> None:
+    flips = itertools.cycle([str, int])
+    app = MCPServer("shape")
+
+    async def ask(ctx: Context) -> Elicit[Any]:
+        return Elicit("How many?", next(flips))
+
+    @app.tool()
+    async def count(n: Annotated[Any, Resolve(ask)]) -> str:
+        return "x"
+
+    with pytest.raises(AssertionError, match=r"\(schema differs\)"):
+        await assert_questions_stable(app, "count")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from mrtr.server._core import ServerConnection
     from mrtr.server._http import ASGIApp
     from mrtr.server._mcpserver._engine import Outcome
+    from mrtr.server._mcpserver._testing import Answers, Preview, ScriptedClient
     from mrtr.server._security import RequestStateSecurity
     from mrtr.transports import Transport
     from mrtr.types import (
@@ -458,14 +459,49 @@ class MCPServer:
 
     # --- the testing kit --------------------------------------------------------------
 
-    async def preview(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
-        """What round 1 of tool `name` asks, with no client and no sealing (`Preview`)."""
+    async def preview(self, name: str, arguments: dict[str, Any] | None = None) -> Preview:
+        """What round 1 of tool `name` asks, with no client and no sealing.
+
+        Raises:
+            KeyError: no tool `name`.
+            pydantic.ValidationError: the arguments do not fit its signature.
+        """
         from mrtr.server._mcpserver._testing import preview
 
-        return await preview(self, name, dict(arguments or {}))
+        return await preview(self, name, arguments, kind="tool")
 
-    def test_client(self, **kwargs: Any) -> Any:
-        """A scripted client for tests (`ScriptedClient`; see its arguments)."""
+    async def preview_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> Preview:
+        """What round 1 of prompt `name` asks (`preview`, for a prompt).
+
+        Raises:
+            KeyError: no prompt `name`.
+            pydantic.ValidationError: the arguments do not fit its signature.
+        """
+        from mrtr.server._mcpserver._testing import preview
+
+        return await preview(self, name, arguments, kind="prompt")
+
+    async def preview_resource(self, uri: str) -> Preview:
+        """What round 1 of reading `uri` asks: a static resource, or the template serving it.
+
+        Raises:
+            KeyError: no resource or template serves `uri`.
+            pydantic.ValidationError: its variables do not fit the function's signature.
+        """
+        from mrtr.server._mcpserver._testing import preview
+
+        return await preview(self, uri, kind="resource")
+
+    def test_client(
+        self,
+        *,
+        answers: Answers | Mapping[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        max_rounds: int = 10,
+    ) -> ScriptedClient:
+        """A scripted client for tests (`ScriptedClient`: tools, prompts and resources)."""
         from mrtr.server._mcpserver._testing import ScriptedClient
 
-        return ScriptedClient(self, **kwargs)
+        return ScriptedClient(
+            self, answers=answers, capabilities=capabilities, max_rounds=max_rounds
+        )

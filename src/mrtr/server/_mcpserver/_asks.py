@@ -29,7 +29,17 @@ from mrtr.server._mcpserver._outcomes import (
     DeclinedElicitation,
 )
 
-__all__ = ["Ask", "Elicit", "FormSchema", "ListRoots", "Resolve", "Sample", "digest", "form_of"]
+__all__ = [
+    "Ask",
+    "Elicit",
+    "ElicitUrl",
+    "FormSchema",
+    "ListRoots",
+    "Resolve",
+    "Sample",
+    "digest",
+    "form_of",
+]
 
 T = TypeVar("T")
 
@@ -230,6 +240,10 @@ class Ask:
         """The input request to send."""
         raise NotImplementedError
 
+    def backchannel_request(self, key: str) -> Any:
+        """The request a legacy client is sent mid-call (the same, but for URL mode)."""
+        return self.request()
+
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
         raise NotImplementedError
@@ -362,6 +376,80 @@ class InvalidAnswer(ToolError):
         return "The previous answer was not valid (" + ", ".join(self.fields) + "); try again."
 
 
+class ElicitUrl(Ask):
+    """Send the user to a URL out of band: ``return ElicitUrl("Sign in to Acme", url)``.
+
+    For what must not pass through the client (credentials, a payment, a third-party
+    OAuth consent). The outcome says whether the user agreed to go
+    (``AcceptedElicitation(None)``, or declined / cancelled), not what happened there:
+    check your own record of the flow after it, and ask again under another key (or
+    another URL) when it is not finished.
+
+    Args:
+        message: why the user should go there (pinned with the URL, as `Elicit`'s).
+        url: where to send them; the client shows it and never fetches it.
+        elicitation_id: the id a 2025-11-25 client receives (and a later
+            ``notifications/elicitation/complete`` names); default: the question's key.
+            A 2026-07-28 request carries none (the state correlates the answer).
+        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
+    """
+
+    __slots__ = ("elicitation_id", "message", "url")
+    kind = "elicit_url"
+    method = "elicitation/create"
+
+    def __init__(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.message = message
+        self.url = url
+        self.elicitation_id = elicitation_id
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"ElicitUrl({self.message!r}, {self.url!r})"
+
+    def capability(self) -> dict[str, Any]:
+        """The client capability this question needs."""
+        return {"elicitation": {"url": {}}}
+
+    def parts(self, note: str | None = None) -> dict[str, str]:
+        """The digests of what an answer is pinned to: the message and the URL."""
+        return {"message": digest(self.message), "url": digest(self.url)}
+
+    def request(self, note: str | None = None) -> Any:
+        """The input request to send (2026-07-28: no ``elicitationId``)."""
+        from mrtr.types import ElicitRequest, ElicitRequestURLParams
+
+        return ElicitRequest(params=ElicitRequestURLParams(message=self.message, url=self.url))
+
+    def backchannel_request(self, key: str) -> Any:
+        """The request a 2025-11-25 client is sent (with its ``elicitationId``)."""
+        from mrtr.types import ElicitRequest, ElicitRequestURLParams
+
+        params = ElicitRequestURLParams(
+            message=self.message, url=self.url, elicitation_id=self.elicitation_id or key
+        )
+        return ElicitRequest(params=params)
+
+    def read(self, key: str, response: Any) -> Any:
+        """The outcome of an answer (raises ToolError when it is not one)."""
+        from mrtr.types import ElicitResult
+
+        if not isinstance(response, ElicitResult):
+            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
+        if response.action == "decline":
+            return DeclinedElicitation()
+        if response.action == "cancel":
+            return CancelledElicitation()
+        return AcceptedElicitation(None)
+
+
 class Sample(Ask):
     """Ask the client's model: ``return Sample("Summarise ...", max_tokens=200)``.
 
@@ -474,7 +562,7 @@ class ListRoots(Ask):
         return response
 
 
-MARKERS: tuple[type, ...] = (Elicit, Sample, ListRoots)
+MARKERS: tuple[type, ...] = (Elicit, ElicitUrl, Sample, ListRoots)
 
 
 def marker_arms(annotation: Any) -> list[Any]:

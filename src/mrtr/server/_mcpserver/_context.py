@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mrtr.server._mcpserver._asks import Ask, Elicit
+from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
 if TYPE_CHECKING:
@@ -149,6 +149,68 @@ class Context:
         """`log` at ``error``."""
         await self.log("error", data, logger_name=logger_name)
 
+    async def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (`MCPServer`'s, from a handler)."""
+        await self._server().notify_tools_changed()
+
+    async def notify_prompts_changed(self) -> None:
+        """Tell listening clients that the prompt list changed."""
+        await self._server().notify_prompts_changed()
+
+    async def notify_resources_changed(self) -> None:
+        """Tell listening clients that the resource list changed."""
+        await self._server().notify_resources_changed()
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to `uri` that it changed."""
+        await self._server().notify_resource_updated(str(uri))
+
+    def _server(self) -> MCPServer:
+        if self._app is None:
+            raise RuntimeError("this Context belongs to no MCPServer")
+        return self._app
+
+    async def read_resource(self, uri: str) -> list[Any]:
+        """Read one of this server's resources from a handler: its contents.
+
+        The nested read starts at round one (this request's answers are addressed to this
+        handler, not to the resource), and it only returns content.
+
+        Raises:
+            ToolError: no resource serves `uri`, or reading it failed (a tool's error
+                result then, a prompt's or a resource's -32603).
+            RuntimeError: the resource asks (it returned or built an
+                ``InputRequiredResult``): read it from the client instead.
+        """
+        import dataclasses
+
+        from mrtr.server._mcpserver._routes import Routes
+        from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY, InputRequiredResult
+
+        request = self._request
+        if request is not None:
+            request = dataclasses.replace(request, input_responses=None, request_state=None)
+        from mrtr.errors import MCPError
+        from mrtr.server._mcpserver._errors import ToolError
+
+        app = self._server()
+        found = Routes(app).find_resource(uri)
+        if found is None:
+            raise ToolError(f"Unknown resource: {uri}")
+        entry, variables = found
+        try:
+            result = await entry.read(app, request, uri, variables)
+        except MCPError as exc:  # the nested read's failure is this handler's, not the wire's
+            if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+                raise
+            raise ToolError(exc.message) from None
+        if isinstance(result, InputRequiredResult):
+            raise RuntimeError(
+                f"the resource {uri!r} asks for input; ctx.read_resource() only returns "
+                "content: let the client read it"
+            )
+        return list(result.contents)
+
     async def close_sse_stream(self) -> None:
         """End this request's SSE stream now; the client resumes it (legacy HTTP, SEP-1699)."""
         if self._request is not None:
@@ -170,12 +232,15 @@ class Context:
     @overload
     async def ask(self, question: Elicit[T]) -> ElicitationResult[T]: ...
     @overload
+    async def ask(self, question: ElicitUrl) -> ElicitationResult[None]: ...
+    @overload
     async def ask(self, question: Ask) -> Any: ...
     async def ask(self, question: Ask) -> Any:
         """Ask one question in the body; returns its outcome once answered.
 
         An `Elicit` gives an `ElicitationResult` (branch on ``.action``; ``.data`` when
-        accepted); `Sample` the `CreateMessageResult`; `ListRoots` the `ListRootsResult`.
+        accepted); an `ElicitUrl` one whose ``.data`` is ``None``; `Sample` the
+        `CreateMessageResult`; `ListRoots` the `ListRootsResult`.
         The key is the question's ``key=`` (default ``ask1``, ``ask2``, ... in order).
         """
         (outcome,) = await self.ask_all(question)
@@ -203,3 +268,15 @@ class Context:
         question: Elicit[T] = Elicit(message, schema)
         result: ElicitationResult[T] = await self.ask(question)
         return result
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str
+    ) -> ElicitationResult[None]:
+        """Send the user to `url` out of band (``ctx.ask(ElicitUrl(...))``), on either era.
+
+        The official SDK's spelling, which only works on legacy sessions; here a
+        2026-07-28 request asks through ``InputRequiredResult`` (replay style, as `ask`;
+        the key is `elicitation_id`). The outcome says whether the user agreed to go.
+        """
+        question = ElicitUrl(message, url, elicitation_id=elicitation_id, key=elicitation_id)
+        return await self.ask(question)

@@ -82,7 +82,7 @@ class Round:
     async def settle(self, key: str, ask: Ask) -> tuple[bool, Any]:
         """``(True, outcome)`` when `ask` is answered now, else ``(False, None)`` (open)."""
         if self.backchannel is not None:
-            response = await self.backchannel(key, ask.request())
+            response = await self.backchannel(key, ask.backchannel_request(key))
             return True, ask.read(key, response)
         return self.settle_recorded(key, ask)
 
@@ -211,6 +211,7 @@ class Round:
                 kind = self.open_asks[key].kind
                 what = {
                     "elicit": "the form elicitation",
+                    "elicit_url": "the URL elicitation",
                     "sample": "the sampling"
                     + (" tools" if "tools" in missing.get("sampling", {}) else ""),
                     "roots": "the roots",

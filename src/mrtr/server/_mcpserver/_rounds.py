@@ -72,11 +72,15 @@ def backchannel_for(request: ServerRequestContext | None) -> Backchannel | None:
 
 async def _ask_now(request: ServerRequestContext, key: str, question: Any) -> Any:
     """Send one rendered question over the legacy back-channel; the client's answer."""
-    from mrtr.types import CreateMessageRequest, ElicitRequest
+    from mrtr.types import CreateMessageRequest, ElicitRequest, ElicitRequestURLParams
 
     if isinstance(question, ElicitRequest):
         params = question.params
-        return await request.elicit(params.message, params.requested_schema)  # type: ignore[union-attr]
+        if isinstance(params, ElicitRequestURLParams):
+            return await request.elicit_url(
+                params.message, params.url, params.elicitation_id or key
+            )
+        return await request.elicit(params.message, params.requested_schema)
     if isinstance(question, CreateMessageRequest):
         p = question.params
         return await request.create_message(

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._engine import Outcome
+    from mrtr.server._mcpserver._handler import HandlerSpec
 
 __all__ = [
     "ACCEPT",
@@ -23,6 +24,7 @@ __all__ = [
     "DECLINE",
     "Answers",
     "Preview",
+    "PreviewKind",
     "RoundRecord",
     "ScriptedClient",
     "Transcript",
@@ -41,22 +43,36 @@ _MODERN = "2026-07-28"
 _ALL_CAPS: dict[str, Any] = {"elicitation": {"form": {}}, "sampling": {"tools": {}}, "roots": {}}
 
 
+PreviewKind = Literal["tool", "prompt", "resource"]
+"""Which kind of handler a preview or a stability check renders."""
+
+
 @dataclass(frozen=True, slots=True)
 class Preview:
     """What round 1 of a call asks (no client, no sealing).
 
     Attributes:
-        questions: the input requests by key (empty when the call completes at once).
-        result: the result when nothing is asked (the body ran), else ``None``.
+        questions: the input requests by key (empty when the call completes at once),
+            whether the engine built them (resolvers, ``ctx.ask``) or the handler
+            returned its own ``InputRequiredResult`` (the manual form).
+        result: the body's return value when nothing is asked, else ``None``.
+        request_state: the plain-text state a manual handler set with its questions
+            (``None`` otherwise: the engine's own state is not shown).
     """
 
     questions: dict[str, Any]
     result: Any
+    request_state: str | None = None
 
     @property
     def keys(self) -> list[str]:
         """The keys asked, in order."""
         return list(self.questions)
+
+    @property
+    def asks(self) -> bool:
+        """Whether round 1 asks anything."""
+        return bool(self.questions)
 
     def messages(self) -> dict[str, str]:
         """The message of each elicitation asked, by key."""
@@ -67,18 +83,67 @@ class Preview:
                 found[key] = message
         return found
 
+    def to_wire(self) -> dict[str, Any]:
+        """The questions as the client would receive them, by key (JSON-ready)."""
+        return {key: request.to_wire() for key, request in self.questions.items()}
 
-async def preview(app: MCPServer, name: str, arguments: dict[str, Any]) -> Preview:
-    """Run round 1 of tool `name` in process and return what it asks."""
+
+def _spec_for(
+    app: MCPServer, kind: PreviewKind, name: str, arguments: dict[str, Any]
+) -> tuple[HandlerSpec, dict[str, Any]]:
+    """The handler `kind` `name` serves, and the arguments it is called with (raw)."""
+    if kind == "tool":
+        tool = app._tools.get(name)
+        if tool is None:
+            raise KeyError(f"no tool {name!r}")
+        return tool.spec, arguments
+    if kind == "prompt":
+        prompt = app._prompts.get(name)
+        if prompt is None:
+            raise KeyError(f"no prompt {name!r}")
+        return prompt.spec, arguments
+    if kind == "resource":
+        from mrtr.server._mcpserver._routes import Routes
+
+        found = Routes(app).find_resource(name)
+        if found is None:
+            raise KeyError(f"no resource or resource template serves {name!r}")
+        return found[0].spec, found[1]
+    raise ValueError(f"kind must be 'tool', 'prompt' or 'resource', not {kind!r}")
+
+
+async def preview(
+    app: MCPServer,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    kind: PreviewKind = "tool",
+) -> Preview:
+    """Run round 1 of a tool, prompt or resource in process and return what it asks.
+
+    Args:
+        app: the server.
+        name: the tool or prompt name, or the resource URI (a concrete one: a template's
+            variables are read from it).
+        arguments: the tool's or prompt's arguments (none for a resource).
+        kind: ``"tool"``, ``"prompt"`` or ``"resource"``.
+
+    Raises:
+        KeyError: nothing of that kind is registered under `name`.
+        ValueError: another `kind`.
+        pydantic.ValidationError: the arguments do not fit the signature.
+    """
     from mrtr.server._mcpserver import _engine
+    from mrtr.types import InputRequiredResult
 
-    entry = app._tools.get(name)
-    if entry is None:
-        raise KeyError(f"no tool {name!r}")
-    outcome = await _engine.run(entry.spec, app, None, entry.spec.validate(arguments))
-    if outcome.input_required and outcome.round is not None and outcome.result is None:
+    spec, raw = _spec_for(app, kind, name, dict(arguments or {}))
+    outcome = await _engine.run(spec, app, None, spec.validate(raw))
+    result = outcome.result
+    if isinstance(result, InputRequiredResult):  # the manual form: the handler's own
+        return Preview(dict(result.input_requests or {}), None, result.request_state)
+    if outcome.input_required and outcome.round is not None:
         return Preview(dict(outcome.round.open), None)
-    return Preview({}, outcome.result)
+    return Preview({}, result)
 
 
 Answer = Any
@@ -315,22 +380,45 @@ async def assert_questions_stable(
     name: str,
     arguments: dict[str, Any] | None = None,
     *,
+    kind: PreviewKind = "tool",
     between: Callable[[], Any] | None = None,
 ) -> None:
-    """Fail when tool `name` asks a different round-1 question twice in a row.
+    """Fail when a handler asks a different round-1 question twice in a row.
 
-    Renders round 1 twice (calling `between` in between, e.g. a fake clock's tick) and
-    compares the questions; a question built from the clock or a live rate fails here,
-    in CI, instead of making users answer twice.
+    Renders round 1 of the tool (or, with `kind`, the prompt or the resource URI) twice,
+    calling `between` in between (e.g. a fake clock's tick), and compares the questions:
+    a question built from the clock or a live rate fails here, in CI, instead of making
+    users answer twice.
+
+    Raises:
+        AssertionError: a question changed, naming its key and what changed.
+        KeyError: nothing of that kind is registered under `name`.
     """
-    first = await app.preview(name, arguments)
+    first = await preview(app, name, arguments, kind=kind)
     if between is not None:
         outcome = between()
         if hasattr(outcome, "__await__"):
             await outcome
-    second = await app.preview(name, arguments)
-    a = {k: v.to_wire() for k, v in first.questions.items()}
-    b = {k: v.to_wire() for k, v in second.questions.items()}
+    second = await preview(app, name, arguments, kind=kind)
+    a, b = first.to_wire(), second.to_wire()
     if a != b:
         changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-        raise AssertionError(f"tool {name!r}: the questions {changed} change between renders")
+        parts = sorted({part for k in changed for part in _changed_parts(a.get(k), b.get(k))})
+        raise AssertionError(
+            f"{kind} {name!r}: the questions {changed} change between renders "
+            f"({', '.join(parts)} differs); build them only from the arguments and "
+            "earlier answers"
+        )
+
+
+def _changed_parts(a: Any, b: Any) -> list[str]:
+    """Which parts of one question differ between two renders (asked / not asked too)."""
+    if a is None or b is None:
+        return ["whether it is asked"]
+    pa, pb = a.get("params") or {}, b.get("params") or {}
+    if a.get("method") != b.get("method"):
+        return ["kind"]
+    if a.get("method") == "elicitation/create":
+        names = [n for n in ("message", "requestedSchema") if pa.get(n) != pb.get(n)]
+        return [{"requestedSchema": "schema"}.get(n, n) for n in names] or ["question"]
+    return ["sampling parameters" if a.get("method") == "sampling/createMessage" else "request"]
