@@ -400,3 +400,150 @@ async def test_notifications_stream_as_sse_before_the_response() -> None:
     ]
     assert sorted(e["params"]["progress"] for e in events[:-1]) == [0, 1, 2]
     assert events[-1]["result"]["content"][0]["text"] == "done"
+
+
+# --- the POSTs answered in their own task (anything whose stream cannot be resumed) -----
+
+
+def sse_events(response: httpx.Response) -> list[dict[str, Any]]:
+    return [
+        json.loads(line[len("data: ") :])
+        for line in response.text.splitlines()
+        if line.startswith("data: ") and line != "data: "
+    ]
+
+
+class Asker:
+    """A server whose tools ask the client, close their stream, or stream progress."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[str] = []
+        self.server = Server("asker", on_call_tool=self.call)
+
+    async def call(self, ctx: Any, params: Any) -> Any:
+        from mrtr.errors import TransportError
+        from mrtr.types import CallToolResult, TextContent
+
+        if params.name == "ask":
+            try:
+                await ctx.elicit("Region?", {"type": "object"})
+            except TransportError as exc:
+                self.outcomes.append(str(exc))
+                text = "no stream to ask on"
+            else:  # pragma: no cover - the test fails below
+                text = "asked"
+        else:  # "close": progress, close the stream, more progress
+            await ctx.send_progress(1, 3)
+            await ctx.close_sse_stream()
+            await ctx.send_progress(2, 3)
+            text = "closed"
+        return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+async def open_session(client: httpx.AsyncClient, version: str) -> dict[str, str]:
+    init = request(
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+        modern=False,
+    )
+    response = await post(client, init)
+    assert response.json()["result"]["protocolVersion"] == version
+    h = {"mcp-session-id": response.headers["mcp-session-id"], "mcp-protocol-version": version}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await post(client, note, **h)).status_code == 202
+    return h
+
+
+# the first two run in the POST's task, the third in a task and queue of its own
+ERAS = [("2025-06-18", True), ("2025-11-25", False), ("2025-11-25", True)]
+
+
+@pytest.mark.parametrize(("version", "resumable"), ERAS)
+async def test_an_ask_on_a_post_without_sse_is_a_transport_error(
+    version: str, resumable: bool
+) -> None:
+    asker = Asker()
+    async with client_for(asker.server, resumable_streams=resumable) as client:
+        h = await open_session(client, version)
+        ask = request("tools/call", {"name": "ask"}, modern=False, id=2)
+        response = await post(client, ask, **h, accept="application/json")
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["result"]["content"][0]["text"] == "no stream to ask on"
+    assert asker.outcomes == [
+        "the client did not accept text/event-stream on this POST: a request to it has no "
+        "way to reach it"
+    ]
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18", "2025-11-25"])
+async def test_close_sse_stream_does_nothing_where_the_stream_cannot_be_resumed(
+    version: str,
+) -> None:
+    asker = Asker()
+    async with client_for(asker.server, resumable_streams=False) as client:
+        if version == "2026-07-28":
+            response = await post(
+                client, request("tools/call", {"name": "close"}, progressToken="p")
+            )
+        else:
+            h = await open_session(client, version)
+            close = request(
+                "tools/call", {"name": "close", "_meta": {"progressToken": "p"}}, modern=False, id=2
+            )
+            response = await post(client, close, **h)
+    assert response.headers["content-type"] == "text/event-stream"
+    assert "id: " not in response.text  # nothing stored, nothing to resume from
+    events = sse_events(response)
+    assert [e["params"]["progress"] for e in events[:-1]] == [1, 2]
+    assert events[-1]["result"]["content"][0]["text"] == "closed"
+
+
+async def test_a_client_that_stops_reading_its_stream_is_dropped_and_its_request_cancelled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from mrtr.server import ServerRequestContext
+    from mrtr.types import CallToolRequestParams, CallToolResult
+
+    cancelled = anyio.Event()
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        try:
+            await ctx.send_progress(1, 2)  # its write never completes
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("not reached")
+
+    app = Server("stalled", on_call_tool=call_tool).streamable_http_app(stream_stall_timeout=0.05)
+    message = request("tools/call", {"name": "wait"}, progressToken="p")
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in headers_for(message).items()]
+        + [(b"host", b"127.0.0.1")],
+        "server": ("127.0.0.1", 80),
+    }
+    bodies = [{"type": "http.request", "body": json.dumps(message).encode(), "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if bodies:
+            return bodies.pop(0)
+        await anyio.sleep_forever()  # the connection stays open: the client just does not read
+        raise AssertionError("not reached")
+
+    async def send(event: Any) -> None:
+        if event["type"] == "http.response.body":
+            await anyio.sleep_forever()  # the transport's buffers are full
+        sent.append(event)
+
+    with caplog.at_level("WARNING", logger="mrtr.server.http"), anyio.fail_after(30):
+        await app(scope, receive, send)  # type: ignore[arg-type]
+    assert cancelled.is_set()
+    assert [event["type"] for event in sent] == ["http.response.start"]
+    assert "dropping a client that has not read the SSE stream of tools/call" in caplog.text

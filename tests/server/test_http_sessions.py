@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from mrtr.server import Principal
+from mrtr.server._core import ServerConnection
 from mrtr.server._http import StreamableHTTPApp
 from mrtr.server._sessions import SessionStore
 
@@ -162,8 +163,15 @@ async def test_initialize_racing_the_cap_is_503_not_500() -> None:
     """Issue #21 item 9: the store filled while an initialize was being answered."""
     from ._servers import make_server
 
+    server = make_server()
+
+    def connect() -> ServerConnection:
+        # the exchange passed the cap check and is answering: another initialize wins
+        app._sessions.open(server.connection(), None)
+        return server.connection()
+
     app = StreamableHTTPApp(
-        make_server().connection,
+        connect,
         path="/mcp",
         token_verifier=None,
         max_message_size=1 << 20,
@@ -178,8 +186,6 @@ async def test_initialize_racing_the_cap_is_503_not_500() -> None:
         if not delivered:
             delivered = True
             return {"type": "http.request", "body": body, "more_body": False}
-        # the exchange passed the cap check and is answering: another initialize wins
-        app._sessions.open(make_server().connection(), None)
         await anyio.sleep_forever()
         raise AssertionError  # pragma: no cover
 

@@ -38,7 +38,8 @@ from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
 from mrtr.server._event_store_memory import MemoryEventStore
 from mrtr.server._http_streams import (
     CLOSE_STREAM,
-    cancel_on_disconnect,
+    PostStream,
+    cancelled_on_disconnect,
     detach_on_disconnect,
     owner_of,
     replay,
@@ -410,29 +411,65 @@ class StreamableHTTPApp:
         legacy = session is not None or (
             message.get("method") == "initialize" and not _has_envelope(message)
         )
-        send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject](64)
-        stream_sse = request.accepts_sse
         # a legacy session's SSE streams can be resumed (events stored, with ids) when
         # its version knows priming events (2025-11-25): the handler then outlives a
         # dropped connection, and a GET with Last-Event-ID picks the stream up again
-        resumable = (
+        if (
             session is not None
             and self._store is not None
             and (connection.protocol_version or "") >= _RESUMABLE_SINCE
-        )
+        ):
+            await self._answer_resumable(
+                request, receive, send, connection, message, principal, session
+            )
+            return
+        # anything else runs in this task (no task or queue of its own): its first
+        # notification or request begins an SSE response when the client accepts one,
+        # else the response goes out as JSON; a disconnect or a stalled client cancels it
+        async with cancelled_on_disconnect(receive) as scope:
+            stream = (
+                PostStream(send, scope, stall_timeout=self._stall, method=message.get("method"))
+                if request.accepts_sse
+                else None
+            )
+            response = await connection.handle(
+                message, emit=_json_only if stream is None else stream.emit, principal=principal
+            )
+            if response is None:
+                return
+            if stream is not None and stream.started:
+                await stream.finish(response)
+            else:
+                await self._send_json(send, connection, message, response, principal, legacy=legacy)
+
+    async def _answer_resumable(
+        self,
+        request: _Request,
+        receive: ASGIReceive,
+        send: ASGISend,
+        connection: ServerConnection,
+        message: JSONObject,
+        principal: Principal | None,
+        session: Session,
+    ) -> None:
+        """A legacy session's POST whose SSE stream is stored, and outlives its connection.
+
+        The handler runs in a task of its own and sends into a queue: a dropped
+        connection detaches the writer, not the handler, and ``close_sse_stream`` ends
+        the response while the handler goes on.
+        """
+        send_stream, receive_stream = anyio.create_memory_object_stream[JSONObject](64)
+        stream_sse = request.accepts_sse
         writer: list[SSEWriter] = []
 
         async def emit(note: JSONObject) -> None:
             if stream_sse:
                 await send_stream.send(note)
-            elif "id" in note:  # a request to the client needs a stream to travel on
-                raise TransportError(
-                    "the client did not accept text/event-stream on this POST: a request "
-                    "to it has no way to reach it"
-                )
+            else:
+                await _json_only(note)
 
         async def close_stream() -> None:
-            if stream_sse and resumable:
+            if stream_sse:
                 await send_stream.send(CLOSE_STREAM)
 
         async def run() -> None:
@@ -445,23 +482,18 @@ class StreamableHTTPApp:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            if resumable:
-                tg.start_soon(detach_on_disconnect, receive, writer)
-            else:
-                tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
+            tg.start_soon(detach_on_disconnect, receive, writer)
             async with receive_stream:
                 first = await receive_stream.receive()
                 if "method" not in first and first is not CLOSE_STREAM:
                     # the response came before any notification
-                    await self._send_json(
-                        send, connection, message, first, principal, legacy=legacy
-                    )
+                    await self._send_json(send, connection, message, first, principal, legacy=True)
                 else:
                     sse = SSEWriter(
                         send,
                         stall_timeout=self._stall,
-                        store=self._store if resumable else None,
-                        stream_id=new_stream_id("p") if resumable else None,
+                        store=self._store,
+                        stream_id=new_stream_id("p"),
                         retry_ms=self._retry_ms,
                         what=f"the SSE stream of {message.get('method')}",
                     )
@@ -631,6 +663,19 @@ def _busy(what: str, request_id: Any) -> _Reply:
 
 async def _drop(message: JSONObject) -> None:
     """The emit of a notification POST: there is nowhere to send anything."""
+
+
+async def _json_only(note: JSONObject) -> None:
+    """The emit of a POST answered as JSON: notifications are dropped, requests fail.
+
+    Raises:
+        TransportError: ``note`` is a request to the client, which has no way to reach it.
+    """
+    if "id" in note:
+        raise TransportError(
+            "the client did not accept text/event-stream on this POST: a request "
+            "to it has no way to reach it"
+        )
 
 
 def _has_envelope(message: JSONObject) -> bool:

@@ -5,12 +5,19 @@ them first when the stream is resumable); `replay` picks a stored POST stream up
 ``Last-Event-ID`` and follows it to its end, on any instance that shares the store;
 `serve_get_stream` is a legacy session's standalone stream of change notifications.
 A stream belongs to `owner_of` its session (and principal): another finds nothing.
+
+A POST whose stream cannot be resumed needs no task or queue of its own: it runs in the
+POST's task, inside `cancelled_on_disconnect`, and `PostStream` writes its events as
+they come (an anyio task group, a task and a memory stream per POST cost more than
+answering a small request).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSE_STREAM",
+    "PostStream",
     "cancel_on_disconnect",
+    "cancelled_on_disconnect",
     "detach_on_disconnect",
     "owner_of",
     "replay",
@@ -173,3 +182,97 @@ async def write_stream(
         except anyio.EndOfStream:
             message = None
     await sse.finish()
+
+
+@asynccontextmanager
+async def cancelled_on_disconnect(receive: ASGIReceive) -> AsyncIterator[anyio.CancelScope]:
+    """Run the body in a scope that a disconnect (read by a watcher task) cancels.
+
+    On asyncio the watcher is a bare loop task, cancelled when the body ends: an anyio
+    task group and its task cost several times what serving a small request does. It
+    starts once the body first lets the loop run: a request answered without waiting
+    (no cancellation could reach it anyway) needs none. Elsewhere it is a task of a task
+    group. The scope is yielded so that the body can cancel itself too.
+    """
+    loop = _asyncio_loop()
+    if loop is not None:
+        with anyio.CancelScope() as scope:
+            watchers: list[asyncio.Task[None]] = []
+
+            def watch() -> None:
+                watchers.append(loop.create_task(cancel_on_disconnect(receive, scope)))
+
+            start = loop.call_soon(watch)
+            try:
+                yield scope
+            finally:
+                start.cancel()
+                for watcher in watchers:
+                    watcher.cancel()
+        return
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
+        yield tg.cancel_scope
+        tg.cancel_scope.cancel()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop when this is one of its tasks (``None`` on trio)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop if asyncio.current_task(loop) is not None else None
+
+
+class PostStream:
+    """A POST's SSE response written from the request's own task, begun by its first event.
+
+    Until then nothing is sent: a request that emits nothing is answered as plain JSON
+    (`started` stays false). Every write goes through an `SSEWriter`, so a client that
+    stops reading is dropped after ``stall_timeout``; nothing of this stream is kept, so
+    the request is then cancelled (``scope``), as it is when the client goes away.
+    """
+
+    def __init__(
+        self, send: ASGISend, scope: anyio.CancelScope, *, stall_timeout: float, method: object
+    ) -> None:
+        self._send = send
+        self._scope = scope
+        self._stall = stall_timeout
+        self._method = method
+        self._sse: SSEWriter | None = None
+        self._ready: anyio.Event | None = None  # set once the response head is out
+
+    @property
+    def started(self) -> bool:
+        """Whether the SSE response has begun (a message was emitted)."""
+        return self._sse is not None
+
+    async def emit(self, message: JSONObject) -> None:
+        """Write one notification or request as an event, beginning the response first."""
+        sse = await self._writer()
+        await sse.event(message)
+        if not sse.attached:
+            self._scope.cancel()  # nobody reads it and nothing is kept
+
+    async def finish(self, response: JSONObject) -> None:
+        """Write the response as the last event and end the stream."""
+        sse = await self._writer()
+        await sse.event(response)
+        await sse.finish()
+
+    async def _writer(self) -> SSEWriter:
+        sse = self._sse
+        if sse is None:  # the first event: the head goes first (the handler's tasks may race)
+            ready = self._ready = anyio.Event()
+            self._sse = sse = SSEWriter(
+                self._send, stall_timeout=self._stall, what=f"the SSE stream of {self._method}"
+            )
+            try:
+                await sse.start()
+            finally:
+                ready.set()
+        elif self._ready is not None and not self._ready.is_set():
+            await self._ready.wait()
+        return sse
