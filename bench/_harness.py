@@ -41,6 +41,21 @@ class ChildRun:
     stdout: str
 
 
+def write_bytecode(*trees: str | Path) -> None:
+    """Write the bytecode caches of the trees under test before anything is measured.
+
+    The official SDK is installed with its caches written, as an installed mrtr would be.
+    Under ``PYTHONDONTWRITEBYTECODE`` (set in some shells) a checkout's modules would
+    otherwise be compiled from source in every fresh process: a cost of the checkout,
+    charged to mrtr alone. `compileall` writes the caches whatever that variable says.
+    """
+    import compileall
+
+    for tree in (REPO / "src", REPO / "bench", *trees):
+        if Path(tree).is_dir():
+            compileall.compile_dir(str(tree), quiet=1)
+
+
 def run_child(argv: Sequence[str], *, timeout: float = 600.0) -> ChildRun:
     """Run `argv` to completion and keep its stdout (the worker reports its own metrics)."""
     start = time.perf_counter()
