@@ -88,6 +88,7 @@ def test_client_import_leaves_the_call_machinery_for_open() -> None:
         "mrtr.client._calls",
         "mrtr.client._tracing",
         "mrtr.flow._paused",
+        "mrtr.session._connection",
     }
     assert later.isdisjoint(loaded)
 
