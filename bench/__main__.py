@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
 
-from bench._harness import summary
+from bench._harness import summary, write_bytecode
 from bench.floors import SCENARIOS as FLOOR_SCENARIOS
 from bench.scenarios import SCENARIOS as MAIN_SCENARIOS
 from bench.scenarios import Options
@@ -58,8 +59,6 @@ def _tree() -> str:
 
 def _load() -> str:
     """The 1, 5 and 15 minute load averages (the machine is shared)."""
-    import os
-
     try:
         return ", ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
@@ -67,8 +66,6 @@ def _load() -> str:
 
 
 def _cpu_count() -> int:
-    import os
-
     return os.cpu_count() or 0
 
 
@@ -86,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     opts = Options(quick=args.quick)
     chosen = args.scenario or list(SCENARIOS)
+    write_bytecode(*filter(None, [os.environ.get("BENCH_BEFORE_SRC")]))
     parts = [_header(argv)]
     print(parts[0], flush=True)
     for name in chosen:

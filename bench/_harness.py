@@ -41,12 +41,34 @@ class ChildRun:
     stdout: str
 
 
-def run_child(argv: Sequence[str], *, timeout: float = 600.0) -> ChildRun:
-    """Run `argv` to completion and keep its stdout (the worker reports its own metrics)."""
+def write_bytecode(*trees: str | Path) -> None:
+    """Write the bytecode caches of the trees under test before anything is measured.
+
+    The official SDK is installed with its caches written, as an installed mrtr would be.
+    Under ``PYTHONDONTWRITEBYTECODE`` (set in some shells) a checkout's modules would
+    otherwise be compiled from source in every fresh process: a cost of the checkout,
+    charged to mrtr alone. `compileall` writes the caches whatever that variable says.
+    """
+    import compileall
+
+    for tree in (REPO / "src", REPO / "bench", *trees):
+        if Path(tree).is_dir():
+            compileall.compile_dir(str(tree), quiet=1)
+
+
+def run_child(
+    argv: Sequence[str], *, timeout: float = 600.0, env: Mapping[str, str] | None = None
+) -> ChildRun:
+    """Run `argv` to completion and keep its stdout (the worker reports its own metrics).
+
+    `env` is added to this process's environment (for example another tree's
+    ``PYTHONPATH``).
+    """
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(argv),
         cwd=REPO,
+        env=None if env is None else {**os.environ, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -82,14 +104,18 @@ def run_child_rusage(argv: Sequence[str], *, env: Mapping[str, str] | None = Non
     )
 
 
-def run_worker(spec: dict[str, Any], *, timeout: float = 900.0) -> dict[str, Any]:
+def run_worker(
+    spec: dict[str, Any], *, timeout: float = 900.0, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Run one `bench._worker` job in a fresh interpreter and return its result dict."""
-    return run_worker_module("bench._worker", json.dumps(spec), timeout=timeout)
+    return run_worker_module("bench._worker", json.dumps(spec), timeout=timeout, env=env)
 
 
-def run_worker_module(module: str, *args: str, timeout: float = 900.0) -> dict[str, Any]:
+def run_worker_module(
+    module: str, *args: str, timeout: float = 900.0, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Run `python -m module *args` in a fresh interpreter; its `BENCH_RESULT` line, parsed."""
-    child = run_child([sys.executable, "-m", module, *args], timeout=timeout)
+    child = run_child([sys.executable, "-m", module, *args], timeout=timeout, env=env)
     for line in reversed(child.stdout.splitlines()):
         if line.startswith(_RESULT_PREFIX):
             result: dict[str, Any] = json.loads(line[len(_RESULT_PREFIX) :])

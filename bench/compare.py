@@ -25,7 +25,7 @@ import sys
 import time
 from typing import Any
 
-from bench._harness import REPO, WorkerFailed, http_server, run_child_rusage
+from bench._harness import REPO, WorkerFailed, http_server, run_child_rusage, write_bytecode
 from bench.scenarios import IMPORTS
 
 _PREFIX = "BENCH_RESULT "
@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--total", type=int, default=10000, help="leak: calls in all")
     args = parser.parse_args()
+    write_bytecode(args.before_src)
     spec = {"job": args.job, "n": args.n, "calls": args.calls, "count": args.count}
     if args.job == "cold":
         spec.update(n=0)

@@ -327,17 +327,20 @@ def _server_alone(server: str) -> dict[str, Any]:
     }
 
 
-def _cold_once(lib: str, server: str = "official") -> dict[str, Any]:
+def _cold_once(
+    lib: str, server: str = "official", env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """From starting `python` to the first tool result over stdio, in a fresh process.
 
     `lib` "raw" is no library at all: a fresh interpreter running `bench._raw_client`.
+    `env` is added to the worker's environment (another tree's ``PYTHONPATH``).
     """
     start = time.time()
     if lib == "raw":
         result = run_worker_module("bench._raw_client", server if server != "own" else "official")
     else:
         spec = {"job": "cold", "lib": lib, "target": "stdio", "n": 0, "server": server}
-        result = run_worker(spec)
+        result = run_worker(spec, env=env)
     spawned = result.get("spawned_at")
     return {
         "first_result": result["first_result_at"] - start,

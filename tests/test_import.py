@@ -50,6 +50,13 @@ def test_model_names_still_resolve_lazily() -> None:
     assert result["pydantic"] is True
 
 
+def test_an_elicitation_answer_imports_only_its_own_models() -> None:
+    # a client's callback imports `ElicitResult` with the client, before the server is
+    # spawned: the content blocks, tools and sampling models are left for later
+    result = _probe("from mrtr.types import ElicitResult")
+    assert result == {"models": ["mrtr.types._base", "mrtr.types._elicit"], "pydantic": True}
+
+
 def test_star_import_and_dir_list_every_public_name() -> None:
     import mrtr.types
 
@@ -81,6 +88,7 @@ def test_client_import_leaves_the_call_machinery_for_open() -> None:
         "mrtr.client._calls",
         "mrtr.client._tracing",
         "mrtr.flow._paused",
+        "mrtr.session._connection",
     }
     assert later.isdisjoint(loaded)
 

@@ -40,7 +40,7 @@ from mrtr.client._negotiate import DEFAULT_PROBE_TIMEOUT, connect
 from mrtr.client._settings import check_positive, check_settings
 from mrtr.errors import ClientStateError
 from mrtr.flow._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, DEFAULT_PAUSE_TTL, MAX_PAGES
-from mrtr.session._connection import SessionState
+from mrtr.session._state import SessionState
 from mrtr.session._context import (
     ChangeCallback,
     ClientRequestContext,

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from mrtr.session._connection import SessionState as SessionState
+    from mrtr.session._state import SessionState as SessionState
     from mrtr.session._context import ClientRequestContext as ClientRequestContext
     from mrtr.session._session import ClientSession as ClientSession
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "mrtr.session._connection": ("SessionState",),
+    "mrtr.session._state": ("SessionState",),
     "mrtr.session._context": ("ClientRequestContext",),
     "mrtr.session._session": ("ClientSession",),
 }

@@ -14,7 +14,6 @@ with (its own copy of) the transport's error, and later requests raise copies of
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
@@ -39,6 +38,7 @@ from mrtr.errors import (
     TransportError,
 )
 from mrtr.session._context import ProgressCallback
+from mrtr.session._state import SessionState
 from mrtr.transports import JSONObject, RequestFailed, RequestId, SupportsResponseSink, Transport
 from mrtr.types._constants import METHOD_NOT_FOUND
 
@@ -57,14 +57,6 @@ _logger = logging.getLogger("mrtr.session")
 
 _CANCEL_SEND_TIMEOUT = 2.0
 """How long a cancelled caller may spend telling the server it gave up (shielded)."""
-
-
-class SessionState(enum.Enum):
-    """Where a connection, session or client is in its life."""
-
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
 
 
 @dataclass(frozen=True, slots=True)

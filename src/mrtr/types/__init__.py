@@ -101,16 +101,18 @@ if TYPE_CHECKING:
         SubscribeRequestParams as SubscribeRequestParams,
         UnsubscribeRequestParams as UnsubscribeRequestParams,
     )
-    from mrtr.types._input import (
-        CreateMessageRequest as CreateMessageRequest,
-        CreateMessageRequestParams as CreateMessageRequestParams,
-        CreateMessageResult as CreateMessageResult,
-        CreateMessageResultWithTools as CreateMessageResultWithTools,
+    from mrtr.types._elicit import (
         ElicitRequest as ElicitRequest,
         ElicitRequestFormParams as ElicitRequestFormParams,
         ElicitRequestParams as ElicitRequestParams,
         ElicitRequestURLParams as ElicitRequestURLParams,
         ElicitResult as ElicitResult,
+    )
+    from mrtr.types._input import (
+        CreateMessageRequest as CreateMessageRequest,
+        CreateMessageRequestParams as CreateMessageRequestParams,
+        CreateMessageResult as CreateMessageResult,
+        CreateMessageResultWithTools as CreateMessageResultWithTools,
         InputRequest as InputRequest,
         InputRequests as InputRequests,
         InputRequiredResult as InputRequiredResult,
@@ -270,16 +272,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SubscribeRequestParams",
         "UnsubscribeRequestParams",
     ),
-    "mrtr.types._input": (
-        "CreateMessageRequest",
-        "CreateMessageRequestParams",
-        "CreateMessageResult",
-        "CreateMessageResultWithTools",
+    "mrtr.types._elicit": (
         "ElicitRequest",
         "ElicitRequestFormParams",
         "ElicitRequestParams",
         "ElicitRequestURLParams",
         "ElicitResult",
+    ),
+    "mrtr.types._input": (
+        "CreateMessageRequest",
+        "CreateMessageRequestParams",
+        "CreateMessageResult",
+        "CreateMessageResultWithTools",
         "InputRequest",
         "InputRequests",
         "InputRequiredResult",
