@@ -12,7 +12,7 @@ instead of asking the user until the client's round cap. What is still open beco
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mrtr.errors import InvalidInputResponseError, MCPError
@@ -194,11 +194,16 @@ class Round:
 
     # --- the end of the round ---------------------------------------------------------
 
-    def reorder(self, keys: list[str]) -> None:
+    def reorder(self, keys: Sequence[str]) -> None:
         """Put the open questions in `keys`' order (concurrent resolvers finish in any)."""
-        rank = {key: i for i, key in enumerate(keys)}
-        order = sorted(self.open, key=lambda k: rank.get(k, len(rank)))
-        self.open = {key: self.open[key] for key in order}
+        open_ = self.open
+        if len(open_) < 2:
+            return
+        order = [key for key in keys if key in open_]
+        if len(order) < len(open_):  # keys the order does not name go last
+            order += [key for key in open_ if key not in order]
+        if order != list(open_):
+            self.open = {key: open_[key] for key in order}
 
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
