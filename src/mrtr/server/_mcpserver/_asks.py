@@ -22,6 +22,7 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
+import mrtr.types as wire
 from mrtr.server._mcpserver._errors import InvalidSignature, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
@@ -321,18 +322,14 @@ class Elicit(Ask, Generic[T]):
 
     def request(self, note: str | None = None) -> Any:
         """The input request to send."""
-        from mrtr.types import ElicitRequest, ElicitRequestFormParams
-
-        params = ElicitRequestFormParams(
+        params = wire.ElicitRequestFormParams(
             message=self._message(note), requested_schema=self.form.schema
         )
-        return ElicitRequest(params=params)
+        return wire.ElicitRequest(params=params)
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        from mrtr.types import ElicitResult
-
-        if not isinstance(response, ElicitResult):
+        if not isinstance(response, wire.ElicitResult):
             raise ToolError(f"Resolver {key!r} received a non-elicitation response")
         if response.action == "decline":
             return DeclinedElicitation()

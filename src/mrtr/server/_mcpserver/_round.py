@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import mrtr.types as wire
 from mrtr.errors import InvalidInputResponseError, MCPError
 from mrtr.server._mcpserver._asks import Ask, Elicit, InvalidAnswer
 from mrtr.server._mcpserver._errors import CallFailed
@@ -31,7 +32,7 @@ Backchannel = Callable[[str, Any], Awaitable[Any]]
 
 
 def _pin(parts: dict[str, str]) -> str:
-    return ";".join(f"{name}={value}" for name, value in parts.items())
+    return ";".join([f"{name}={value}" for name, value in parts.items()])
 
 
 def _changed_parts(old: str, new: dict[str, str]) -> list[str]:
@@ -154,11 +155,9 @@ class Round:
         state.reasks.pop(key, None)
         return (outcome,)
 
-    def _restore(self, key: str, ask: Ask, wire: Any) -> tuple[Any] | None:
-        from mrtr.types import validate_input_response
-
+    def _restore(self, key: str, ask: Ask, recorded: Any) -> tuple[Any] | None:
         try:
-            response = validate_input_response(ask.method, wire, key=key)
+            response = wire.validate_input_response(ask.method, recorded, key=key)
             return (ask.read(key, response),)
         except (InvalidInputResponseError, InvalidAnswer):
             _logger.warning("%s: a recorded answer to %r no longer validates", self.label, key)
@@ -208,8 +207,9 @@ class Round:
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
         from mrtr.server._core import _required_capabilities
-        from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY
 
+        if not _required_capabilities(self.open, client_capabilities):
+            return  # the usual case: one look at all of them
         for key, request in self.open.items():
             missing = _required_capabilities({key: request}, client_capabilities)
             if missing:
@@ -221,7 +221,7 @@ class Round:
                     "roots": "the roots",
                 }[kind]
                 raise MCPError(
-                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    wire.MISSING_REQUIRED_CLIENT_CAPABILITY,
                     f"Client did not declare {what} capability required by resolver {key!r}",
                     {"requiredCapabilities": missing},
                 )
@@ -236,10 +236,8 @@ class Round:
 
     def input_required(self, client_capabilities: Any, limit: int) -> Any:
         """The `InputRequiredResult` asking every open question of this round."""
-        from mrtr.types import InputRequiredResult
-
         self.check_capabilities(client_capabilities)
         self.asked_keys = list(self.open)
-        return InputRequiredResult(
+        return wire.InputRequiredResult(
             input_requests=dict(self.open), request_state=self.state_text(limit)
         )
