@@ -40,14 +40,28 @@ WRAPPED_FIELD = "value"
 """The one field of the form a scalar question (``Elicit(msg, bool)``) renders to."""
 
 
+_CACHED = 512  # rendered questions and message digests kept (bounded; cleared when full)
+_CACHED_TEXT = 1024  # ... of messages up to this many characters only
+_DIGESTS: dict[str, str] = {}
+_REQUESTS: dict[tuple[str, str], Any] = {}
+
+
 def digest(value: Any) -> str:
     """A short, stable fingerprint of a JSON value (what an answer is pinned to)."""
     if isinstance(value, str):
+        known = _DIGESTS.get(value)
+        if known is not None:  # the same question on its next leg
+            return known
         text = "s" + value  # a string needs no canonical JSON (and is most of the work)
     else:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raw = hashlib.sha256(text.encode()).digest()[:16]
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    found = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    if isinstance(value, str) and len(value) <= _CACHED_TEXT:
+        if len(_DIGESTS) >= _CACHED:
+            _DIGESTS.clear()
+        _DIGESTS[value] = found
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,10 +336,18 @@ class Elicit(Ask, Generic[T]):
 
     def request(self, note: str | None = None) -> Any:
         """The input request to send."""
-        params = wire.ElicitRequestFormParams(
-            message=self._message(note), requested_schema=self.form.schema
-        )
-        return wire.ElicitRequest(params=params)
+        message = self._message(note)
+        key = (message, self.form.digest)
+        known = _REQUESTS.get(key)
+        if known is not None:  # a frozen model: the same question may share it
+            return known
+        params = wire.ElicitRequestFormParams(message=message, requested_schema=self.form.schema)
+        request = wire.ElicitRequest(params=params)
+        if len(message) <= _CACHED_TEXT:
+            if len(_REQUESTS) >= _CACHED:
+                _REQUESTS.clear()
+            _REQUESTS[key] = request
+        return request
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
