@@ -172,3 +172,19 @@ async def test_an_error_in_a_quick_sibling_stops_a_waiting_one(anyio_backend: st
         result = await wire.result("both")
     assert text_of(result) == "Error executing tool both: lookup failed again"
     assert waiting == {"started": 2, "cancelled": 2}  # the waiting one never started
+
+
+def test_the_rendered_question_cache_is_bounded() -> None:
+    from mrtr.server._mcpserver import _asks
+
+    for i in range(3 * _asks._CACHED):
+        ask = Elicit(f"Region for {i}?", Region)
+        ask.request()
+        ask.parts()
+    Elicit("x" * (_asks._CACHED_TEXT + 1), Region).request()
+    assert 0 < len(_asks._REQUESTS) <= _asks._CACHED
+    assert 0 < len(_asks._DIGESTS) <= _asks._CACHED
+    assert all(len(message) <= _asks._CACHED_TEXT for message, _ in _asks._REQUESTS)
+    first = Elicit("Region for web?", Region).request()
+    assert Elicit("Region for web?", Region).request() is first  # shared: frozen
+    assert first.params.message == "Region for web?"
