@@ -10,12 +10,17 @@ are alternated batch by batch in one run, and the medians are reported per leg.
 
     python -m bench.mcpserver                 # 7 rounds of 400 calls per tool and server
     python -m bench.mcpserver --reps 3 --calls 100
+    python -m bench.mcpserver --before /tmp/before/src   # + mrtr MCPServer from that tree
+
+With ``--before SRC`` a fourth server, mrtr's `MCPServer` imported from another tree's
+``src`` (``git archive main src | tar -x -C /tmp/before``), joins the same alternation.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +33,7 @@ LABELS = {
     "mrtr": "mrtr MCPServer",
     "official": "official MCPServer",
     "lowlevel": "mrtr low-level Server",
+    "before": "mrtr MCPServer (before)",
 }
 _META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -40,11 +46,13 @@ _ANSWERS = {"region": "eu-west-1", "ok": True, "who": "the board"}
 class Peer:
     """One server process and a line-at-a-time JSON-RPC conversation with it."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, src: str | None = None) -> None:
         self.kind = kind
+        env = None if src is None else {**os.environ, "PYTHONPATH": src}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.servers.mcpserver_servers", kind],
             cwd=REPO,
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -108,9 +116,13 @@ class Peer:
 TOOLS = {"provision": {"name": "orders"}, "guarded": {}}
 
 
-def run(reps: int, calls: int) -> dict[str, dict[str, list[float]]]:
+def run(reps: int, calls: int, before: str | None = None) -> dict[str, dict[str, list[float]]]:
+    kinds = (*KINDS, "before") if before else KINDS
     peers = {kind: Peer(kind) for kind in KINDS}
-    per_leg: dict[str, dict[str, list[float]]] = {t: {k: [] for k in KINDS} for t in TOOLS}
+    if before:  # the same high-level server, from the other tree
+        peers["before"] = Peer("mrtr", before)
+        peers["before"].kind = "before"
+    per_leg: dict[str, dict[str, list[float]]] = {t: {k: [] for k in kinds} for t in TOOLS}
     try:
         for peer in peers.values():  # warm-up: imports, validators, caches
             for tool, arguments in TOOLS.items():
@@ -118,7 +130,7 @@ def run(reps: int, calls: int) -> dict[str, dict[str, list[float]]]:
                     peer.call(tool, arguments)
         for _ in range(reps):
             for tool, arguments in TOOLS.items():
-                for kind in KINDS:  # alternated: each batch of one server after the other's
+                for kind in kinds:  # alternated: each batch of one server after the other's
                     peer = peers[kind]
                     before = peer.cpu_ns()
                     for _ in range(calls):
@@ -138,7 +150,7 @@ def table(per_leg: dict[str, dict[str, list[float]]]) -> str:
     ]
     for tool, by_kind in per_leg.items():
         medians = {kind: statistics.median(values) for kind, values in by_kind.items()}
-        for kind in KINDS:
+        for kind in by_kind:
             lines.append(
                 f"| {tool} | {LABELS[kind]} | {medians[kind]:.1f} | "
                 f"{medians[kind] / medians['official']:.2f}x | "
@@ -151,8 +163,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--calls", type=int, default=400)
+    parser.add_argument("--before", help="another tree's src: its MCPServer joins the run")
     args = parser.parse_args(argv)
-    print(table(run(args.reps, args.calls)))
+    print(table(run(args.reps, args.calls, args.before)))
 
 
 if __name__ == "__main__":

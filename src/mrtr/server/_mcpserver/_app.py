@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
@@ -389,12 +389,12 @@ class MCPServer:
 
     # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
 
-    async def _run(
+    def _run(
         self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
-    ) -> Outcome:
+    ) -> Awaitable[Outcome]:
         from mrtr.server._mcpserver._rounds import run
 
-        return await run(self, spec, request, arguments)
+        return run(self, spec, request, arguments)  # awaited by the caller: no hop here
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome

@@ -22,6 +22,7 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
+import mrtr.types as wire
 from mrtr.server._mcpserver._errors import InvalidSignature, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
@@ -49,14 +50,28 @@ WRAPPED_FIELD = "value"
 """The one field of the form a scalar question (``Elicit(msg, bool)``) renders to."""
 
 
+_CACHED = 512  # rendered questions and message digests kept (bounded; cleared when full)
+_CACHED_TEXT = 1024  # ... of messages up to this many characters only
+_DIGESTS: dict[str, str] = {}
+_REQUESTS: dict[tuple[str, str], Any] = {}
+
+
 def digest(value: Any) -> str:
     """A short, stable fingerprint of a JSON value (what an answer is pinned to)."""
     if isinstance(value, str):
+        known = _DIGESTS.get(value)
+        if known is not None:  # the same question on its next leg
+            return known
         text = "s" + value  # a string needs no canonical JSON (and is most of the work)
     else:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raw = hashlib.sha256(text.encode()).digest()[:16]
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    found = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    if isinstance(value, str) and len(value) <= _CACHED_TEXT:
+        if len(_DIGESTS) >= _CACHED:
+            _DIGESTS.clear()
+        _DIGESTS[value] = found
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,18 +350,22 @@ class Elicit(Ask, Generic[T]):
 
     def request(self, note: str | None = None) -> Any:
         """The input request to send."""
-        from mrtr.types import ElicitRequest, ElicitRequestFormParams
-
-        params = ElicitRequestFormParams(
-            message=self._message(note), requested_schema=self.form.schema
-        )
-        return ElicitRequest(params=params)
+        message = self._message(note)
+        key = (message, self.form.digest)
+        known = _REQUESTS.get(key)
+        if known is not None:  # a frozen model: the same question may share it
+            return known
+        params = wire.ElicitRequestFormParams(message=message, requested_schema=self.form.schema)
+        request = wire.ElicitRequest(params=params)
+        if len(message) <= _CACHED_TEXT:
+            if len(_REQUESTS) >= _CACHED:
+                _REQUESTS.clear()
+            _REQUESTS[key] = request
+        return request
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        from mrtr.types import ElicitResult
-
-        if not isinstance(response, ElicitResult):
+        if not isinstance(response, wire.ElicitResult):
             raise ToolError(f"Resolver {key!r} received a non-elicitation response")
         if response.action == "decline":
             return DeclinedElicitation()

@@ -62,9 +62,12 @@ class OutputSpec:
     schema: dict[str, Any]
     adapter: TypeAdapter[Any]
     wrap: bool
+    plain: type | None = None  # a wrapped str, int or bool: such a value is its own dump
 
     def structured(self, value: Any) -> dict[str, Any]:
         """The ``structuredContent`` of `value` (raises when it is not of the type)."""
+        if self.wrap and type(value) is self.plain:  # a str for a str: nothing to check
+            return {"result": value}
         payload = {"result": value} if self.wrap else value
         dumped: dict[str, Any] = self.adapter.dump_python(
             self.adapter.validate_python(payload), mode="json"
@@ -130,4 +133,6 @@ def output_spec(name: str, annotation: Any, structured_output: bool | None) -> O
         return OutputSpec(adapter.json_schema(mode="serialization"), adapter, wrap=False)
     model = create_model(f"{name}Output", result=(annotation, ...))
     adapter = TypeAdapter(model)
-    return OutputSpec(model.model_json_schema(mode="serialization"), adapter, wrap=True)
+    plain = annotation if annotation in (str, int, bool) else None
+    schema = model.model_json_schema(mode="serialization")
+    return OutputSpec(schema, adapter, wrap=True, plain=plain)

@@ -1,7 +1,9 @@
 """Running one decorated function for one request: resolvers first, then the body once.
 
-The resolvers of a layer run concurrently (a task group; the first error cancels its
-siblings and is raised as itself, never as an ExceptionGroup). A resolver whose
+The resolvers of a layer run concurrently when two or more of them wait (a task group;
+the first error cancels its siblings and is raised as itself, never as an
+ExceptionGroup); those that return without waiting, the usual case, run one after the
+other in the request's task and cost no task group (see `_Resolution.run_layer`). A resolver whose
 dependency is still open does not run this round. The body runs only when every
 resolved parameter has its value; an unanswered ``ctx.ask`` ends the round the same way.
 """
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+import mrtr.types as wire
 from mrtr.server._mcpserver._asks import Ask
 from mrtr.server._mcpserver._context import AskPending, Context
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
@@ -68,17 +71,13 @@ def _value_for(name: str, outcome: Any, wants_outcome: bool) -> Any:
     return outcome
 
 
-async def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
-    if is_async:
-        return await fn(**kwargs)
-    result = fn(**kwargs)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+_DONE, _WAITS, _AWAIT = 0, 1, 2  # how `_Resolution._begin` left a resolver
 
 
 class _Resolution:
     """The resolver values of one round."""
+
+    __slots__ = ("app", "arguments", "ctx", "failure", "group", "learn", "round", "values")
 
     def __init__(
         self,
@@ -92,98 +91,168 @@ class _Resolution:
         self.round = round
         self.arguments = arguments
         self.values: dict[int, Any] = {}
-        self.blocked: set[int] = set()
+        self.learn = not app.dependency_overrides  # a fake says nothing of the resolver
+        self.group: Any = None
+        self.failure: list[BaseException] = []
 
     def _fn(self, node: Node) -> Any:
-        overrides = self.app.dependency_overrides
-        if overrides:
-            from mrtr.server._mcpserver._graph import identity
+        from mrtr.server._mcpserver._graph import identity
 
-            for original, fake in overrides.items():
-                if identity(original) == identity(node.fn):
-                    return fake
+        for original, fake in self.app.dependency_overrides.items():
+            if identity(original) == identity(node.fn):
+                return fake
         return node.fn
 
-    def _start(self, node: Node) -> tuple[Any, bool, dict[str, Any]]:
-        """The function to call for `node`, whether it is async, and its arguments."""
+    def runnable(self, layer: tuple[Node, ...]) -> list[Node]:
+        """The nodes of `layer` whose dependencies all have their values."""
+        values = self.values
+        return [node for node in layer if all(id(dep) in values for dep in node.deps.values())]
+
+    def _kwargs(self, node: Node) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         for param in node.params:
-            if param.kind == "context":
+            kind = param.kind
+            if kind == "context":
                 kwargs[param.name] = self.ctx
-            elif param.kind == "resolved":
+            elif kind == "resolved":
                 dep = node.deps[param.name]
                 kwargs[param.name] = _value_for(
                     param.name, self.values[id(dep)], param.wants_outcome
                 )
             elif param.name in self.arguments:
                 kwargs[param.name] = self.arguments[param.name]
-        fn = self._fn(node)
+        return kwargs
+
+    def _begin(self, node: Node) -> tuple[int, Any, Any]:
+        """Call `node`'s resolver and step it once: ``(DONE, result, None)`` if it returned.
+
+        Else ``(WAITS, coroutine, trap)`` (go on with `_resume`; the trap may be ``None``,
+        a bare yield) or ``(AWAIT, awaitable, None)`` (a plain function returned
+        something to await). Whether its first step returned is remembered on the node
+        (unless an override stands in for the resolver).
+        """
+        kwargs = self._kwargs(node)
         runs = self.round.resolver_runs
         runs[node.key] = runs.get(node.key, 0) + 1
-        is_async = node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn)
-        return fn, is_async, kwargs
+        if self.learn:
+            fn, is_async = node.fn, node.is_async
+        else:
+            fn = self._fn(node)
+            is_async = node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn)
+        if not is_async:
+            result = fn(**kwargs)
+            if inspect.isawaitable(result):
+                return _AWAIT, result, None
+            return _DONE, result, None
+        coro = fn(**kwargs)
+        try:
+            trap = coro.send(None)
+        except StopIteration as done:
+            if self.learn and node.waits is None:
+                node.waits = False
+            return _DONE, done.value, None
+        if self.learn:
+            node.waits = True
+        return _WAITS, coro, trap
 
-    async def _finish(self, node: Node, result: Any) -> None:
+    def _settled(self, node: Node, result: Any) -> bool:
+        """Record `result` (settling a question against this round's answers), if it can.
+
+        ``False`` when the question has to go over the legacy back-channel (`_ask`).
+        """
         if isinstance(result, Ask):
-            answered, outcome = await self.round.settle(node.key, result)
+            round_ = self.round
+            if round_.backchannel is not None:
+                return False
+            answered, outcome = round_.settle_recorded(node.key, result)
             if not answered:
-                self.blocked.add(id(node))
-                return
+                return True
             result = outcome
         self.values[id(node)] = result
+        return True
 
-    async def run_node(self, node: Node) -> None:
-        fn, is_async, kwargs = self._start(node)
-        await self._finish(node, await _call(fn, is_async, kwargs))
+    async def _ask(self, node: Node, ask: Ask) -> None:
+        _, outcome = await self.round.settle(node.key, ask)
+        self.values[id(node)] = outcome
 
-    async def run_layer(self, nodes: list[Node]) -> None:
-        """Run independent resolvers; concurrently once one of them has to wait.
+    async def run_node(
+        self, node: Node, group: Any = None, pending: list[Node] | None = None
+    ) -> None:
+        """Run one resolver, stepping its coroutine once in this task first.
 
-        Each async resolver is first stepped in this task: most return (a value or a
-        question) without waiting, and cost no task of their own. The first that waits
-        is finished here, in this task, while the rest run in the task group beside it.
+        When it waits and a task group is given, the `pending` siblings are started in
+        the group to run beside it, and this one is finished here: its first wait
+        belongs to this task.
         """
-        if len(nodes) == 1:
-            await self.run_node(nodes[0])
-            return
-        failure: list[BaseException] = []
+        state, result, trap = self._begin(node)
+        if state == _AWAIT:
+            result = await result
+        elif state == _WAITS:
+            if group is not None and pending:
+                for other in pending:
+                    group.start_soon(self._guarded, other)
+                pending.clear()
+            result = await _resume(result, trap)
+        if not self._settled(node, result):
+            await self._ask(node, result)
 
-        async def guarded(other: Node) -> None:
-            try:
-                await self.run_node(other)
-            except Exception as exc:  # the first error wins; siblings are cancelled
-                if not failure:
-                    failure.append(exc)
-                group.cancel_scope.cancel()
+    async def run_layer(self, nodes: tuple[Node, ...] | list[Node]) -> None:
+        """Run independent resolvers: concurrently when more than one of them may wait.
 
+        Most resolvers return (a value or a question) without waiting; a task group for
+        them would cost a scheduler pass per request and buy nothing. So each node
+        remembers whether its coroutine ever waited (`Node.waits`). The ones known not
+        to wait go first, one after the other, in this task; when at most one other
+        remains, it goes last and is simply awaited (nothing is left to run beside it).
+        Two or more that wait, or have not run yet, get the task group (`_concurrently`).
+        """
+        if len(nodes) > 1:
+            learn = self.learn
+            quick = [n for n in nodes if learn and (n.waits is False or not n.is_async)]
+            if len(quick) < len(nodes) - 1:
+                await self._concurrently([*quick, *(n for n in nodes if n not in quick)])
+                return
+            if len(quick) < len(nodes):
+                nodes = [*quick, *(n for n in nodes if n not in quick)]
+        for node in nodes:
+            # a quick node that waits after all (it never had before) is finished here
+            # before the next starts: correct, and concurrent again from its next call
+            state, result, trap = self._begin(node)
+            if state != _DONE:
+                result = await (result if state == _AWAIT else _resume(result, trap))
+            if not self._settled(node, result):
+                await self._ask(node, result)
+
+    async def _guarded(self, node: Node) -> None:
+        try:
+            await self.run_node(node)
+        except Exception as exc:  # the first error wins; siblings are cancelled
+            if not self.failure:
+                self.failure.append(exc)
+            assert self.group is not None
+            self.group.cancel_scope.cancel()
+
+    async def _concurrently(self, nodes: list[Node]) -> None:
+        """Step each resolver in this task until one waits; the rest then run beside it.
+
+        The one that waits is finished here, in this task, while the rest run in the
+        task group. The first error cancels the others and is raised as itself, never
+        as an ExceptionGroup.
+        """
+        self.failure = []
         async with anyio.create_task_group() as group:
+            self.group = group
             try:
-                await self._step_all(nodes, group, guarded)
+                pending = list(nodes)
+                while pending:
+                    await self.run_node(pending.pop(0), group, pending)
             except Exception as exc:
-                if not failure:
-                    failure.append(exc)
+                if not self.failure:
+                    self.failure.append(exc)
                 group.cancel_scope.cancel()
-        if failure:
-            raise failure[0]
-
-    async def _step_all(self, nodes: list[Node], group: Any, guarded: Any) -> None:
-        pending = list(nodes)
-        while pending:
-            node = pending.pop(0)
-            fn, is_async, kwargs = self._start(node)
-            if not is_async or not pending:
-                await self._finish(node, await _call(fn, is_async, kwargs))
-                continue
-            coro = fn(**kwargs)
-            try:
-                trap = coro.send(None)
-            except StopIteration as done:
-                await self._finish(node, done.value)
-                continue
-            for other in pending:  # this one waits: the others run beside it
-                group.start_soon(guarded, other)
-            await self._finish(node, await _resume(coro, trap))
-            return
+        self.group = None
+        if self.failure:
+            raise self.failure[0]
 
 
 @types.coroutine
@@ -237,74 +306,32 @@ async def run(
     Raises:
         ToolError, CallFailed, MCPError: the call ends (the caller maps them).
     """
-    outcome = await _run(
-        spec,
-        app,
-        request,
-        arguments,
-        backchannel=backchannel,
-        responses=responses,
-        state_text=state_text,
-    )
-    for observe in app._observers:
-        observe(outcome)
-    return outcome
-
-
-async def _resolve(
-    spec: HandlerSpec, app: MCPServer, ctx: Context, round_: Round, arguments: dict[str, Any]
-) -> dict[str, Any] | None:
-    """The resolved parameters' values, or ``None`` when a question is still open."""
-    assert spec.plan is not None
-    resolution = _Resolution(app, ctx, round_, arguments)
-    for layer in spec.plan.layers:
-        runnable = [
-            node
-            for node in layer
-            if all(id(dep) in resolution.values for dep in node.deps.values())
-        ]
-        if runnable:
-            await resolution.run_layer(runnable)
-    if round_.open:
-        round_.reorder([node.key for node in spec.plan.nodes])
-        return None
-    return {
-        name: _value_for(name, resolution.values[id(node)], spec.param(name).wants_outcome)
-        for name, node in spec.plan.consumers.items()
-    }
-
-
-async def _run(
-    spec: HandlerSpec,
-    app: MCPServer,
-    request: ServerRequestContext | None,
-    arguments: dict[str, Any],
-    *,
-    backchannel: Backchannel | None = None,
-    responses: dict[str, Any] | None = None,
-    state_text: str | None = None,
-) -> Outcome:
     if request is not None:
-        responses = request.input_responses if responses is None else responses
-        state_text = request.request_state if state_text is None else state_text
+        responses, state_text = _carried(request, responses, state_text)
 
     def make_round() -> Round:
         return Round(
-            responses=dict(responses or {}),
+            responses=responses,
             state_text=state_text,
             label=spec.label,
             backchannel=backchannel,
         )
 
-    round_ = make_round() if spec.plan is not None else None
+    plan = spec.plan
+    round_ = make_round() if plan is not None else None
     ctx = Context(request, app, round=round_, make_round=make_round)
     kwargs = dict(arguments)
-    if spec.plan is not None:
+    if plan is not None:
         assert round_ is not None
-        resolved = await _resolve(spec, app, ctx, round_, arguments)
-        if resolved is None:
-            return Outcome(None, True, round_, resolver_runs=dict(round_.resolver_runs))
-        kwargs.update(resolved)
+        resolution = _Resolution(app, ctx, round_, arguments)
+        values = resolution.values
+        for layer in plan.layers:
+            await resolution.run_layer(layer if layer[0].depth == 0 else resolution.runnable(layer))
+        if round_.open:
+            round_.reorder(plan.keys)
+            return _observed(app, Outcome(None, True, round_, resolver_runs=round_.resolver_runs))
+        for name, node, wants_outcome in plan.fills:
+            kwargs[name] = _value_for(name, values[id(node)], wants_outcome)
     for name in spec.context_params:
         kwargs[name] = ctx
     try:
@@ -315,20 +342,35 @@ async def _run(
     except AskPending:
         asked = ctx._round
         assert asked is not None
-        return Outcome(None, True, asked, body_ran=True, resolver_runs=dict(asked.resolver_runs))
-    from mrtr.types import InputRequiredResult
+        outcome = Outcome(None, True, asked, body_ran=True, resolver_runs=asked.resolver_runs)
+        return _observed(app, outcome)
+    return _observed(app, _body_outcome(spec, ctx._round, result))
 
-    used = ctx._round
-    if isinstance(result, InputRequiredResult) and (spec.plan is not None or used is not None):
+
+def _body_outcome(spec: HandlerSpec, used: Round | None, result: Any) -> Outcome:
+    """What the body's return value comes to (a manual `InputRequiredResult` passes)."""
+    input_required = isinstance(result, wire.InputRequiredResult)
+    if input_required and (spec.plan is not None or used is not None):
         raise CallFailed(
             f"the {spec.label} returned an InputRequiredResult but its questions are driven "
             "by the engine (Resolve parameters or ctx.ask); return one or the other",
             "mixed_input_required",
         )
-    return Outcome(
-        result,
-        isinstance(result, InputRequiredResult),
-        used,
-        body_ran=True,
-        resolver_runs=dict(used.resolver_runs) if used is not None else {},
+    runs = used.resolver_runs if used is not None else {}
+    return Outcome(result, input_required, used, body_ran=True, resolver_runs=runs)
+
+
+def _carried(
+    request: ServerRequestContext, responses: dict[str, Any] | None, state_text: str | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The answers and state of `request`, unless given."""
+    return (
+        request.input_responses if responses is None else responses,
+        request.request_state if state_text is None else state_text,
     )
+
+
+def _observed(app: MCPServer, outcome: Outcome) -> Outcome:
+    for observe in app._observers:
+        observe(outcome)
+    return outcome

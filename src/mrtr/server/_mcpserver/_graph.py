@@ -45,6 +45,9 @@ class Node:
         deps: for each resolved parameter, the node that fills it.
         is_async: whether calling it gives an awaitable.
         depth: 0 for a resolver without resolver dependencies, else 1 + the deepest.
+        waits: whether its coroutine was seen to wait before returning (``None``: not
+            run yet). The engine runs a layer's resolvers one after the other while at
+            most one of them may wait, and in a task group otherwise.
     """
 
     fn: Any
@@ -53,14 +56,24 @@ class Node:
     deps: dict[str, Node] = field(default_factory=dict)
     is_async: bool = False
     depth: int = 0
+    waits: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """A handler's resolvers: the layers to run and which parameter each node fills."""
+    """A handler's resolvers: the layers to run and which parameter each node fills.
+
+    Attributes:
+        layers: the nodes by depth (a layer's nodes are independent of each other).
+        consumers: for each resolved parameter of the handler, its node.
+        fills: ``(parameter, node, wants_outcome)`` for each consumer (worked out once).
+        keys: every node's key, shallowest first (the order questions are asked in).
+    """
 
     layers: tuple[tuple[Node, ...], ...]
     consumers: dict[str, Node]
+    fills: tuple[tuple[str, Node, bool], ...] = ()
+    keys: tuple[str, ...] = ()
 
     @property
     def nodes(self) -> list[Node]:
@@ -160,14 +173,17 @@ def build_plan(
         return node
 
     consumers: dict[str, Node] = {}
+    fills: list[tuple[str, Node, bool]] = []
     for param in params:
         if param.kind == "resolved":
             assert param.resolve is not None
             consumers[param.name] = visit(param.resolve)
+            fills.append((param.name, consumers[param.name], param.wants_outcome))
     if not consumers:
         return None
     depth = max(node.depth for node in nodes.values())
     layers = tuple(
         tuple(node for node in nodes.values() if node.depth == level) for level in range(depth + 1)
     )
-    return Plan(layers=layers, consumers=consumers)
+    order = tuple(node.key for layer in layers for node in layer)
+    return Plan(layers=layers, consumers=consumers, fills=tuple(fills), keys=order)

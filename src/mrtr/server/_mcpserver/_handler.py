@@ -40,6 +40,7 @@ class HandlerSpec:
         context_params: the names that get the `Context`.
         arguments_model: validates the client's arguments (resolved and context
             parameters are not in it: a client-sent value for them is ignored).
+        argument_names: the names of the parameters the client supplies.
     """
 
     fn: Any
@@ -50,6 +51,7 @@ class HandlerSpec:
     plan: Plan | None
     context_params: tuple[str, ...]
     arguments_model: type[BaseModel]
+    argument_names: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -96,6 +98,7 @@ class HandlerSpec:
             plan=plan,
             context_params=tuple(p.name for p in params if p.kind == "context"),
             arguments_model=model,
+            argument_names=tuple(p.name for p in arguments),
         )
 
     def param(self, name: str) -> Param:
@@ -113,7 +116,7 @@ class HandlerSpec:
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """The client's arguments, validated, by parameter name (raises ValidationError)."""
         instance = self.arguments_model.model_validate(arguments)
-        return {p.name: getattr(instance, p.name) for p in self.argument_params}
+        return {name: getattr(instance, name) for name in self.argument_names}
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments."""

@@ -12,9 +12,10 @@ instead of asking the user until the client's round cap. What is still open beco
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import mrtr.types as wire
 from mrtr.errors import InvalidInputResponseError, MCPError
 from mrtr.server._mcpserver._asks import Ask, Elicit, InvalidAnswer
 from mrtr.server._mcpserver._errors import CallFailed
@@ -31,7 +32,7 @@ Backchannel = Callable[[str, Any], Awaitable[Any]]
 
 
 def _pin(parts: dict[str, str]) -> str:
-    return ";".join(f"{name}={value}" for name, value in parts.items())
+    return ";".join([f"{name}={value}" for name, value in parts.items()])
 
 
 def _changed_parts(old: str, new: dict[str, str]) -> list[str]:
@@ -154,11 +155,9 @@ class Round:
         state.reasks.pop(key, None)
         return (outcome,)
 
-    def _restore(self, key: str, ask: Ask, wire: Any) -> tuple[Any] | None:
-        from mrtr.types import validate_input_response
-
+    def _restore(self, key: str, ask: Ask, recorded: Any) -> tuple[Any] | None:
         try:
-            response = validate_input_response(ask.method, wire, key=key)
+            response = wire.validate_input_response(ask.method, recorded, key=key)
             return (ask.read(key, response),)
         except (InvalidInputResponseError, InvalidAnswer):
             _logger.warning("%s: a recorded answer to %r no longer validates", self.label, key)
@@ -194,17 +193,23 @@ class Round:
 
     # --- the end of the round ---------------------------------------------------------
 
-    def reorder(self, keys: list[str]) -> None:
+    def reorder(self, keys: Sequence[str]) -> None:
         """Put the open questions in `keys`' order (concurrent resolvers finish in any)."""
-        rank = {key: i for i, key in enumerate(keys)}
-        order = sorted(self.open, key=lambda k: rank.get(k, len(rank)))
-        self.open = {key: self.open[key] for key in order}
+        open_ = self.open
+        if len(open_) < 2:
+            return
+        order = [key for key in keys if key in open_]
+        if len(order) < len(open_):  # keys the order does not name go last
+            order += [key for key in open_ if key not in order]
+        if order != list(open_):
+            self.open = {key: open_[key] for key in order}
 
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
         from mrtr.server._core import _required_capabilities
-        from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY
 
+        if not _required_capabilities(self.open, client_capabilities):
+            return  # the usual case: one look at all of them
         for key, request in self.open.items():
             missing = _required_capabilities({key: request}, client_capabilities)
             if missing:
@@ -217,7 +222,7 @@ class Round:
                     "roots": "the roots",
                 }[kind]
                 raise MCPError(
-                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    wire.MISSING_REQUIRED_CLIENT_CAPABILITY,
                     f"Client did not declare {what} capability required by resolver {key!r}",
                     {"requiredCapabilities": missing},
                 )
@@ -232,10 +237,8 @@ class Round:
 
     def input_required(self, client_capabilities: Any, limit: int) -> Any:
         """The `InputRequiredResult` asking every open question of this round."""
-        from mrtr.types import InputRequiredResult
-
         self.check_capabilities(client_capabilities)
         self.asked_keys = list(self.open)
-        return InputRequiredResult(
+        return wire.InputRequiredResult(
             input_requests=dict(self.open), request_state=self.state_text(limit)
         )

@@ -13,8 +13,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
+import mrtr.types as wire
 from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._errors import CallFailed
 
@@ -29,21 +31,32 @@ if TYPE_CHECKING:
 __all__ = ["backchannel_for", "finish_round", "run"]
 
 
-async def run(
+def run(
     app: MCPServer,
     spec: HandlerSpec,
     request: ServerRequestContext | None,
     arguments: dict[str, Any],
-) -> Outcome:
-    """Run `spec` once, or (legacy shim) until its own questions are answered."""
-    from mrtr.types import InputRequiredResult
+) -> Awaitable[Outcome]:
+    """Run `spec` once, or (legacy shim) until its own questions are answered.
 
+    A modern request is the engine's run itself (no coroutine of its own here).
+    """
     backchannel = backchannel_for(request)
-    outcome = await _engine.run(spec, app, request, arguments, backchannel=backchannel)
     if backchannel is None or not app.legacy_shim or request is None:
-        return outcome
+        return _engine.run(spec, app, request, arguments, backchannel=backchannel)
+    return _shim(app, spec, request, arguments, backchannel)
+
+
+async def _shim(
+    app: MCPServer,
+    spec: HandlerSpec,
+    request: ServerRequestContext,
+    arguments: dict[str, Any],
+    backchannel: Backchannel,
+) -> Outcome:
+    outcome = await _engine.run(spec, app, request, arguments, backchannel=backchannel)
     rounds = 0
-    while isinstance(outcome.result, InputRequiredResult):
+    while isinstance(outcome.result, wire.InputRequiredResult):
         rounds += 1
         if rounds > app.legacy_shim_max_rounds:
             raise CallFailed(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+import mrtr.types as wire
 from mrtr.errors import MCPError
 from mrtr.server._mcpserver._convert import OutputSpec, to_content
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
@@ -87,11 +88,11 @@ class ToolEntry:
 
     def convert(self, result: Any) -> CallToolResult:
         """The body's return value as a `CallToolResult` (with structured output)."""
-        from mrtr.types import CallToolResult, InputRequiredResult
-
-        if isinstance(result, (CallToolResult, InputRequiredResult)):
+        if isinstance(result, (wire.CallToolResult, wire.InputRequiredResult)):
             return result  # type: ignore[return-value]  # an IRR passes through (manual form)
         content = to_content(result)
         if self.output is None:
-            return CallToolResult(content=content)
-        return CallToolResult(content=content, structured_content=self.output.structured(result))
+            return wire.CallToolResult(content=content)
+        return wire.CallToolResult(
+            content=content, structured_content=self.output.structured(result)
+        )
