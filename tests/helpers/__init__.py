@@ -22,5 +22,6 @@ In their own process (`launch`: ``READY <url>`` on stdout, started and stopped b
   run by path: `stdio_server` (a behaviour per method), `hostile_stdio_server` (huge and
   deep answers, wrong ids), `old_stdio_server` (an ``mcp`` 1.8 server taking the probe
   badly), `forking_server` (processes left behind), `legacy_raw_server` (a legacy server
-  that misbehaves on request), `surrogate_peer` (lone surrogates in ``requestState``).
+  that misbehaves on request), `surrogate_peer` (lone surrogates in ``requestState``);
+- `redis_server`: a private ``redis-server``, ready when it says so.
 """
