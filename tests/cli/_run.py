@@ -11,20 +11,26 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.launch import ROOT, running
+from tests.helpers.official import PEER
+
 HERE = Path(__file__).parent
-ROOT = HERE.parents[1]
 PY = sys.executable
-OURS = ["--", PY, str(HERE / "cli_server.py"), "stdio"]
+KIT = ROOT / "tests" / "helpers"
+CLI_SERVER = str(KIT / "mrtr_servers" / "cli.py")  # every kind of input request and result
+HOSTILE_SERVER = str(KIT / "mrtr_servers" / "cli_hostile.py")  # every string is a trap
+RAW_SERVER = str(KIT / "legacy_raw_server.py")  # hand-written JSON lines, misbehaving
+PATIENT_SERVER = str(KIT / "official" / "patient.py")  # pings while a prompt is open
+OURS = ["--", PY, CLI_SERVER, "stdio"]
 
 
 def official(server: str) -> list[str]:
     """Words that start one of the official SDK's test servers over stdio (``interop``,
     ``features``, ``lowlevel``, ``high``): the shared interop peer, run from the root."""
-    return ["--cwd", str(ROOT), "--", PY, "-m", "tests.interop.servers.peer", "stdio",
-            "--server", server]  # fmt: skip
+    return ["--cwd", str(ROOT), "--", PY, "-m", PEER, "stdio", "--server", server]
 
 
-OFFICIAL_HTTP = ["-m", "tests.interop.servers.peer", "http", "--port", "0"]
+OFFICIAL_HTTP = ["-m", PEER, "http"]
 """The official SDK's servers over HTTP, each at ``/<server>/mcp`` (prints ``READY url``)."""
 OFFICIAL = official("interop")  # low-level, both eras: back-channel tools
 OFFICIAL_MRTR = official("lowlevel")  # hand-built multi-round-trip results
@@ -60,26 +66,6 @@ def one_json(done: subprocess.CompletedProcess[str]) -> Any:
 
 @contextmanager
 def http_server(*command: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Start an HTTP MCP server that prints ``READY <url>``; yield its base URL; stop it."""
-    process = subprocess.Popen(
-        [PY, *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **(env or {})},
-        cwd=ROOT,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("READY "), line
-        yield line.split()[1]
-    finally:
-        assert process.stdout is not None
-        process.stdout.close()
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
+    """Start an HTTP MCP server that prints ``READY <url>``; yield its URL; stop it."""
+    with running([PY, *command], env=env, stderr=subprocess.DEVNULL, stop_bound=30) as url:
+        yield url

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli._run import (
-    HERE,
+    CLI_SERVER,
     OFFICIAL,
     OFFICIAL_HIGH,
     OFFICIAL_HTTP,
@@ -345,7 +345,7 @@ def test_official_mrtr_server_over_http() -> None:
 
 
 def test_our_server_over_http_with_a_bearer_token_from_the_environment() -> None:
-    with http_server(str(HERE / "cli_server.py"), "http", "--token", "s3cret") as url:
+    with http_server(CLI_SERVER, "http", "--token", "s3cret") as url:
         refused = mrtr("ping", url)
         assert refused.returncode == 3, refused.stderr
         header = "Authorization: Bearer ${CLI_TOKEN}"

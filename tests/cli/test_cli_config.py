@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import HERE, PY, mrtr, one_json
+from tests.cli._run import CLI_SERVER, HERE, PY, mrtr, one_json
 
 GOLDEN = HERE / "golden"
-SERVER = str(HERE / "cli_server.py")
+SERVER = CLI_SERVER
 SECRETS = ("lin_api_LITERAL_SECRET", "ghp_LITERAL_SECRET")
 
 pytestmark = pytest.mark.skipif(

@@ -14,9 +14,9 @@ import pytest
 
 from mrtr.cli import main
 from mrtr.cli._args import SUBPARSERS, build_parser
-from tests.cli._run import HERE, PY
+from tests.cli._run import CLI_SERVER, PY
 
-SERVER = ["--", PY, str(HERE / "cli_server.py"), "stdio"]
+SERVER = ["--", PY, CLI_SERVER, "stdio"]
 SWITCH = ["=x"]  # a flag that takes no value, given one
 SECONDS = ["0", "-1", "nan", "inf", "soon"]
 BAD: dict[str, list[str]] = {

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import HERE, PY, mrtr, one_json
+from tests.cli._run import HOSTILE_SERVER, PY, RAW_SERVER, mrtr, one_json
 from tests.cli.test_cli_prompts import finish, spawn
 
-HOSTILE = ["--", PY, str(HERE / "hostile_server.py"), "stdio"]
-RAW = ["--", PY, str(HERE / "raw_server.py"), "surrogate"]
+HOSTILE = ["--", PY, HOSTILE_SERVER, "stdio"]
+RAW = ["--", PY, RAW_SERVER, "surrogate"]
 # what must never reach a terminal: ESC, BEL, backspace, CR, the 8-bit CSI, bidi overrides
 FORBIDDEN = ("\x1b", "\x07", "\x08", "\r", "\x9b", "\u202e")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.cli._run import OFFICIAL, OURS, PY, mrtr
+from tests.cli._run import OFFICIAL, OURS, PATIENT_SERVER, PY, mrtr
 
 BACKENDS = ["asyncio", "trio"]
 WAIT = 90
@@ -210,7 +210,7 @@ def test_the_readme_command_line_session_works() -> None:
 @pytest.mark.interop
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_connection_is_served_while_the_person_types(backend: str) -> None:
-    server = str(Path(__file__).parent / "sdk_patient_server.py")
+    server = PATIENT_SERVER
     child = spawn("call", "patient", "--mode", "legacy", "-v", "--", PY, server, backend=backend)
     # nothing typed yet, and the server's ping was answered (it logs once it is): the
     # event loop kept serving the connection while the prompt waited in its thread

@@ -13,10 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._run import HERE, OURS, PY, ROOT, http_server, mrtr, one_json
+from tests.cli._run import (
+    CLI_SERVER,
+    HOSTILE_SERVER,
+    OURS,
+    PY,
+    RAW_SERVER,
+    ROOT,
+    http_server,
+    mrtr,
+    one_json,
+)
 from tests.cli.test_cli_prompts import finish, spawn
 
-RAW = str(HERE / "raw_server.py")
+RAW = RAW_SERVER
 SEALED_KEY = "ab" * 32
 
 
@@ -129,7 +139,7 @@ def test_4_bad_values_exit_2_naming_the_flag(words: list[str], said: str) -> Non
 
 
 def test_4_a_missing_trio_is_a_usage_error() -> None:
-    server = str(HERE / "cli_server.py")
+    server = CLI_SERVER
     probe = (
         "import sys; sys.modules['trio'] = None\n"
         "from mrtr.cli import main\n"
@@ -249,7 +259,7 @@ def test_9_expiry_time_is_readable_and_missing_environment_is_said(tmp_path: Pat
 # -- 10. -32042 keeps its URL -------------------------------------------------------------
 
 
-HOSTILE = ["--", PY, str(HERE / "hostile_server.py"), "stdio"]
+HOSTILE = ["--", PY, HOSTILE_SERVER, "stdio"]
 
 
 def test_10_url_required_shows_the_url_and_keeps_the_data() -> None:
@@ -286,7 +296,7 @@ def test_10_url_required_opens_on_a_key_then_retries(tmp_path: Path) -> None:
 
 def test_11_login_on_a_server_without_auth(tmp_path: Path) -> None:
     env = {"MRTR_TOKEN_STORE": str(tmp_path / "tokens.json")}
-    with http_server(str(HERE / "cli_server.py"), "http") as url:
+    with http_server(CLI_SERVER, "http") as url:
         done = mrtr("login", url, "--no-browser", env=env)
     assert done.returncode == 0, done.stderr
     assert "needs no login" in done.stdout
@@ -324,7 +334,7 @@ def test_11_run_http_says_where_it_listens() -> None:
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    code = f"from tests.cli.cli_server import build\nbuild().run_http(port={port})\n"
+    code = f"from tests.helpers.mrtr_servers.cli import build\nbuild().run_http(port={port})\n"
     process = subprocess.Popen([PY, "-c", code], stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         assert process.stderr is not None

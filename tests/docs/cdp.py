@@ -124,13 +124,38 @@ class Browser:
         return reply["result"].get("value")
 
     def wait_until(self, expression: str) -> Any:
-        """Poll a JavaScript expression until it is truthy (bounded by the timeout)."""
-        deadline = time.monotonic() + self.timeout
-        while not (value := self.evaluate(expression)):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"never true: {expression}")
-            time.sleep(0.05)  # polling the page's own work, not a timing claim
-        return value
+        """The value of a JavaScript expression once it is truthy (bounded by the timeout).
+
+        The page waits, not we: the expression is read now and again at each change of
+        the document (a ``MutationObserver``), so the answer comes with the change that
+        made it true, and no poll paces the test.
+
+        Raises:
+            TimeoutError: the expression was still falsy when the timeout ran out.
+        """
+        bound_ms = int(self.timeout * 900)  # inside the command's own bound
+        waiting = f"""new Promise((resolve, reject) => {{
+            const read = () => ({expression});
+            const now = read();
+            if (now) {{ resolve(now); return; }}
+            const observer = new MutationObserver(() => {{
+                const value = read();
+                if (value) {{ observer.disconnect(); clearTimeout(timer); resolve(value); }}
+            }});
+            const timer = setTimeout(() => {{
+                observer.disconnect();
+                reject(new Error("mrtr-wait-timeout"));
+            }}, {bound_ms});
+            observer.observe(document, {{
+                subtree: true, childList: true, attributes: true, characterData: true
+            }});
+        }})"""
+        try:
+            return self.evaluate(waiting)
+        except RuntimeError as exc:
+            if "mrtr-wait-timeout" in str(exc):
+                raise TimeoutError(f"never true: {expression}") from exc
+            raise
 
     def errors(self) -> list[str]:
         """Console errors and uncaught exceptions seen since the last `open`."""

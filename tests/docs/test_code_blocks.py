@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs.blocks import ROOT, Block, blocks
+from tests.helpers.redis_server import redis_server
 
 BOUND = 120  # seconds for one program: generous, never a timing claim
 ALL = blocks()
@@ -80,27 +80,6 @@ def _http_server(script: str) -> Iterator[int]:
         process.wait(timeout=BOUND)
 
 
-@contextmanager
-def _redis_server() -> Iterator[int]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        message = "redis-server is not installed (apt-get install redis-server)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must run the Redis examples")
-        pytest.skip(message)
-    port = _free_port()
-    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen(
-        [binary, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
-        _wait_for_port(port, process, "redis-server")
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=BOUND)
-
-
 @pytest.mark.parametrize("block", RUN, ids=[b.id for b in RUN])
 def test_the_program_runs(block: Block, tmp_path: Path) -> None:
     program = tmp_path / "program.py"
@@ -111,7 +90,7 @@ def test_the_program_runs(block: Block, tmp_path: Path) -> None:
             assert "127.0.0.1:8000" in code, f"{block.id}: a server= block talks to 127.0.0.1:8000"
             code = code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
         if block.options.get("redis"):
-            port = services.enter_context(_redis_server())
+            port = services.enter_context(redis_server(needed_by="the Redis examples"))
             assert "port=6379" in code, f"{block.id}: a redis= block talks to port=6379"
             code = code.replace("port=6379", f"port={port}")
         program.write_text(code, encoding="utf-8")

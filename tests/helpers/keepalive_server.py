@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-__all__ = ["RawRequest", "Seen", "json_reply", "keepalive_server"]
+__all__ = ["RawRequest", "Seen", "json_reply", "keepalive_server", "read_request"]
 
 
 @dataclass
@@ -26,6 +26,10 @@ class RawRequest:
 
     head: bytes
     body: bytes
+
+    def __bytes__(self) -> bytes:
+        """The request as it came: head, blank line, body."""
+        return self.head + b"\r\n\r\n" + self.body
 
     @property
     def method(self) -> str:
@@ -47,6 +51,7 @@ class Seen:
     """What the server received: per request, the connection number and the request."""
 
     requests: list[tuple[int, RawRequest]] = field(default_factory=list)
+    connections: list[int] = field(default_factory=list)  # per request, as it arrives
 
     def methods(self) -> list[str | None]:
         found = []
@@ -69,7 +74,8 @@ def json_reply(body: Any, *, status: int = 200, extra: bytes = b"") -> bytes:
     )
 
 
-async def _read_request(stream: anyio.abc.SocketStream, buffer: bytearray) -> RawRequest | None:
+async def read_request(stream: anyio.abc.ByteStream, buffer: bytearray) -> RawRequest | None:
+    """One request (head and ``Content-Length`` body) from ``stream``, or None at its end."""
     while b"\r\n\r\n" not in buffer:
         try:
             buffer += await stream.receive()
@@ -104,8 +110,9 @@ async def keepalive_server(
         number = counter
         buffer = bytearray()
         async with stream:
-            while (request := await _read_request(stream, buffer)) is not None:
+            while (request := await read_request(stream, buffer)) is not None:
                 seen.requests.append((number, request))
+                seen.connections.append(number)
                 reply = answer(number, request)
                 if reply is None:
                     return

@@ -1,12 +1,12 @@
 """The official SDK's client (mcp==2.3.0) against our server, over stdio and HTTP.
 
-Our servers (``tests/server/_servers.py``) run in subprocesses via ``tests.server._serve``.
+Our server (the kit's Provisioner, ``tests/helpers/mrtr_servers/provisioner.py``) runs in
+subprocesses.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -18,6 +18,8 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp import types as mt
+
+from tests.helpers.mrtr_servers import PROVISIONER, over_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -81,7 +83,7 @@ async def exercise(client: Client) -> None:
 def stdio_params(**env: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tests.server._serve", "stdio"],
+        args=["-m", PROVISIONER, "stdio"],
         cwd=str(ROOT),
         env={**os.environ, **env},
     )
@@ -115,26 +117,8 @@ async def exercise_back_channel(client: Client) -> None:
 
 @contextmanager
 def http_server(**env: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.server._serve", "http"],
-        cwd=str(ROOT),
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        port = int(process.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+    with over_http(PROVISIONER, env=env) as url:
+        yield url
 
 
 async def notifications(client_target: Any) -> tuple[list[float], list[Any]]:

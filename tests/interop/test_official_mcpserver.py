@@ -1,6 +1,6 @@
 """The official SDK's client (mcp==2.3.0) and mrtr's own drive an mrtr MCPServer.
 
-The server (``tests/interop/servers/mrtr_mcpserver.py``) runs in a subprocess, over stdio
+The server (``tests/helpers/mrtr_servers/mcpserver.py``) runs in a subprocess, over stdio
 and over streamable HTTP (uvicorn on 127.0.0.1), and is driven through the parity cases
 on both eras: batching, partial answers, decline, tampering, the manual form on a tool,
 a prompt and a template, sampling and roots, the unstable-question guard, ``ctx.ask``,
@@ -12,7 +12,6 @@ app's own connection loop (no subprocess, no socket).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,11 +25,12 @@ from mcp import types as mt
 
 import mrtr
 from mrtr.transports import StdioServerParameters as MrtrStdio
+from tests.helpers.mrtr_servers import MCPSERVER, over_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVER = "tests.interop.servers.mrtr_mcpserver"
+SERVER = MCPSERVER
 
 
 class Callbacks:
@@ -80,22 +80,8 @@ def stdio_target() -> StdioServerParameters:
 
 @contextmanager
 def http_server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", SERVER, "http"], cwd=str(ROOT), stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        port = int(process.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+    with over_http(SERVER) as url:
+        yield url
 
 
 class InProcess:

@@ -10,12 +10,9 @@ stream, and a forged ``Last-Event-ID``.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
-from contextlib import aclosing, asynccontextmanager, contextmanager
+from contextlib import ExitStack, aclosing, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +26,7 @@ from mcp.shared.subscriptions import ToolsListChanged as OfficialToolsListChange
 
 import mrtr
 from mrtr import ResourceUpdated, ToolsListChanged
+from tests.helpers.mrtr_servers import PROVISIONER, over_http
 from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-server
 
 from .test_official_client import stdio_params
@@ -43,30 +41,9 @@ ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "appl
 @contextmanager
 def http_server(*, log: Path | None = None, **env: str) -> Iterator[str]:
     """Our test server under uvicorn on 127.0.0.1; its stderr goes to ``log``."""
-    err = log.open("wb") if log is not None else None
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.server._serve", "http"],
-        cwd=str(ROOT),
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=err,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        port = int(process.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-        if err is not None:
-            err.close()
+    with ExitStack() as stack:
+        err = stack.enter_context(log.open("wb")) if log is not None else None
+        yield stack.enter_context(over_http(PROVISIONER, stderr=err, env=env))
 
 
 @asynccontextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,9 +37,10 @@ from mrtr.types import (
     ReadResourceResult,
     Root,
 )
+from tests.helpers.launch import module_command, running
+from tests.helpers.mrtr_servers.approvals import make_server
+from tests.helpers.surrogate_peer import LONE, answer
 from tests.paused.processes import ROOT, env
-from tests.paused.raw_peer import LONE, answer
-from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 
@@ -208,31 +208,19 @@ async def test_legacy_connections_cannot_pause() -> None:
                 await client.pause_call_tool("approve", {"n": 6})
 
 
+SURROGATE = "tests.helpers.surrogate_peer"
+
+
 @contextmanager
 def raw_server(transport: str) -> Iterator[Any]:
     """The lone-surrogate peer in a subprocess, over stdio or HTTP."""
     if transport == "http":
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.paused.raw_peer", "http"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-            env=env(),
-        )
-        try:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            assert line.startswith("READY "), line
-            yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-        finally:
-            process.terminate()
-            process.wait(timeout=15)
-            if process.stdout is not None:
-                process.stdout.close()
+        with running(module_command(SURROGATE, "http"), stop_bound=15) as url:
+            yield url
         return
     yield StdioServerParameters(
         command=sys.executable,
-        args=["-m", "tests.paused.raw_peer", "stdio"],
+        args=["-m", SURROGATE, "stdio"],
         env={"PYTHONPATH": env()["PYTHONPATH"]},
         cwd=str(ROOT),
     )

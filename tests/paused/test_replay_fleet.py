@@ -12,8 +12,8 @@ import pytest
 from mrtr import Client, MCPError, PausedCall, RequestStateRejectedError
 from mrtr.server import RedisReplayStore, RequestStateSecurity
 from mrtr.types import CallToolResult
+from tests.helpers.mrtr_servers.approvals import make_server
 from tests.paused.processes import http_server
-from tests.paused.servers import make_server
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from mrtr import (
     RequestStateRejectedError,
 )
 from mrtr.types import CallToolResult, ElicitResult, ListRootsResult, Root
-from tests.paused.servers import make_server
+from tests.helpers.mrtr_servers.approvals import make_server
 from tests.paused.values import make
 
 pytestmark = pytest.mark.anyio

@@ -133,7 +133,9 @@ async def test_requests_run_concurrently_and_can_be_cancelled() -> None:
 
 async def test_stdio_subprocess() -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tests.server._serve", "stdio"], cwd=str(ROOT)
+        command=sys.executable,
+        args=["-m", "tests.helpers.mrtr_servers.provisioner", "stdio"],
+        cwd=str(ROOT),
     )
     with anyio.fail_after(60):
         async with StdioTransport(params) as transport:

@@ -6,7 +6,7 @@ import datetime
 import ipaddress
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from mrtr.transports import _http_client
 from mrtr.transports._http1 import BodyReader, encode_request, parse_head
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import CookieJar
+from tests.helpers.keepalive_server import keepalive_server, read_request
 
 pytestmark = pytest.mark.anyio
 
@@ -133,61 +134,21 @@ def test_cookie_jar_keeps_replaces_and_expires() -> None:
 
 # -- the pool against a raw server -----------------------------------------------------
 
-Handler = Callable[[anyio.abc.SocketStream, list[bytes]], Awaitable[None]]
-
-
-async def _read_request(stream: anyio.abc.SocketStream, buffer: bytearray) -> bytes | None:
-    """One request (head and Content-Length body) from `stream`, or None at its end."""
-    while b"\r\n\r\n" not in buffer:
-        try:
-            buffer += await stream.receive()
-        except (anyio.EndOfStream, anyio.BrokenResourceError):
-            return None
-    head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(rest) < length:
-        rest += await stream.receive()
-    buffer[:] = rest[length:]
-    return head + b"\r\n\r\n" + rest[:length]
-
 
 @asynccontextmanager
 async def _raw_server(
     answer: Callable[[int, bytes], bytes | None],
 ) -> AsyncIterator[tuple[str, list[int]]]:
-    """A server on 127.0.0.1 answering each request with ``answer(connection, request)``.
+    """The kit's keep-alive server, each request handed to ``answer`` as its raw bytes.
 
     ``None`` closes the connection instead of answering. Yields the URL and a list
     recording, per request, the number of the connection it came on.
     """
-    seen: list[int] = []
-    counter = 0
-
-    async def serve(stream: anyio.abc.SocketStream) -> None:
-        nonlocal counter
-        counter += 1
-        number = counter
-        buffer = bytearray()
-        async with stream:
-            while (request := await _read_request(stream, buffer)) is not None:
-                seen.append(number)
-                reply = answer(number, request)
-                if reply is None:
-                    return
-                await stream.send(reply)
-
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-    port = listener.extra(anyio.abc.SocketAttribute.local_port)
-    async with listener, anyio.create_task_group() as tg:
-        tg.start_soon(listener.serve, serve)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp", seen
-        finally:
-            tg.cancel_scope.cancel()
+    async with keepalive_server(lambda number, request: answer(number, bytes(request))) as (
+        url,
+        seen,
+    ):
+        yield url, seen.connections
 
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
@@ -392,7 +353,7 @@ async def test_https_keeps_its_connection_and_checks_the_certificate() -> None:
         counter += 1
         number, buffer = counter, bytearray()
         async with stream:
-            while (await _read_request(stream, buffer)) is not None:  # type: ignore[arg-type]
+            while (await read_request(stream, buffer)) is not None:  # type: ignore[arg-type]
                 seen.append(number)
                 await stream.send(OK)
 

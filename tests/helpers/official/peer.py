@@ -2,18 +2,18 @@
 
 Usage (from the repository root)::
 
-    python -m tests.interop.servers.peer stdio --server NAME
-    python -m tests.interop.servers.peer http [--port N]
+    python -m tests.helpers.official.peer stdio --server NAME
+    python -m tests.helpers.official.peer http
 
 ``NAME`` is one of `SERVERS`. Over HTTP every server runs in one uvicorn process bound to
-127.0.0.1 (port 0 picks a free one), each at ``/<name>/mcp``; once the socket listens the
-script prints ``READY http://127.0.0.1:<port>`` on stdout, then serves until terminated.
+127.0.0.1 on a free port, each at ``/<name>/mcp``; once the socket listens the script
+prints ``READY http://127.0.0.1:<port>`` (the base URL: `tests.helpers.launch`), then
+serves until terminated.
 """
 
 from __future__ import annotations
 
 import argparse
-import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -25,19 +25,15 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from tests.interop.servers import (
-    official_changes,
-    official_features,
-    official_mrtr_server,
-    official_server,
-)
+from tests.helpers.launch import serve_http
+from tests.helpers.official import changes, features, interop, multi_round
 
 SERVERS: dict[str, Server[Any] | MCPServer] = {
-    "interop": official_server.server,  # low-level: tools, prompts, resources that ask
-    "features": official_features.server,  # MCPServer: progress, back-channel, headers
-    "lowlevel": official_mrtr_server.lowlevel,  # hand-built multi-round-trip results
-    "high": official_mrtr_server.high,  # MCPServer with dependency-injected elicitation
-    "changes": official_changes.server,  # listen, subscriptions, caching, logging, big results
+    "interop": interop.server,  # low-level: tools, prompts, resources that ask
+    "features": features.server,  # MCPServer: progress, back-channel, headers
+    "lowlevel": multi_round.lowlevel,  # hand-built multi-round-trip results
+    "high": multi_round.high,  # MCPServer with dependency-injected elicitation
+    "changes": changes.server,  # listen, subscriptions, caching, logging, big results
 }
 
 
@@ -66,28 +62,15 @@ def http_app() -> Starlette:
     return Starlette(routes=mounts, lifespan=lifespan)
 
 
-def serve_http(port: int) -> None:
-    import uvicorn  # only the HTTP peer needs it: keep each stdio start cheap
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(64)
-    config = uvicorn.Config(http_app(), log_level="warning", lifespan="on")
-    print(f"READY http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    uvicorn.Server(config).run(sockets=[sock])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("transport", choices=["stdio", "http"])
     parser.add_argument("--server", choices=sorted(SERVERS), default="interop")
-    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     if args.transport == "stdio":
         anyio.run(serve_stdio, args.server)
     else:
-        serve_http(args.port)
+        serve_http(http_app(), path="")
 
 
 if __name__ == "__main__":

@@ -1,20 +1,20 @@
-"""A server whose tools ask, for the paused-call tests (in-process, or a subprocess).
+"""Approvals: a server whose tools ask, for the paused-call tests (in process, or not).
 
 ``approve``: round 1 asks an approval (elicitation) and the roots together; round 2 asks a
 confirmation; then it completes with what it was told. ``once``: one question, then done.
 Every leg that carries answers is counted per ``n`` argument, so tests can check that a
 call was retried exactly once (``counts`` returns the tallies as JSON).
 
-Subprocess: ``python -m tests.paused.servers http [--keys HEX] [--name NAME] [--redis URL]``
-prints ``READY <port>`` once it listens on 127.0.0.1; ``--redis`` makes every state
-single-use, with the nonces in that Redis (shared by every instance given the same URL).
+Subprocess: ``python -m tests.helpers.mrtr_servers.approvals http|stdio [--keys HEX,...]
+[--name NAME] [--redis URL]``; over HTTP it prints ``READY <url>``. ``--keys`` and
+``--redis`` are `sealing`'s: ``--redis`` makes every state single-use, with the nonces in
+that Redis (shared by every instance given the same URL).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import socket
 from collections import Counter
 from typing import Any
 
@@ -22,8 +22,6 @@ from mrtr.server import RequestStateSecurity, Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
     ElicitResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -36,23 +34,8 @@ from mrtr.types import (
     TextContent,
     TextResourceContents,
 )
-
-
-def ask(field: str, message: str) -> ElicitRequest:
-    return ElicitRequest(
-        params=ElicitRequestFormParams(
-            message=message,
-            requested_schema={
-                "type": "object",
-                "properties": {field: {"type": "string"}},
-                "required": [field],
-            },
-        )
-    )
-
-
-def text(value: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=value)])
+from tests.helpers.builders import ask, text
+from tests.helpers.mrtr_servers import sealing, serve
 
 
 def _content(reply: Any, field: str) -> str | None:
@@ -156,29 +139,8 @@ def main() -> None:
     parser.add_argument("--name", default="Approvals")
     parser.add_argument("--redis", default="")
     args = parser.parse_args()
-    keys = [bytes.fromhex(k) for k in args.keys.split(",")] if args.keys else None
-    security = None
-    if args.redis:
-        import redis
-
-        from mrtr.server import RedisReplayStore
-
-        replay = RedisReplayStore(redis.Redis.from_url(args.redis, socket_timeout=10))
-        security = RequestStateSecurity(keys=keys, single_use=True, replay_store=replay)
-    elif keys:
-        security = RequestStateSecurity(keys=keys)
-    server, _ = make_server(args.name, security=security)
-    if args.transport == "stdio":
-        server.run_stdio()
-        return
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(256)
-    print(f"READY {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    server, _ = make_server(args.name, security=sealing(args.keys, redis_url=args.redis))
+    serve(server, args.transport)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Builders for the official SDK's types (mcp==2.3.0), shared by the interop servers."""
+"""`tests.helpers.builders` in the official SDK's types (mcp==2.3.0), for its peers."""
 
 from __future__ import annotations
 
@@ -22,3 +22,6 @@ def ask(field: str, message: str) -> ElicitRequest:
 def text(value: str, *, is_error: bool = False) -> CallToolResult:
     """A tool result of one text block."""
     return CallToolResult(content=[TextContent(type="text", text=value)], is_error=is_error)
+
+
+ASK_AUDIENCE = ask("audience", "Who is the briefing for?")

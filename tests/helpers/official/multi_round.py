@@ -10,7 +10,7 @@ public API. Two servers live here because the SDK offers two shapes:
   (``Resolve``/``Elicit``), a prompt and a resource template that ask. Its
   ``request_state`` is sealed by the SDK, so it is opaque to the client.
 
-``peer.py`` serves both, over stdio or HTTP.
+`tests.helpers.official.peer` serves both, over stdio or HTTP.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequest,
-    ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
     InputRequiredResult,
@@ -49,7 +48,7 @@ from mcp.types import (
 )
 from pydantic import BaseModel
 
-from tests.interop.servers._sdk_builders import ask, text
+from tests.helpers.sdk_builders import ASK_AUDIENCE, ask, text
 
 # --------------------------------------------------------------------------------------
 # low-level server: every InputRequiredResult is built by hand
@@ -301,18 +300,6 @@ async def delete(
     if confirmation.action == "accept":
         return f"deleted {target}" if confirmation.data.sure else f"kept {target} (not sure)"
     return f"kept {target} ({confirmation.action})"
-
-
-ASK_AUDIENCE = ElicitRequest(
-    params=ElicitRequestFormParams(
-        message="Who is the briefing for?",
-        requested_schema={
-            "type": "object",
-            "properties": {"audience": {"type": "string"}},
-            "required": ["audience"],
-        },
-    )
-)
 
 
 @high.prompt()

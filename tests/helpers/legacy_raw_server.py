@@ -1,7 +1,8 @@
 """A hand-written stdio MCP server (legacy era) that misbehaves on request.
 
-Usage: ``python raw_server.py MODE``. It answers ``initialize``, ``tools/list`` and
-``tools/call`` from plain JSON lines, and refuses ``server/discover`` (-32601), except:
+Usage: ``python tests/helpers/legacy_raw_server.py MODE`` (standard library only). It
+answers ``initialize``, ``tools/list`` and ``tools/call`` from plain JSON lines, and
+refuses ``server/discover`` (-32601), except:
 
 - ``surrogate``: the tool's result holds a lone surrogate (valid JSON: ``"\\ud800"``);
 - ``noise``: before answering ``tools/call`` it prints a line that is not JSON, and then

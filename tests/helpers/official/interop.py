@@ -1,8 +1,8 @@
 """An MCP server built with the official Python SDK (mcp==2.3.0), for interop tests.
 
-Served by ``peer.py`` as ``interop``, over stdio or HTTP, in both protocol eras (the SDK
-decides the era from the client's first request). Written against the SDK's public
-low-level ``Server`` API only.
+Served by `tests.helpers.official.peer` as ``interop``, over stdio or HTTP, in both
+protocol eras (the SDK decides the era from the client's first request). Written against
+the SDK's public low-level ``Server`` API only.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from mcp.types import (
     Tool,
 )
 
-from tests.interop.servers._sdk_builders import ask, text
+from tests.helpers.sdk_builders import ask, text
 
 OBJECT = {"type": "object"}
 

@@ -1,7 +1,7 @@
 """An ``MCPServer`` of the official MCP Python SDK (mcp==2.3.0) with the SDK's own features.
 
 Progress, legacy back-channel elicitation, ``x-mcp-header`` parameters, a prompt and a
-resource. Test-only; served by ``peer.py`` as ``features``.
+resource. Test-only; served by `tests.helpers.official.peer` as ``features``.
 """
 
 from __future__ import annotations

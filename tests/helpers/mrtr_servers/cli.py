@@ -1,10 +1,11 @@
 """An mrtr server for the command-line tests: every kind of input request and result.
 
-Usage: ``python cli_server.py stdio`` or ``python cli_server.py http [--token T]``.
-Over HTTP it binds 127.0.0.1 on a free port and prints ``READY <url>``. ``--token``
-makes it refuse requests without ``Authorization: Bearer T`` (HTTP 401). The env var
-``CLI_SERVER_KEY`` (hex) seals ``requestState`` with a fixed key, so a paused call can be
-resumed by another server process.
+Usage: ``python tests/helpers/mrtr_servers/cli.py stdio`` (by path, as a user's config
+names a server) or ``... http [--token T]``. Over HTTP it binds 127.0.0.1 on a free port
+and prints ``READY <url>``. ``--token`` makes it refuse requests without
+``Authorization: Bearer T`` (HTTP 401). The env var ``CLI_SERVER_KEY`` (hex) seals
+``requestState`` with a fixed key, so a paused call can be resumed by another server
+process.
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # run by path: the kit's root
+
 from mrtr.errors import MCPError
-from mrtr.server import Principal, RequestStateSecurity, Server, ServerRequestContext
+from mrtr.server import Principal, Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -26,7 +30,6 @@ from mrtr.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequest,
-    ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
     GetPromptRequestParams,
@@ -50,6 +53,8 @@ from mrtr.types import (
     TextResourceContents,
     Tool,
 )
+from tests.helpers.builders import form, text
+from tests.helpers.mrtr_servers import sealing, serve
 
 FORM_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -89,14 +94,6 @@ ECHO_SCHEMA = {
     "required": ["code"],
 }
 OBJECT: dict[str, Any] = {"type": "object"}
-
-
-def form(message: str, schema: dict[str, Any]) -> ElicitRequest:
-    return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
-
-
-def text(value: str, *, is_error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=value)], is_error=is_error)
 
 
 TOOLS = [
@@ -285,8 +282,6 @@ async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestPa
 
 
 def build() -> Server:
-    key = os.environ.get("CLI_SERVER_KEY")
-    security = RequestStateSecurity(keys=[bytes.fromhex(key)]) if key else None
     return Server(
         "cli-test",
         version="0.1",
@@ -296,7 +291,7 @@ def build() -> Server:
         on_get_prompt=get_prompt,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
-        request_state_security=security,
+        request_state_security=sealing(os.environ.get("CLI_SERVER_KEY")),
     )
 
 
@@ -312,20 +307,13 @@ def main() -> None:
     )  # fmt: skip
     server = build()
     if opts.mode == "stdio":
-        server.run_stdio()
+        serve(server, "stdio")
         return
-    import uvicorn
 
     async def verify(token: str) -> Principal | None:
         return Principal(client_id="cli-test", subject="tester") if token == opts.token else None
 
-    app = server.streamable_http_app(token_verifier=verify if opts.token else None)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    print(f"READY http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    serve(server, "http", token_verifier=verify if opts.token else None)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """An mrtr `MCPServer` with the parity cases, for other clients to drive.
 
-``python -m tests.interop.servers.mrtr_mcpserver stdio`` serves one client over stdio;
-``... http`` serves streamable HTTP on 127.0.0.1 (a free port, printed first). The
+``python -m tests.helpers.mrtr_servers.mcpserver stdio`` serves one client over stdio;
+``... http`` serves streamable HTTP on 127.0.0.1 and prints ``READY <url>``. The
 official SDK's client drives it in ``tests/interop/test_official_mcpserver.py``.
 """
 
@@ -25,13 +25,13 @@ from mrtr.server import (
 )
 from mrtr.types import (
     CreateMessageResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
     ElicitResult,
     InputRequiredResult,
     ListRootsResult,
     TextContent,
 )
+from tests.helpers.builders import ASK_AUDIENCE
+from tests.helpers.mrtr_servers import serve
 
 
 class Region(BaseModel):
@@ -40,18 +40,6 @@ class Region(BaseModel):
 
 class Confirm(BaseModel):
     ok: bool
-
-
-ASK_AUDIENCE = ElicitRequest(
-    params=ElicitRequestFormParams(
-        message="Who is the briefing for?",
-        requested_schema={
-            "type": "object",
-            "properties": {"audience": {"type": "string"}},
-            "required": ["audience"],
-        },
-    )
-)
 
 
 def build() -> MCPServer:
@@ -135,21 +123,7 @@ def build() -> MCPServer:
 
 
 def main() -> None:
-    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    app = build()
-    if mode == "stdio":
-        app.run()
-        return
-    import socket
-
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    print(sock.getsockname()[1], flush=True)  # the test reads the port from here
-    config = uvicorn.Config(app.streamable_http_app(), log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    serve(build(), sys.argv[1] if len(sys.argv) > 1 else "stdio")
 
 
 if __name__ == "__main__":

@@ -5,16 +5,17 @@ any other server may: JSON carries them as escapes, and the client must echo the
 for byte. This peer speaks just enough JSON-RPC for that (``server/discover``,
 ``tools/call``), writes ASCII JSON, and reports the state it got back, escaped.
 
-    python -m tests.paused.raw_peer stdio
-    python -m tests.paused.raw_peer http      # prints READY <port>; 127.0.0.1 only
+    python -m tests.helpers.surrogate_peer stdio
+    python -m tests.helpers.surrogate_peer http   # prints READY <url>; 127.0.0.1 only
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from typing import Any
+
+from tests.helpers.launch import serve_http
 
 LONE = "tok-\ud800-\udfff-\u00e9"
 ASK = {
@@ -82,16 +83,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": data})
 
 
-def serve_http() -> None:
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(16)
-    print(f"READY {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    uvicorn.Server(config).run(sockets=[sock])
-
-
 if __name__ == "__main__":
-    serve_http() if sys.argv[1:] == ["http"] else serve_stdio()
+    if sys.argv[1:] == ["http"]:
+        serve_http(app, lifespan="off")
+    else:
+        serve_stdio()

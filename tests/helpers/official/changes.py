@@ -1,6 +1,6 @@
 """An official SDK (mcp==2.3.0) server for the rest of the protocol, for interop tests.
 
-Served by ``peer.py`` as ``changes``: change notifications in both eras (legacy
+Served by `tests.helpers.official.peer` as ``changes``: change notifications in both eras (legacy
 ``resources/subscribe`` and back-channel list changes; 2026-07-28 ``subscriptions/listen``
 through the SDK's own listen handler), caching hints on list results, logging levels,
 roots and progress notifications from the client, completion, and results too large
@@ -53,7 +53,7 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
-from tests.interop.servers._sdk_builders import text
+from tests.helpers.sdk_builders import text
 
 OBJECT = {"type": "object"}
 MODERN = "2026-07-28"

@@ -1,25 +1,27 @@
 """A hostile mrtr server for the command-line tests: every string it can choose is a trap.
 
-Usage: ``python hostile_server.py stdio``. Tool, field and key names, descriptions, enum
-labels, bounds, formats and patterns carry terminal escape sequences (CSI, OSC 52
-clipboard writes, OSC 8 hyperlinks, the 8-bit CSI U+009B, backspaces, bidi overrides);
-results carry a lone surrogate; a pattern is not a valid regex; one tool answers -32042
-(URL elicitation required). Nothing printed by ``mrtr`` may let any of it through raw.
+Usage: ``python tests/helpers/mrtr_servers/cli_hostile.py stdio``. Tool, field and key
+names, descriptions, enum labels, bounds, formats and patterns carry terminal escape
+sequences (CSI, OSC 52 clipboard writes, OSC 8 hyperlinks, the 8-bit CSI U+009B,
+backspaces, bidi overrides); results carry a lone surrogate; a pattern is not a valid
+regex; one tool answers -32042 (URL elicitation required). Nothing printed by ``mrtr``
+may let any of it through raw.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # run by path: the kit's root
 
 from mrtr.errors import MCPError
 from mrtr.server import Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
-    ElicitRequest,
-    ElicitRequestFormParams,
     ElicitResult,
     GetPromptRequestParams,
     GetPromptResult,
@@ -33,6 +35,7 @@ from mrtr.types import (
     TextContent,
     Tool,
 )
+from tests.helpers.builders import form as _form
 
 CSI = "\x1b[2J\x1b[H"  # clear the screen, cursor home
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # write "rm -rf ~" to the clipboard
@@ -68,10 +71,6 @@ SCHEMA: dict[str, Any] = {
     "properties": {"x" + CSI: {"type": "string" + OSC8, "description": "about " + OSC52}},
     "required": ["x" + CSI],
 }
-
-
-def _form(message: str, schema: dict[str, Any]) -> ElicitRequest:
-    return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=schema))
 
 
 async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
@@ -138,5 +137,5 @@ def build() -> Server:
 
 
 if __name__ == "__main__":
-    assert sys.argv[1:] == ["stdio"], "usage: hostile_server.py stdio"
+    assert sys.argv[1:] == ["stdio"], "usage: cli_hostile.py stdio"
     build().run_stdio()
