@@ -261,7 +261,7 @@ async def test_official_client_over_http() -> None:
 
 
 async def test_official_client_in_process() -> None:
-    from tests.interop.servers.mrtr_mcpserver import build
+    from tests.helpers.mrtr_servers.mcpserver import build
 
     with anyio.fail_after(120):
         target = InProcess(build())
