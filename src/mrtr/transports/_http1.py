@@ -25,10 +25,12 @@ __all__ = [
     "MAX_HEAD_SIZE",
     "BodyReader",
     "ResponseHead",
+    "checked_line",
     "content_length",
     "encode_request",
     "head_end",
     "parse_head",
+    "parse_head_by_lines",
 ]
 
 MAX_HEAD_SIZE = 64 * 1024
@@ -47,9 +49,13 @@ _STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: ((?:[ \t]|%s)*))?
 # A field line is ``token ":" OWS [ vchar *( [ SP / HTAB ] vchar ) ] OWS``, vchar as
 # `_VCHAR`: past the colon, any byte but NUL and whitespace other than SP and HTAB.
 _NOT_IN_FIELD = re.compile(rb"[\x00\n\r\x0b\x0c]")
+# the same grammar over CRLF-ended lines at once: the check, then the (name, value) pairs
+_FIELD_NAME = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_CRLF_FIELDS = re.compile(rb"(?:%s:[^\x00\n\r\x0b\x0c]*\r\n)*" % _FIELD_NAME)
+_CRLF_FIELD = re.compile(rb"(%s):[ \t]*([^\x00\n\r\x0b\x0c]*?)[ \t]*\r\n" % _FIELD_NAME)
 
 
-def _checked(name: str, value: str) -> bytes:
+def checked_line(name: str, value: str) -> bytes:
     """One ``Name: value`` line; header injection is refused as httpx (h11) refuses it.
 
     Raises:
@@ -85,7 +91,7 @@ def encode_request(
     for pair in headers:
         line = lines.get(pair) if lines is not None else None
         if line is None:
-            line = _checked(*pair)
+            line = checked_line(*pair)
             if lines is not None:
                 lines[pair] = line
         parts.append(line)
@@ -131,6 +137,25 @@ def parse_head(block: bytes) -> ResponseHead:
     Raises:
         httpx.RemoteProtocolError: the head is not a well-formed HTTP/1.x response head.
     """
+    fast = _crlf_fields(block)
+    if fast is not None:
+        status, headers = fast
+        status_line = _STATUS_LINE.fullmatch(status)
+        if status_line is not None:
+            version, code, reason = status_line.groups()
+            keep_alive = version >= b"1.1"  # persistent unless it says close (as h11 decides)
+            if keep_alive and b"close" in block.lower():
+                keep_alive = not _says_close(headers)
+            return ResponseHead(int(code), (reason or b"").decode("latin-1"), headers, keep_alive)
+    return parse_head_by_lines(block)
+
+
+def parse_head_by_lines(block: bytes) -> ResponseHead:
+    """`parse_head` line by line: any head, folds and bare LFs included (and its errors).
+
+    Raises:
+        httpx.RemoteProtocolError: the head is not a well-formed HTTP/1.x response head.
+    """
     lines = _lines(block)
     status_line = _STATUS_LINE.fullmatch(lines[0])
     if status_line is None:
@@ -149,6 +174,31 @@ def parse_head(block: bytes) -> ResponseHead:
         if len(name) == 10 and name.lower() == b"connection" and b"close" in value.lower():
             keep_alive = False
     return ResponseHead(int(code), (reason or b"").decode("latin-1"), headers, keep_alive)
+
+
+def _crlf_fields(block: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+    """The usual head, in two passes of C: CRLF line ends, no folds, every field well-formed.
+
+    The status line and the ``(name, value)`` fields, or ``None`` for any other head
+    (which the line-by-line parser then reads, or refuses, with its error messages).
+    """
+    trimmed = block[:-1] if block.endswith(b"\r") else block
+    if trimmed.count(b"\n") != trimmed.count(b"\r\n"):
+        return None
+    status, crlf, fields = trimmed.partition(b"\r\n")
+    if not crlf:
+        return status, []
+    fields += b"\r\n"
+    if _CRLF_FIELDS.fullmatch(fields) is None:
+        return None
+    return status, _CRLF_FIELD.findall(fields)
+
+
+def _says_close(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(
+        len(name) == 10 and name.lower() == b"connection" and b"close" in value.lower()
+        for name, value in headers
+    )
 
 
 def _lines(block: bytes) -> list[bytes]:

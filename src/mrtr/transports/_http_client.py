@@ -40,6 +40,7 @@ from mrtr.transports._http1 import (
     MAX_HEAD_SIZE,
     BodyReader,
     ResponseHead,
+    checked_line,
     encode_request,
     head_end,
     parse_head,
@@ -60,6 +61,7 @@ _CONNECT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError
 
 
 _LINE_CACHE_SIZE = 256  # distinct header lines kept encoded, per client
+_USER_AGENT_LINE = b"User-Agent: " + USER_AGENT.encode("ascii") + b"\r\n"
 
 
 class _Connection:
@@ -233,6 +235,48 @@ class OwnClient:
         if len(self._lines) > _LINE_CACHE_SIZE:
             self._lines.clear()
         return encode_request(method, target.raw_path, self._netloc, pairs, content, self._lines)
+
+    def post_prefix(self, target: httpx.URL, headers: Mapping[str, str]) -> bytes:
+        """A POST's head up to its per-request headers: request line, Host and `headers`.
+
+        With `encode_post`, the bytes `encode` makes for the same headers (``headers``
+        first), built once per transport instead of once per request.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        head = encode_request("POST", target.raw_path, self._netloc, headers.items(), b"")
+        return head[: -len(b"Content-Length: 0\r\n\r\n")]
+
+    def encode_post(
+        self, prefix: bytes, headers: Mapping[str, str], content: bytes, *, user_agent: bool
+    ) -> bytes:
+        """A POST's bytes: `prefix` (`post_prefix`), `headers`, User-Agent, cookies, body.
+
+        ``user_agent``: add ours (the prefix's headers do not name one).
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        lines = self._lines
+        if len(lines) > _LINE_CACHE_SIZE:
+            lines.clear()
+        parts = [prefix]
+        for pair in headers.items():
+            line = lines.get(pair)
+            if line is None:
+                line = lines[pair] = checked_line(*pair)
+            parts.append(line)
+        if user_agent:
+            parts.append(_USER_AGENT_LINE)
+        cookie = self._cookies.header()
+        if cookie:
+            parts.append(checked_line("Cookie", cookie))
+        parts.append(b"Content-Length: %d\r\n\r\n" % len(content))
+        parts.append(content)
+        return b"".join(parts)
 
     def post_direct(
         self,

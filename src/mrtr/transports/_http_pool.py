@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
@@ -181,15 +181,27 @@ class HTTPExchange:
             slots.release()
         return posted
 
-    def encode(self, target: httpx.URL, content: bytes, headers: dict[str, str]) -> bytes:
-        """A POST's bytes as the own client writes them (see `OwnClient.encode`).
+    def post_prefix(self, target: httpx.URL, headers: Mapping[str, str]) -> bytes:
+        """`OwnClient.post_prefix` of the own client.
 
         Raises:
             UnicodeEncodeError: a header holds a non-ASCII character.
             httpx.LocalProtocolError: a header is malformed.
         """
         assert isinstance(self.client, OwnClient)
-        return self.client.encode("POST", target, headers, content)
+        return self.client.post_prefix(target, headers)
+
+    def encode_post(
+        self, prefix: bytes, headers: Mapping[str, str], content: bytes, *, user_agent: bool
+    ) -> bytes:
+        """`OwnClient.encode_post` of the own client.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        assert isinstance(self.client, OwnClient)
+        return self.client.encode_post(prefix, headers, content, user_agent=user_agent)
 
     @asynccontextmanager
     async def stream(

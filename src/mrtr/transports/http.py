@@ -167,6 +167,14 @@ class StreamableHTTPTransport(Transport):
         self._target = parsed_url(url)
         # We decode bodies ourselves, under the caps: offer only what we can bound.
         self._extra_headers = {**user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
+        # what every POST carries before its own headers; the direct path encodes it once
+        self._post_headers = {
+            **self._extra_headers,
+            "Accept": ACCEPT_POST,
+            "Content-Type": "application/json",
+        }
+        self._post_prefix: bytes | None = None
+        self._post_user_agent = not any(k.lower() == "user-agent" for k in self._post_headers)
         self._auth = auth
         self._timeout = timeout
         self._client_source = http_client
@@ -419,18 +427,32 @@ class StreamableHTTPTransport(Transport):
             self._modern_version = version
         pending = _Pending(method, version is not None, body, message)
         self._pending[message["id"]] = pending
-        if pending.modern and self._direct and method not in _NOT_DIRECT:
-            pending.direct = self._post_direct(message, pending)
+        if version is not None and self._direct and method not in _NOT_DIRECT:
+            pending.direct = self._post_direct(message, pending, version)
             if pending.direct is not None:
                 return
         pending.scope = anyio.CancelScope()
         self._spawn(self._run_request, message)
 
-    def _post_direct(self, message: JSONObject, pending: _Pending) -> DirectPost | None:
-        """Write the request now if a connection is idle (`_http_direct`); else ``None``."""
+    def _post_direct(
+        self, message: JSONObject, pending: _Pending, version: str
+    ) -> DirectPost | None:
+        """Write the request now if a connection is idle (`_http_direct`); else ``None``.
+
+        Its headers are those `_request_headers` gives a modern request, the part shared
+        by every POST encoded once.
+        """
         exchange = self._require_exchange()
         try:
-            data = exchange.encode(self._target, pending.body, self._request_headers(message))
+            prefix = self._post_prefix
+            if prefix is None:
+                prefix = self._post_prefix = exchange.post_prefix(self._target, self._post_headers)
+            data = exchange.encode_post(
+                prefix,
+                modern_headers(message, version, self._tools),
+                pending.body,
+                user_agent=self._post_user_agent,
+            )
         except (UnicodeEncodeError, httpx.LocalProtocolError):
             return None  # the task path reports it, as a typed error
         return exchange.post_direct(data, owner=self, key=message["id"], cap=self._max_message_size)
@@ -675,8 +697,7 @@ class StreamableHTTPTransport(Transport):
         await self._require_legacy().listen()
 
     def _request_headers(self, message: JSONObject) -> dict[str, str]:
-        headers = {**self._extra_headers, "Accept": ACCEPT_POST}
-        headers["Content-Type"] = "application/json"
+        headers = dict(self._post_headers)
         version = meta_version(message)
         legacy = self._require_legacy()
         if version is not None:
