@@ -13,7 +13,8 @@ a head that does not parse, the connection ending early) is not judged here: the
 bytes stay in the socket's buffer and the connection is handed over to the ordinary
 path (`OwnClient.stream` with ``written=``), which reads the response as if it had sent
 the request itself, with every check and every typed error it has. Nothing is ever
-written twice. The read timeout is one timer, re-armed from the last bytes read.
+written twice. The read timeout is the connection's one timer (`AsyncioSocket.watch`),
+re-armed from the last bytes read.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ class DirectPost:
         "_done",
         "_head",
         "_key",
-        "_last",
         "_length",
         "_owner",
         "_read_timeout",
@@ -91,15 +91,13 @@ class DirectPost:
         self._length = 0
         self.open = True
         socket.on_data = self._on_data
-        loop = socket.loop
-        self._last = loop.time()
         self._timer: asyncio.Handle | None = None
         if not socket.write(data):
             # the kernel did not take it all: the ordinary path waits, with its write
             # timeout; handed over once the caller's `send` has returned
-            self._timer = loop.call_soon(self._handoff)
+            self._timer = socket.loop.call_soon(self._handoff)
         elif read_timeout is not None:
-            self._timer = loop.call_later(read_timeout, self._expire)
+            socket.watch(read_timeout, self._expire)
 
     def cancel(self) -> None:
         """Give the request up: its connection is closed (how a modern request is cancelled)."""
@@ -111,6 +109,7 @@ class DirectPost:
     def _finish(self) -> None:
         self.open = False
         self._socket.on_data = None
+        self._socket.unwatch()
         if self._timer is not None:
             self._timer.cancel()
 
@@ -122,11 +121,6 @@ class DirectPost:
     def _expire(self) -> None:
         if not self.open:
             return
-        assert self._read_timeout is not None
-        quiet = self._socket.loop.time() - self._last
-        if quiet < self._read_timeout:
-            self._timer = self._socket.loop.call_later(self._read_timeout - quiet, self._expire)
-            return
         self._finish()
         self._done(self._connection, None)
         self._release()
@@ -134,7 +128,6 @@ class DirectPost:
 
     def _on_data(self) -> None:
         socket = self._socket
-        self._last = socket.loop.time()
         buffer = socket.buffered
         if self._head is None and not self._read_head(buffer):
             return

@@ -45,6 +45,10 @@ class AsyncioSocket(asyncio.Protocol):
         self._reader: asyncio.Future[None] | None = None
         self._writer: asyncio.Future[None] | None = None
         self._poll: Any = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._expire: Callable[[], None] | None = None
+        self._quiet_limit = 0.0
+        self.last_read = 0.0
         self.on_data: Callable[[], None] | None = None
         """Called after each chunk (and at the end); it may `take` the buffered bytes."""
 
@@ -60,6 +64,7 @@ class AsyncioSocket(asyncio.Protocol):
             self._poll.register(sock.fileno(), select.POLLIN)
 
     def data_received(self, data: bytes) -> None:
+        self.last_read = self.loop.time()
         self._buffer = self._buffer + data if self._buffer else bytes(data)
         if len(self._buffer) > READ_BUFFER_LIMIT and self._transport is not None:
             self._paused = True
@@ -195,9 +200,41 @@ class AsyncioSocket(asyncio.Protocol):
         """The socket (for tests and diagnostics)."""
         return None if self._transport is None else self._transport.get_extra_info("socket")
 
+    def watch(self, seconds: float, expire: Callable[[], None]) -> None:
+        """Call `expire` once `seconds` pass with nothing read, unless `unwatch` comes first.
+
+        One timer per connection, kept from request to request: it fires at most once
+        per `seconds` and is re-armed from the last bytes read, so a request costs a
+        clock read instead of a timer of its own.
+        """
+        self._expire, self._quiet_limit = expire, seconds
+        self.last_read = now = self.loop.time()
+        if self._timer is None:
+            self._timer = self.loop.call_at(now + seconds, self._check_quiet)
+
+    def unwatch(self) -> None:
+        """Stop `watch` (its timer, if armed, fires once more and finds nothing to do)."""
+        self._expire = None
+
+    def _check_quiet(self) -> None:
+        self._timer = None
+        expire = self._expire
+        if expire is None:
+            return
+        due = self.last_read + self._quiet_limit
+        if self.loop.time() >= due:
+            self._expire = None
+            expire()
+        else:
+            self._timer = self.loop.call_at(due, self._check_quiet)
+
     def abort(self) -> None:
         """Close now, dropping unsent data (a response not read to its end)."""
         self.on_data = None
+        self._expire = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._transport is not None:
             self._transport.abort()
 
