@@ -406,11 +406,12 @@ class OwnClient:
 
 
 def _on_asyncio() -> bool:
+    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
     try:
-        asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return False
-    return True
+    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 def _abort(connection: _Connection) -> None:

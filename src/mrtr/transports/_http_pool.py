@@ -356,11 +356,12 @@ class HTTPExchange:
 
 
 def _on_asyncio() -> bool:
+    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
     try:
-        asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
     except RuntimeError:
         return False
-    return True
+    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
