@@ -20,6 +20,7 @@ import pytest
 
 from mrtr.errors import RequestTimeoutError
 from mrtr.transports import RequestFailed, _http_direct, _http_pool
+from mrtr.transports._http_socket import READ_BUFFER_LIMIT
 from mrtr.transports.http import StreamableHTTPTransport
 from tests.helpers.keepalive_server import RawRequest, json_reply, keepalive_server
 
@@ -244,3 +245,20 @@ async def test_a_cancelled_direct_request_closes_its_connection(anyio_backend: s
         connections = [number for number, _ in seen.requests]
         assert seen.methods() == ["server/discover", "tools/call", "tools/list"]
         assert connections[2] != connections[1]  # the list went on a new connection
+
+
+async def test_a_body_larger_than_the_read_buffer_is_read_whole() -> None:
+    """The socket stops reading past its buffer: such a body goes to the task path."""
+    big = {"x": "y" * (2 * READ_BUFFER_LIMIT)}
+
+    def answer(_connection: int, request: RawRequest) -> bytes | None:
+        return json_reply({"jsonrpc": "2.0", "id": request.json()["id"], "result": big})
+
+    async with keepalive_server(answer) as (url, seen):
+        with anyio.fail_after(BOUND):
+            async with StreamableHTTPTransport(url) as transport:
+                for request_id in (1, 2, 3):
+                    await transport.send(modern("tools/call", request_id))
+                    got = await transport.receive()
+                    assert isinstance(got, dict) and got["result"] == big
+    assert len({number for number, _ in seen.requests}) == 1  # one connection throughout

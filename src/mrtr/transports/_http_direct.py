@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import httpx
 
 from mrtr.transports._http1 import MAX_HEAD_SIZE, ResponseHead, content_length, head_end, parse_head
-
-if TYPE_CHECKING:
-    from mrtr.transports._http_socket import AsyncioSocket
+from mrtr.transports._http_socket import READ_BUFFER_LIMIT, AsyncioSocket
 
 __all__ = ["DirectOwner", "DirectPost"]
 
@@ -160,7 +158,9 @@ class DirectPost:
             self._handoff()
             return False
         length = _plain_json_length(head)
-        if length is None or length > self._cap:
+        if length is None or length > self._cap or split[1] + length > READ_BUFFER_LIMIT:
+            # a body past the read buffer is read piece by piece by the task path (the
+            # socket stops reading at its limit: waiting here for the whole would hang)
             self._handoff()
             return False
         self._head, self._body_at, self._length = head, split[1], length
