@@ -24,7 +24,14 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrtr.transports._http1 import MAX_HEAD_SIZE, BodyReader, head_end, parse_head
+from mrtr.transports import _http1
+from mrtr.transports._http1 import (
+    MAX_HEAD_SIZE,
+    BodyReader,
+    head_end,
+    parse_head,
+    parse_head_by_lines,
+)
 
 Outcome = tuple[Any, ...]
 _FRAMING = {b"content-length", b"transfer-encoding"}
@@ -183,3 +190,28 @@ def test_bare_lf_heads_are_found_and_huge_integers_refused() -> None:
     assert ours(b"HTTP/1.1 " + b"2" * 5000 + b" OK\r\n\r\n") == ("error",)
     assert ours(b"HTTP/1.1 200 OK\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n") == ("error",)
     assert theirs(b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi")[4] == b"hi"
+
+
+def _parsed(parse: Any, block: bytes) -> Outcome:
+    try:
+        head = parse(block)
+    except httpx.RemoteProtocolError:
+        return ("error",)
+    return ("ok", head.status, head.reason, head.headers, head.keep_alive)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(responses(), st.binary(max_size=200).map(lambda b: b"HTTP/1.1 200 OK\r\n" + b)))
+def test_the_usual_head_shortcut_reads_what_the_line_parser_reads(wire: bytes) -> None:
+    """`parse_head` reads CRLF heads in two regex passes: the same outcome, any bytes."""
+    split = head_end(wire)
+    block = wire if split is None else wire[: split[0]]
+    assert _parsed(parse_head, block) == _parsed(parse_head_by_lines, block)
+
+
+def test_the_shortcut_takes_the_usual_head() -> None:
+    block = b"HTTP/1.1 200 OK\r\nDate: x\r\nContent-Type:  application/json \r\nConnection: close\r"
+    assert _http1._crlf_fields(block) is not None
+    head = parse_head(block)
+    assert head.headers[1] == (b"Content-Type", b"application/json")
+    assert not head.keep_alive

@@ -25,10 +25,12 @@ __all__ = [
     "MAX_HEAD_SIZE",
     "BodyReader",
     "ResponseHead",
+    "checked_line",
     "content_length",
     "encode_request",
     "head_end",
     "parse_head",
+    "parse_head_by_lines",
 ]
 
 MAX_HEAD_SIZE = 64 * 1024
@@ -44,12 +46,16 @@ MAX_CONTENT_LENGTH_DIGITS = 20
 _CONTENT_LENGTH = re.compile(rb"[0-9]{1,%d}" % MAX_CONTENT_LENGTH_DIGITS)
 _VCHAR = rb"[^\x00\s]"  # visible bytes and obs-text (h11's field-vchar)
 _STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: ((?:[ \t]|%s)*))?" % _VCHAR)
-_FIELD_LINE = re.compile(
-    rb"([!#$%%&'*+\-.^_`|~0-9A-Za-z]+):[ \t]*(%s(?:[ \t]*%s)*)?[ \t]*" % (_VCHAR, _VCHAR)
-)
+# A field line is ``token ":" OWS [ vchar *( [ SP / HTAB ] vchar ) ] OWS``, vchar as
+# `_VCHAR`: past the colon, any byte but NUL and whitespace other than SP and HTAB.
+_NOT_IN_FIELD = re.compile(rb"[\x00\n\r\x0b\x0c]")
+# the same grammar over CRLF-ended lines at once: the check, then the (name, value) pairs
+_FIELD_NAME = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_CRLF_FIELDS = re.compile(rb"(?:%s:[^\x00\n\r\x0b\x0c]*\r\n)*" % _FIELD_NAME)
+_CRLF_FIELD = re.compile(rb"(%s):[ \t]*([^\x00\n\r\x0b\x0c]*?)[ \t]*\r\n" % _FIELD_NAME)
 
 
-def _checked(name: str, value: str) -> bytes:
+def checked_line(name: str, value: str) -> bytes:
     """One ``Name: value`` line; header injection is refused as httpx (h11) refuses it.
 
     Raises:
@@ -65,17 +71,30 @@ def _checked(name: str, value: str) -> bytes:
 
 
 def encode_request(
-    method: str, target: bytes, host: bytes, headers: Iterable[tuple[str, str]], body: bytes
+    method: str,
+    target: bytes,
+    host: bytes,
+    headers: Iterable[tuple[str, str]],
+    body: bytes,
+    lines: dict[tuple[str, str], bytes] | None = None,
 ) -> bytes:
     """The whole request as one buffer (head and body), ready for a single write.
+
+    ``lines`` keeps the header lines already checked and encoded, by (name, value):
+    most of them are the same on every request of a connection. The caller bounds it.
 
     Raises:
         UnicodeEncodeError: a header holds a non-ASCII character.
         httpx.LocalProtocolError: a header is malformed (injection attempt or bad name).
     """
     parts = [method.encode("ascii"), b" ", target, b" HTTP/1.1\r\nHost: ", host, b"\r\n"]
-    for name, value in headers:
-        parts.append(_checked(name, value))
+    for pair in headers:
+        line = lines.get(pair) if lines is not None else None
+        if line is None:
+            line = checked_line(*pair)
+            if lines is not None:
+                lines[pair] = line
+        parts.append(line)
     if body or method in ("POST", "PUT", "PATCH"):
         parts.append(b"Content-Length: %d\r\n" % len(body))
     parts.append(b"\r\n")
@@ -118,23 +137,76 @@ def parse_head(block: bytes) -> ResponseHead:
     Raises:
         httpx.RemoteProtocolError: the head is not a well-formed HTTP/1.x response head.
     """
-    lines = block.split(b"\n")
-    lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    fast = _crlf_fields(block)
+    if fast is not None:
+        status, headers = fast
+        status_line = _STATUS_LINE.fullmatch(status)
+        if status_line is not None:
+            version, code, reason = status_line.groups()
+            keep_alive = version >= b"1.1"  # persistent unless it says close (as h11 decides)
+            if keep_alive and b"close" in block.lower():
+                keep_alive = not _says_close(headers)
+            return ResponseHead(int(code), (reason or b"").decode("latin-1"), headers, keep_alive)
+    return parse_head_by_lines(block)
+
+
+def parse_head_by_lines(block: bytes) -> ResponseHead:
+    """`parse_head` line by line: any head, folds and bare LFs included (and its errors).
+
+    Raises:
+        httpx.RemoteProtocolError: the head is not a well-formed HTTP/1.x response head.
+    """
+    lines = _lines(block)
     status_line = _STATUS_LINE.fullmatch(lines[0])
     if status_line is None:
         raise httpx.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:100]!r}")
     version, code, reason = status_line.groups()
     keep_alive = version >= b"1.1"  # persistent unless it says close (as h11 decides)
     headers: list[tuple[bytes, bytes]] = []
-    for line in _unfolded(lines[1:]):
-        field = _FIELD_LINE.fullmatch(line)
-        if field is None:
+    folded = b"\n " in block or b"\n\t" in block
+    for line in _unfolded(lines[1:]) if folded else lines[1:]:
+        # the field grammar above, by cheaper means than a regex group per byte
+        name, colon, rest = line.partition(b":")
+        if not colon or _TOKEN.fullmatch(name) is None or _NOT_IN_FIELD.search(rest):
             raise httpx.RemoteProtocolError(f"malformed response header line: {line[:100]!r}")
-        name, value = field.group(1), field.group(2) or b""
+        value = rest.strip(b" \t")
         headers.append((name, value))
-        if name.lower() == b"connection" and b"close" in value.lower():
+        if len(name) == 10 and name.lower() == b"connection" and b"close" in value.lower():
             keep_alive = False
     return ResponseHead(int(code), (reason or b"").decode("latin-1"), headers, keep_alive)
+
+
+def _crlf_fields(block: bytes) -> tuple[bytes, list[tuple[bytes, bytes]]] | None:
+    """The usual head, in two passes of C: CRLF line ends, no folds, every field well-formed.
+
+    The status line and the ``(name, value)`` fields, or ``None`` for any other head
+    (which the line-by-line parser then reads, or refuses, with its error messages).
+    """
+    trimmed = block[:-1] if block.endswith(b"\r") else block
+    if trimmed.count(b"\n") != trimmed.count(b"\r\n"):
+        return None
+    status, crlf, fields = trimmed.partition(b"\r\n")
+    if not crlf:
+        return status, []
+    fields += b"\r\n"
+    if _CRLF_FIELDS.fullmatch(fields) is None:
+        return None
+    return status, _CRLF_FIELD.findall(fields)
+
+
+def _says_close(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(
+        len(name) == 10 and name.lower() == b"connection" and b"close" in value.lower()
+        for name, value in headers
+    )
+
+
+def _lines(block: bytes) -> list[bytes]:
+    """The head's lines, each without its CRLF or bare LF."""
+    trimmed = block[:-1] if block.endswith(b"\r") else block
+    if trimmed.count(b"\n") == trimmed.count(b"\r\n"):  # the usual case: CRLF throughout
+        return trimmed.split(b"\r\n")
+    return [line[:-1] if line.endswith(b"\r") else line for line in block.split(b"\n")]
 
 
 def _unfolded(lines: list[bytes]) -> list[bytes]:

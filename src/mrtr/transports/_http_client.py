@@ -12,19 +12,27 @@ an idle expiry and a check that an idle connection was not closed by the server,
 cookies the endpoint sets (sent back to it), and a response object with the few
 attributes the transport reads (`OwnResponse`). A response not read to its end closes
 its connection: that is how a modern request is cancelled.
+
+On asyncio, plain-TCP connections are `_http_socket.AsyncioSocket`s (read by the loop's
+callbacks, no anyio stream around them), and `OwnClient.post_direct` writes a POST at
+once on an idle one and reads its response in the socket's callback
+(`_http_direct.DirectPost`): no task, no cancel scope, one trip through the loop. On
+trio, and for TLS, the connections are anyio's streams and every request is `stream`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import select
 import socket
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import httpx
 
 from mrtr._version import __version__
@@ -32,11 +40,14 @@ from mrtr.transports._http1 import (
     MAX_HEAD_SIZE,
     BodyReader,
     ResponseHead,
+    checked_line,
     encode_request,
     head_end,
     parse_head,
 )
 from mrtr.transports._http_cookies import CookieJar
+from mrtr.transports._http_direct import DirectOwner, DirectPost
+from mrtr.transports._http_socket import AsyncioSocket, connect_asyncio
 
 __all__ = ["KEEPALIVE_EXPIRY", "USER_AGENT", "OwnClient", "OwnResponse"]
 
@@ -49,10 +60,14 @@ USER_AGENT = f"mrtr/{__version__}"
 _CONNECT_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
+_LINE_CACHE_SIZE = 256  # distinct header lines kept encoded, per client
+_USER_AGENT_LINE = b"User-Agent: " + USER_AGENT.encode("ascii") + b"\r\n"
+
+
 class _Connection:
     __slots__ = ("idle_since", "stream")
 
-    def __init__(self, stream: anyio.abc.ByteStream) -> None:
+    def __init__(self, stream: anyio.abc.ByteStream | AsyncioSocket) -> None:
         self.stream = stream
         self.idle_since = 0.0
 
@@ -60,6 +75,8 @@ class _Connection:
         """Idle not too long, and not readable (a readable idle socket was closed)."""
         if now - self.idle_since > KEEPALIVE_EXPIRY:
             return False
+        if isinstance(self.stream, AsyncioSocket):
+            return self.stream.usable()
         try:
             sock = self.stream.extra(anyio.abc.SocketAttribute.raw_socket)
             return not _readable(sock)
@@ -143,6 +160,7 @@ class OwnClient:
         self._tls = tls if target.scheme == "https" else None
         self._idle: list[_Connection] = []
         self._cookies = CookieJar(secure=target.scheme == "https")
+        self._lines: dict[tuple[str, str], bytes] = {}
         self.is_closed = False
 
     async def aclose(self) -> None:
@@ -161,8 +179,12 @@ class OwnClient:
         headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         timeout: httpx.Timeout | None = None,  # noqa: ASYNC109 (httpx's keyword, per request)
         follow_redirects: bool = False,
+        written: object | None = None,
     ) -> AsyncIterator[OwnResponse]:
         """Send one request; yield its response, whose body is read while in the block.
+
+        ``written`` is a connection the request was already written on by `post_direct`
+        (whose response it handed over): the response is read from it, nothing is sent.
 
         Raises:
             httpx.TransportError: connecting, writing or reading failed or timed out.
@@ -170,14 +192,12 @@ class OwnClient:
         del follow_redirects  # redirects are the exchange's business
         target = url if isinstance(url, httpx.URL) else httpx.URL(url)
         limits = timeout or self.timeout
-        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
-        if not any(name.lower() == "user-agent" for name, _ in pairs):
-            pairs.append(("User-Agent", USER_AGENT))
-        cookie = self._cookies.header()
-        if cookie:
-            pairs.append(("Cookie", cookie))
-        data = encode_request(method, target.raw_path, self._netloc, pairs, content)
-        connection, head, rest = await self._exchange(data, limits)
+        if written is None:
+            data = self.encode(method, target, headers, content)
+            connection, head, rest = await self._exchange(data, limits)
+        else:
+            assert isinstance(written, _Connection)
+            connection, head, rest = await self._read_head(written, limits, drain=True)
         try:
             self._cookies.learn(head.headers)
             body = _Body(connection, BodyReader(head, method=method), rest, limits.read)
@@ -193,6 +213,121 @@ class OwnClient:
             else:
                 await connection.close()
 
+    def encode(
+        self,
+        method: str,
+        target: httpx.URL,
+        headers: Mapping[str, str] | Sequence[tuple[str, str]] | None,
+        content: bytes,
+    ) -> bytes:
+        """The request's bytes, with the User-Agent and the cookies added.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed (injection attempt or bad name).
+        """
+        pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or ())
+        if not any(name.lower() == "user-agent" for name, _ in pairs):
+            pairs.append(("User-Agent", USER_AGENT))
+        cookie = self._cookies.header()
+        if cookie:
+            pairs.append(("Cookie", cookie))
+        if len(self._lines) > _LINE_CACHE_SIZE:
+            self._lines.clear()
+        return encode_request(method, target.raw_path, self._netloc, pairs, content, self._lines)
+
+    def post_prefix(self, target: httpx.URL, headers: Mapping[str, str]) -> bytes:
+        """A POST's head up to its per-request headers: request line, Host and `headers`.
+
+        With `encode_post`, the bytes `encode` makes for the same headers (``headers``
+        first), built once per transport instead of once per request.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        head = encode_request("POST", target.raw_path, self._netloc, headers.items(), b"")
+        return head[: -len(b"Content-Length: 0\r\n\r\n")]
+
+    def encode_post(
+        self, prefix: bytes, headers: Mapping[str, str], content: bytes, *, user_agent: bool
+    ) -> bytes:
+        """A POST's bytes: `prefix` (`post_prefix`), `headers`, User-Agent, cookies, body.
+
+        ``user_agent``: add ours (the prefix's headers do not name one).
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        lines = self._lines
+        if len(lines) > _LINE_CACHE_SIZE:
+            lines.clear()
+        parts = [prefix]
+        for pair in headers.items():
+            line = lines.get(pair)
+            if line is None:
+                line = lines[pair] = checked_line(*pair)
+            parts.append(line)
+        if user_agent:
+            parts.append(_USER_AGENT_LINE)
+        cookie = self._cookies.header()
+        if cookie:
+            parts.append(checked_line("Cookie", cookie))
+        parts.append(b"Content-Length: %d\r\n\r\n" % len(content))
+        parts.append(content)
+        return b"".join(parts)
+
+    def post_direct(
+        self,
+        data: bytes,
+        *,
+        owner: DirectOwner,
+        key: object,
+        cap: int,
+        release: Callable[[], None],
+    ) -> DirectPost | None:
+        """Write a request now on an idle asyncio connection; its response goes to `owner`.
+
+        ``None`` when no idle connection of that kind is at hand (the caller then takes
+        `stream`, which opens one). The request is written here and never again: a
+        response the direct reader does not take is handed to ``owner.direct_handoff``
+        with the connection, to be read by `stream` (``written=``).
+        """
+        now = time.monotonic()
+        while self._idle:
+            connection = self._idle[-1]
+            if not isinstance(connection.stream, AsyncioSocket):
+                return None
+            self._idle.pop()
+            if connection.usable(now):
+                return DirectPost(
+                    connection,
+                    connection.stream,
+                    data,
+                    owner=owner,
+                    key=key,
+                    cap=cap,
+                    read_timeout=self.timeout.read,
+                    done=self._direct_done,
+                    release=release,
+                )
+            _abort(connection)
+        return None
+
+    def _direct_done(self, connection: object, head: ResponseHead | None) -> None:
+        """A direct response was read to its end (``head``) or abandoned (``None``)."""
+        assert isinstance(connection, _Connection)
+        if head is None:
+            _abort(connection)
+            return
+        self._cookies.learn(head.headers)
+        if head.keep_alive and not self.is_closed:
+            connection.idle_since = time.monotonic()
+            self._idle.append(connection)
+        else:
+            _abort(connection)
+
     async def _exchange(
         self, data: bytes, limits: httpx.Timeout
     ) -> tuple[_Connection, ResponseHead, bytes]:
@@ -207,6 +342,18 @@ class OwnClient:
         connection = await self._acquire(limits)
         try:
             await _send(connection, data, limits.write)
+        except BaseException:
+            await connection.close()
+            raise
+        return await self._read_head(connection, limits, drain=False)
+
+    async def _read_head(
+        self, connection: _Connection, limits: httpx.Timeout, *, drain: bool
+    ) -> tuple[_Connection, ResponseHead, bytes]:
+        """Read the response head (1xx skipped) on a connection the request went out on."""
+        try:
+            if drain and isinstance(connection.stream, AsyncioSocket):
+                await _drain(connection.stream, limits.write)
             buffer = b""
             while True:
                 split = head_end(buffer)
@@ -240,8 +387,10 @@ class OwnClient:
             await connection.close()
         try:
             with anyio.fail_after(limits.connect):
-                stream: anyio.abc.ByteStream
-                if self._tls is not None:
+                stream: anyio.abc.ByteStream | AsyncioSocket
+                if self._tls is None and _on_asyncio():
+                    stream = await connect_asyncio(self._host, self._port)
+                elif self._tls is not None:
                     stream = await anyio.connect_tcp(
                         self._host, self._port, ssl_context=self._tls, tls_standard_compatible=False
                     )
@@ -256,6 +405,23 @@ class OwnClient:
         return _Connection(stream)
 
 
+def _on_asyncio() -> bool:
+    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return isinstance(loop, asyncio.BaseEventLoop)
+
+
+def _abort(connection: _Connection) -> None:
+    stream = connection.stream
+    if isinstance(stream, AsyncioSocket):
+        stream.abort()
+    else:  # pragma: no cover - direct posts are made on asyncio sockets only
+        raise TypeError("only an asyncio socket is aborted without awaiting")
+
+
 def _readable(sock: socket.socket) -> bool:
     """Whether `sock` has bytes (or its end) waiting; ``poll`` has no descriptor limit."""
     if hasattr(select, "poll"):
@@ -266,10 +432,30 @@ def _readable(sock: socket.socket) -> bool:
     return bool(readable)
 
 
-async def _send(connection: _Connection, data: bytes, seconds: float | None) -> None:
+async def _drain(stream: AsyncioSocket, seconds: float | None) -> None:
     try:
         with anyio.fail_after(seconds):
-            await connection.stream.send(data)
+            await stream.drain()
+    except TimeoutError as exc:
+        raise httpx.WriteTimeout("writing the request timed out") from exc
+    except _CONNECT_ERRORS as exc:
+        raise httpx.WriteError(str(exc) or repr(exc)) from exc
+
+
+async def _send(connection: _Connection, data: bytes, seconds: float | None) -> None:
+    stream = connection.stream
+    if isinstance(stream, AsyncioSocket):
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        try:
+            taken = stream.write(data)
+        except _CONNECT_ERRORS as exc:
+            raise httpx.WriteError(str(exc) or repr(exc)) from exc
+        if not taken:
+            await _drain(stream, seconds)
+        return
+    try:
+        with anyio.fail_after(seconds):
+            await stream.send(data)
     except TimeoutError as exc:
         raise httpx.WriteTimeout("writing the request timed out") from exc
     except _CONNECT_ERRORS as exc:
@@ -278,6 +464,10 @@ async def _send(connection: _Connection, data: bytes, seconds: float | None) -> 
 
 async def _receive(connection: _Connection, seconds: float | None) -> bytes:
     """The next bytes from the server; ``b""`` once it closed the connection."""
+    stream = connection.stream
+    if isinstance(stream, AsyncioSocket) and stream.buffered:
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        return stream.take(len(stream.buffered))
     try:
         with anyio.fail_after(seconds):
             return await connection.stream.receive()

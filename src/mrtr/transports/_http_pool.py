@@ -23,9 +23,10 @@ front of them (a FIFO semaphore, `connection_slots`) instead of in httpcore.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
@@ -38,6 +39,7 @@ from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_auth_flow import run_auth_flow
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import SafeCookieJar
+from mrtr.transports._http_direct import DirectOwner, DirectPost
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
@@ -98,6 +100,7 @@ class HTTPExchange:
         self._own_timeout = own_timeout
         self._flow_client: httpx.AsyncClient | None = None
         self._closed = False
+        self._direct_backend = _on_asyncio()
         fast = transport_auth(auth)
         if isinstance(source, httpx.AsyncClient):
             self.client, self._owned = source, False
@@ -145,38 +148,100 @@ class HTTPExchange:
             if self._flow_client is not None:
                 await self._flow_client.aclose()
 
+    @property
+    def direct(self) -> bool:
+        """Whether requests may be written at once from `send` (`post_direct`).
+
+        With the own client, no auth and the asyncio backend only: the OAuth fast path
+        and httpx keep the ordinary path.
+        """
+        return (
+            isinstance(self.client, OwnClient)
+            and self._fast_auth is None
+            and self._slots is not None
+            and self._direct_backend
+        )
+
+    def post_direct(
+        self, data: bytes, *, owner: DirectOwner, key: object, cap: int
+    ) -> DirectPost | None:
+        """Write a request now, holding a slot, if a slot and an idle connection are free.
+
+        ``None``: nothing was written (use `stream`). After a handoff, the ordinary path
+        (`stream` with ``written=``) releases the slot.
+        """
+        slots = self._slots
+        assert isinstance(self.client, OwnClient) and slots is not None
+        try:
+            slots.acquire_nowait()
+        except anyio.WouldBlock:
+            return None
+        posted = self.client.post_direct(data, owner=owner, key=key, cap=cap, release=slots.release)
+        if posted is None:
+            slots.release()
+        return posted
+
+    def post_prefix(self, target: httpx.URL, headers: Mapping[str, str]) -> bytes:
+        """`OwnClient.post_prefix` of the own client.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        assert isinstance(self.client, OwnClient)
+        return self.client.post_prefix(target, headers)
+
+    def encode_post(
+        self, prefix: bytes, headers: Mapping[str, str], content: bytes, *, user_agent: bool
+    ) -> bytes:
+        """`OwnClient.encode_post` of the own client.
+
+        Raises:
+            UnicodeEncodeError: a header holds a non-ASCII character.
+            httpx.LocalProtocolError: a header is malformed.
+        """
+        assert isinstance(self.client, OwnClient)
+        return self.client.encode_post(prefix, headers, content, user_agent=user_agent)
+
     @asynccontextmanager
     async def stream(
-        self, method: str, url: httpx.URL | str, **kwargs: Any
+        self,
+        method: str,
+        url: httpx.URL | str,
+        *,
+        written: object | None = None,
+        **kwargs: Any,
     ) -> AsyncIterator[HTTPResponse]:
         """``httpx.AsyncClient.stream``, holding one of the connection slots.
 
         A request waits for a free slot without a time limit (its own cancellation and
         the session's timeouts still apply); inside httpx, the pool timeout then only
-        covers a connection that is slow to be handed over.
+        covers a connection that is slow to be handed over. ``written`` is a connection
+        a `post_direct` request went out on and handed over: its slot is already held.
 
         Raises:
             RedirectError: a redirect to another origin, or too many redirects.
         """
         slots = self._slots
         if slots is None:
-            async with self._follow_redirects(method, url, kwargs) as response:
+            async with self._follow_redirects(method, url, kwargs, None) as response:
                 yield response
             return
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        if written is None:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            try:
+                slots.acquire_nowait()  # the usual case: a free slot, no trip through the loop
+            except anyio.WouldBlock:
+                await slots.acquire()
         try:
-            slots.acquire_nowait()  # the usual case: a free slot, no trip through the loop
-        except anyio.WouldBlock:
-            await slots.acquire()
-        try:
-            async with self._follow_redirects(method, url, kwargs) as response:
+            async with self._follow_redirects(method, url, kwargs, written) as response:
                 yield response
         finally:
             slots.release()
 
     @asynccontextmanager
     async def _follow_redirects(
-        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any], written: object | None
     ) -> AsyncIterator[HTTPResponse]:
         """Open the request, following redirects within the endpoint's origin only.
 
@@ -190,7 +255,8 @@ class HTTPExchange:
         """
         start = url
         for _ in range(MAX_REDIRECTS + 1):
-            async with self._open(method, url, kwargs) as response:
+            async with self._open(method, url, kwargs, written) as response:
+                written = None  # a redirect is a new request
                 location = response.headers.get("location")
                 if response.status_code not in _REDIRECT_STATUSES or location is None:
                     yield response
@@ -204,9 +270,15 @@ class HTTPExchange:
         )
 
     def _open(
-        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any]
+        self, method: str, url: httpx.URL | str, kwargs: dict[str, Any], written: object | None
     ) -> AbstractAsyncContextManager[HTTPResponse]:
-        """Send one request (no redirects followed), authorized by the fast path if any."""
+        """Send one request (no redirects followed), authorized by the fast path if any.
+
+        ``written``: the request is out on that connection already (`post_direct`).
+        """
+        if written is not None:
+            assert isinstance(self.client, OwnClient)
+            return self.client.stream(method, url, written=written, **kwargs)
         if self._fast_auth is not None:
             return self._authorized(self._fast_auth, method, url, kwargs)
         opened: AbstractAsyncContextManager[HTTPResponse]
@@ -281,6 +353,15 @@ class HTTPExchange:
         if self._timeout_explicit:
             return httpx.Timeout(self._timeout).read
         return self.client.timeout.read
+
+
+def _on_asyncio() -> bool:
+    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:

@@ -12,12 +12,17 @@ are resumed with ``Last-Event-ID``, and the session is DELETEd on close.
 Each outgoing message is POSTed from a task of the transport's lifespan task group, so
 `send` returns at once; everything that comes back (responses, request-related
 notifications, server requests on SSE streams) is queued for `receive`, in a bounded
-queue (a server that floods stops being read). A request the server could not answer
-is delivered as `RequestFailed` carrying a typed error; a JSON-RPC error body on an HTTP
-error status is delivered as that error response. HTTP errors (httpx's exception
-classes, also raised by the own client) are translated in one place,
-`_http_wire.translate_http_errors`; which client carries the requests (the own HTTP/1.1
-pool, httpx for ``auth`` and proxies, or the caller's) is `_http_pool.HTTPExchange`.
+queue (a server that floods stops being read). On asyncio with the own client, a modern
+request is written from `send` itself on an idle connection and its plain JSON answer
+read in the socket's callback (`_http_direct`): no task, and the response goes to the
+session's sink (`SupportsResponseSink`) while its reader waits with nothing queued.
+Any other answer is handed to the task path, which reads it from the same connection.
+A request the server could not answer is delivered as `RequestFailed` carrying a typed
+error; a JSON-RPC error body on an HTTP error status is delivered as that error
+response. HTTP errors (httpx's exception classes, also raised by the own client) are
+translated in one place, `_http_wire.translate_http_errors`; which client carries the
+requests (the own HTTP/1.1 pool, httpx for ``auth`` and proxies, or the caller's) is
+`_http_pool.HTTPExchange`.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ import enum
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, cast
 
 import anyio
 import anyio.abc
@@ -38,16 +44,24 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mrtr._anyio import fresh_copy
 from mrtr._wire.framing import encode_echoing
 from mrtr._wire.http_headers import ToolHeaderRegistry, modern_headers
-from mrtr.errors import MessageTooLargeError, MRTRError, ProtocolError, TransportError
+from mrtr.errors import (
+    MessageTooLargeError,
+    MRTRError,
+    ProtocolError,
+    RequestTimeoutError,
+    TransportError,
+)
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
     RequestFailed,
     RequestId,
+    ResponseSink,
     Transport,
 )
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
+from mrtr.transports._http_direct import DirectPost
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
 from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
 from mrtr.transports._http_sse import BoundedSSEDecoder
@@ -79,6 +93,7 @@ __all__ = [
 ]
 
 LISTEN = "subscriptions/listen"
+_NOT_DIRECT = frozenset({LISTEN, "initialize"})  # a long stream; the legacy handshake
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +107,20 @@ class _State(enum.Enum):
     CLOSED = "closed"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
-    """One request in flight: its method, era, and the scope that cancels its POST."""
+    """One request in flight: its method, era, and what cancels its POST.
+
+    A request on the task path has the ``scope`` of its task; one written from `send`
+    (`DirectPost`) has ``direct`` until its answer came or it was handed to a task.
+    """
 
     method: str
     modern: bool
     body: bytes
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    message: JSONObject
+    scope: anyio.CancelScope | None = None
+    direct: DirectPost | None = None
 
 
 class StreamableHTTPTransport(Transport):
@@ -146,6 +167,14 @@ class StreamableHTTPTransport(Transport):
         self._target = parsed_url(url)
         # We decode bodies ourselves, under the caps: offer only what we can bound.
         self._extra_headers = {**user_headers(headers), "Accept-Encoding": ACCEPT_ENCODING}
+        # what every POST carries before its own headers; the direct path encodes it once
+        self._post_headers = {
+            **self._extra_headers,
+            "Accept": ACCEPT_POST,
+            "Content-Type": "application/json",
+        }
+        self._post_prefix: bytes | None = None
+        self._post_user_agent = not any(k.lower() == "user-agent" for k in self._post_headers)
         self._auth = auth
         self._timeout = timeout
         self._client_source = http_client
@@ -163,6 +192,9 @@ class StreamableHTTPTransport(Transport):
         self._task_scopes: set[anyio.CancelScope] = set()
         self._modern_version: str | None = None
         self._tools = ToolHeaderRegistry()
+        self._direct = False
+        self._sink: ResponseSink | None = None
+        self._reader_idle = False  # `receive` waits with nothing queued before it
 
     @property
     def session_id(self) -> str | None:
@@ -206,6 +238,7 @@ class StreamableHTTPTransport(Transport):
             self._receive_queue_size
         )
         self._send_stream, self._receive_stream = send_stream, receive_stream
+        self._direct = exchange.direct
         try:
             async with anyio.create_task_group() as task_group:
                 self._task_group = task_group
@@ -262,14 +295,26 @@ class StreamableHTTPTransport(Transport):
         Raises:
             TransportError: the connection ended (closed, or the legacy session expired).
         """
-        if self._receive_stream is None:
+        stream = self._receive_stream
+        if stream is None:
             raise TransportError(f"the HTTP transport to {self.url} is not open")
+        self._reader_idle = stream.statistics().current_buffer_used == 0
         try:
-            return await self._receive_stream.receive()
+            return await stream.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             if self._terminal is not None:
                 raise fresh_copy(self._terminal) from None
             raise TransportError("the HTTP transport is closed") from None
+        finally:
+            self._reader_idle = False
+
+    def set_response_sink(self, sink: ResponseSink | None) -> None:
+        """Offer `sink` the responses that arrive while `receive` waits with nothing queued.
+
+        A response settled there overtakes nothing: every message queued before it has
+        been taken by then (`SupportsResponseSink`).
+        """
+        self._sink = sink
 
     def _check_usable(self) -> None:
         if self._terminal is not None:
@@ -291,7 +336,13 @@ class StreamableHTTPTransport(Transport):
         assert self._task_group is not None
         self._task_group.start_soon(self._guarded, func, message)
 
-    async def _guarded(self, func: Callable[[JSONObject], Any], message: JSONObject) -> None:
+    def _spawn_item(
+        self, func: Callable[[JSONObject | RequestFailed], Any], item: JSONObject | RequestFailed
+    ) -> None:
+        assert self._task_group is not None
+        self._task_group.start_soon(self._guarded, func, item)
+
+    async def _guarded(self, func: Callable[[Any], Any], message: Any) -> None:
         """Run one task; a bug in it ends the connection instead of hanging the session.
 
         Each task has its own cancel scope, so closing the connection (`aclose`)
@@ -315,13 +366,41 @@ class StreamableHTTPTransport(Transport):
         if self._send_stream is None:
             return
         await anyio.lowlevel.checkpoint_if_cancelled()  # the fast path still honours it
+        if self._offer(item):
+            return
         try:
             try:
+                self._reader_idle = False
                 self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
             except anyio.WouldBlock:
                 await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
+
+    def _deliver_now(self, item: JSONObject | RequestFailed) -> None:
+        """`_deliver` from a callback: a full queue is waited on by a task of its own."""
+        if self._send_stream is None or self._offer(item):
+            return
+        try:
+            self._reader_idle = False
+            self._send_stream.send_nowait(item)
+        except anyio.WouldBlock:
+            self._spawn_item(self._deliver, item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.debug("dropping a message that arrived after the transport closed")
+
+    def _offer(self, item: JSONObject | RequestFailed) -> bool:
+        """Hand a response to the session's sink if nothing queued could be overtaken."""
+        sink = self._sink
+        if sink is None or not self._reader_idle or isinstance(item, RequestFailed):
+            return False
+        if "method" in item:
+            return False
+        try:
+            return sink(item)
+        except Exception:  # the sink must not raise; a bug there must not lose the response
+            logger.exception("the response sink failed")
+            return False
 
     def _end_connection(self, error: TransportError) -> None:
         if self._terminal is None:
@@ -329,11 +408,16 @@ class StreamableHTTPTransport(Transport):
         self._stop_tasks()
 
     def _stop_tasks(self) -> None:
-        """End the queue for `receive` and cancel every task the transport runs."""
+        """End the queue for `receive`, cancel every task and every direct request."""
         if self._send_stream is not None:
             self._send_stream.close()
         for scope in self._task_scopes:
             scope.cancel()
+        for request_id, pending in list(self._pending.items()):
+            if pending.direct is not None:
+                pending.direct.cancel()
+                pending.direct = None
+                self._pending.pop(request_id, None)
 
     # -- requests -------------------------------------------------------------------
 
@@ -341,8 +425,79 @@ class StreamableHTTPTransport(Transport):
         version = meta_version(message)
         if version is not None:
             self._modern_version = version
-        self._pending[message["id"]] = _Pending(method, version is not None, body)
+        pending = _Pending(method, version is not None, body, message)
+        self._pending[message["id"]] = pending
+        if version is not None and self._direct and method not in _NOT_DIRECT:
+            pending.direct = self._post_direct(message, pending, version)
+            if pending.direct is not None:
+                return
+        pending.scope = anyio.CancelScope()
         self._spawn(self._run_request, message)
+
+    def _post_direct(
+        self, message: JSONObject, pending: _Pending, version: str
+    ) -> DirectPost | None:
+        """Write the request now if a connection is idle (`_http_direct`); else ``None``.
+
+        Its headers are those `_request_headers` gives a modern request, the part shared
+        by every POST encoded once.
+        """
+        exchange = self._require_exchange()
+        try:
+            prefix = self._post_prefix
+            if prefix is None:
+                prefix = self._post_prefix = exchange.post_prefix(self._target, self._post_headers)
+            data = exchange.encode_post(
+                prefix,
+                modern_headers(message, version, self._tools),
+                pending.body,
+                user_agent=self._post_user_agent,
+            )
+        except (UnicodeEncodeError, httpx.LocalProtocolError):
+            return None  # the task path reports it, as a typed error
+        return exchange.post_direct(data, owner=self, key=message["id"], cap=self._max_message_size)
+
+    # -- the direct requests' reports (`_http_direct.DirectOwner`), from callbacks ----
+
+    def direct_answer(self, key: object, status: int, body: bytes) -> None:
+        """A direct request's JSON answer: checked and delivered as the task path does."""
+        pending = self._pending.pop(cast(RequestId, key), None)
+        if pending is None:
+            return
+        pending.direct = None
+        try:
+            try:
+                parsed = parse_json(body, method=pending.method, status=status)
+                item: JSONObject | RequestFailed = self._on_response(
+                    pending, as_response(parsed, pending.message)
+                )
+            except MRTRError as exc:
+                item = RequestFailed(pending.message["id"], exc)
+            self._deliver_now(item)
+        except Exception as exc:  # in a callback: a bug must end the connection, not hang
+            logger.exception("the HTTP transport failed while handling a response")
+            self._end_connection(TransportError(f"the HTTP transport failed: {exc!r}"))
+
+    def direct_handoff(self, key: object, connection: object) -> None:
+        """A direct request's answer needs the task path: it reads it from `connection`."""
+        pending = self._pending.get(cast(RequestId, key))
+        if pending is None or pending.direct is None:  # pragma: no cover - cancel detaches
+            return
+        pending.direct = None
+        pending.scope = anyio.CancelScope()
+        self._spawn(partial(self._run_request, written=connection), pending.message)
+
+    def direct_failed(self, key: object, error: httpx.HTTPError) -> None:
+        """A direct request got no answer within the read timeout."""
+        pending = self._pending.pop(cast(RequestId, key), None)
+        if pending is None:
+            return
+        pending.direct = None
+        request_id: RequestId = pending.message["id"]
+        timeout = self._require_exchange().read_timeout() or 0.0
+        failure = RequestTimeoutError(pending.method, request_id, timeout)
+        failure.__cause__ = error
+        self._deliver_now(RequestFailed(request_id, failure))
 
     def _cancel_modern(self, message: JSONObject) -> bool:
         """Close the stream of a cancelled modern request; return True if handled here."""
@@ -352,19 +507,25 @@ class StreamableHTTPTransport(Transport):
         if pending is not None:
             if not pending.modern:
                 return False
-            pending.scope.cancel()
+            if pending.direct is not None:
+                pending.direct.cancel()  # closes its connection, as closing its stream does
+                pending.direct = None
+                self._pending.pop(cast(RequestId, request_id), None)
+            elif pending.scope is not None:
+                pending.scope.cancel()
             return True
         return self._require_legacy().version is None and self._modern_version is not None
 
-    async def _run_request(self, message: JSONObject) -> None:
+    async def _run_request(self, message: JSONObject, written: object | None = None) -> None:
         request_id: RequestId = message["id"]
         pending = self._pending[request_id]
+        assert pending.scope is not None
         try:
             with pending.scope:
                 if not pending.modern:
                     await self._require_legacy().wait_for_get_stream()
                 try:
-                    response = await self._post_request(message)
+                    response = await self._post_request(message, written)
                 except MRTRError as exc:
                     await self._deliver(RequestFailed(request_id, exc))
                 else:
@@ -387,8 +548,10 @@ class StreamableHTTPTransport(Transport):
 
     # -- one POST -------------------------------------------------------------------
 
-    async def _post_request(self, message: JSONObject) -> JSONObject:
+    async def _post_request(self, message: JSONObject, written: object | None = None) -> JSONObject:
         """POST one request and return its response message.
+
+        ``written``: a direct request's connection, the request already out on it.
 
         Raises:
             MRTRError: the request is lost (HTTP failure, bad body, timeout, too large).
@@ -405,6 +568,7 @@ class StreamableHTTPTransport(Transport):
                 self._target,
                 content=encode_echoing(message) if pending is None else pending.body,
                 headers=headers,
+                written=written,
                 # a subscriptions/listen stream may stay quiet for as long as nothing changes
                 **(exchange.options(read=None) if method == LISTEN else exchange.options()),
             ) as response,
@@ -533,8 +697,7 @@ class StreamableHTTPTransport(Transport):
         await self._require_legacy().listen()
 
     def _request_headers(self, message: JSONObject) -> dict[str, str]:
-        headers = {**self._extra_headers, "Accept": ACCEPT_POST}
-        headers["Content-Type"] = "application/json"
+        headers = dict(self._post_headers)
         version = meta_version(message)
         legacy = self._require_legacy()
         if version is not None:
