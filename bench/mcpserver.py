@@ -132,10 +132,10 @@ def run(reps: int, calls: int, before: str | None = None) -> dict[str, dict[str,
             for tool, arguments in TOOLS.items():
                 for kind in kinds:  # alternated: each batch of one server after the other's
                     peer = peers[kind]
-                    before = peer.cpu_ns()
+                    start_ns = peer.cpu_ns()
                     for _ in range(calls):
                         peer.call(tool, arguments)
-                    spent = peer.cpu_ns() - before
+                    spent = peer.cpu_ns() - start_ns
                     per_leg[tool][kind].append(spent / (2 * calls) / 1000)  # µs per leg
     finally:
         for peer in peers.values():
