@@ -358,7 +358,9 @@ class Server:
         Callable from a handler or any task of the application; never waits on a
         client. Delivered on ``subscriptions/listen`` streams that asked for
         ``toolsListChanged`` (2026-07-28) and to legacy connections (stdio, and an
-        HTTP session's GET stream) as ``notifications/tools/list_changed``.
+        HTTP session's GET stream) as ``notifications/tools/list_changed``. The HTTP
+        app's ``Mcp-Param-*`` checks read the listing anew after it: a handler whose
+        list changes must call this.
         """
         from mrtr.server._notify import TOOLS
 
