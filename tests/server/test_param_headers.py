@@ -143,3 +143,87 @@ async def test_a_server_without_a_tool_listing_checks_nothing() -> None:
 
     server = Server("bare", on_call_tool=call_tool)
     assert (await send(server, {"region": "eu"}, **{"mcp-param-region": "us"})).status_code == 200
+
+
+# --- the listing is read once, until the tool list changes ----------------------------------
+
+PLAIN = {"type": "object", "properties": {"region": {"type": "string"}}}
+
+
+def _counting_server(listed: list[Tool], asked: list[int]) -> Server:
+    """A server whose listing is the (mutable) ``listed``, counting each time it is asked."""
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        asked.append(1)
+        return ListToolsResult(tools=list(listed))
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    return Server("deployer", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_the_listing_is_asked_once_and_again_after_notify_tools_changed() -> None:
+    listed = [Tool(name="deploy", input_schema=PLAIN)]
+    asked: list[int] = []
+    server = _counting_server(listed, asked)
+    for _ in range(3):
+        assert (await send(server, {"region": "eu"})).status_code == 200
+    assert len(asked) == 1
+    listed[0] = Tool(name="deploy", input_schema=MIRRORED)  # now it declares Region
+    await server.notify_tools_changed()
+    _refused(await send(server, {"region": "eu"}), "Region header is missing")
+    assert (await send(server, {"region": "eu"}, **{"mcp-param-region": "eu"})).is_success
+    assert len(asked) == 2
+    listed.clear()  # the tool is gone: nothing to check against
+    await server.notify_tools_changed()
+    assert (await send(server, {"region": "eu"})).status_code == 200
+
+
+async def test_a_new_list_handler_is_asked() -> None:
+    asked: list[int] = []
+    server = _counting_server([Tool(name="deploy", input_schema=PLAIN)], asked)
+    assert (await send(server, {"region": "eu"})).status_code == 200
+    other = _counting_server([Tool(name="deploy", input_schema=MIRRORED)], asked)
+    server.on_list_tools = other.on_list_tools  # no notification: a new handler is news
+    _refused(await send(server, {"region": "eu"}), "Region header is missing")
+
+
+async def test_a_failing_listing_is_asked_again() -> None:
+    state = {"fail": True}
+
+    async def list_tools(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        if state["fail"]:
+            raise RuntimeError("not yet")
+        return ListToolsResult(tools=[Tool(name="deploy", input_schema=MIRRORED)])
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    server = Server("deployer", on_list_tools=list_tools, on_call_tool=call_tool)
+    assert (await send(server, {"region": "eu"})).status_code == 200  # unchecked, not kept
+    state["fail"] = False
+    _refused(await send(server, {"region": "eu"}), "Region header is missing")
+
+
+async def test_mcpserver_tools_added_and_removed_are_seen_without_a_notification() -> None:
+    from mrtr.server import MCPServer
+
+    app = MCPServer("deployer")
+
+    def deploy(region: str) -> str:
+        """Deploy."""
+        return region
+
+    app.add_tool(deploy)
+    assert (await send(app.server, {"region": "eu"})).status_code == 200
+    app.remove_tool("deploy")
+    app.add_tool(deploy, input_schema=MIRRORED)
+    _refused(await send(app.server, {"region": "eu"}), "Region header is missing")
+    app.remove_tool("deploy")
+    response = await send(app.server, {"region": "eu"})
+    assert response.status_code == 200 and response.json()["result"]["isError"]

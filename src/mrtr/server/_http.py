@@ -58,7 +58,11 @@ from mrtr.server._jsonrpc import (
 )
 from mrtr.server._notify import ChangeHub
 from mrtr.server._origin import OriginPolicy
-from mrtr.server._param_headers import decode_header_value, param_header_mismatch
+from mrtr.server._param_headers import (
+    ToolHeaderCache,
+    decode_header_value,
+    param_header_mismatch,
+)
 from mrtr.server._sessions import Session, SessionStore
 from mrtr.server._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
 from mrtr.types import (
@@ -164,6 +168,7 @@ class StreamableHTTPApp:
         sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
         hub: ChangeHub | None = None,
+        tool_headers: ToolHeaderCache | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -176,6 +181,8 @@ class StreamableHTTPApp:
         self._stall = stream_stall_timeout
         self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
+        # what the listing declares, kept by the server that can tell when it changes
+        self._tool_headers = tool_headers
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
         self._max_message_size = max_message_size
@@ -391,7 +398,9 @@ class StreamableHTTPApp:
     ) -> None:
         if message.get("method") != "tools/call":
             return
-        problem = await param_header_mismatch(self._connect, message, request.headers, principal)
+        problem = await param_header_mismatch(
+            self._connect, message, request.headers, principal, self._tool_headers
+        )
         if problem is not None:
             raise _error_reply(
                 400, HEADER_MISMATCH, f"Header mismatch: {problem}", message.get("id")

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
     from mrtr.server._middleware import HandlerResult, ServerMiddleware
+    from mrtr.server._param_headers import ToolHeaderCache
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
     from mrtr.transports import Transport
@@ -262,6 +263,13 @@ class Server:
         # connections made after it: the spec they share is built again
         object.__setattr__(self, name, value)
         object.__setattr__(self, "_connection_spec", None)
+        self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        """Forget what the listing declared (``Mcp-Param`` checks): it may list anew."""
+        cache = self.__dict__.get("_tool_headers")
+        if cache is not None:
+            cache.clear()
 
     def add_request_handler(
         self,
@@ -287,6 +295,7 @@ class Server:
             )
         self._custom[method] = (params_type, handler)
         object.__setattr__(self, "_connection_spec", None)
+        self._tools_changed()
 
     # --- protocol facts ---------------------------------------------------------------
 
@@ -349,10 +358,13 @@ class Server:
         Callable from a handler or any task of the application; never waits on a
         client. Delivered on ``subscriptions/listen`` streams that asked for
         ``toolsListChanged`` (2026-07-28) and to legacy connections (stdio, and an
-        HTTP session's GET stream) as ``notifications/tools/list_changed``.
+        HTTP session's GET stream) as ``notifications/tools/list_changed``. The HTTP
+        app's ``Mcp-Param-*`` checks read the listing anew after it: a handler whose
+        list changes must call this.
         """
         from mrtr.server._notify import TOOLS
 
+        self._tools_changed()
         self._hub.publish(TOOLS)
 
     async def notify_prompts_changed(self) -> None:
@@ -415,6 +427,16 @@ class Server:
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
         )
+
+    def _tool_header_cache(self) -> ToolHeaderCache:
+        """The one cache of this server's ``Mcp-Param`` declarations (made on first use)."""
+        cache: ToolHeaderCache | None = self.__dict__.get("_tool_headers")
+        if cache is None:
+            from mrtr.server._param_headers import ToolHeaderCache
+
+            cache = ToolHeaderCache()
+            object.__setattr__(self, "_tool_headers", cache)
+        return cache
 
     def connection(self) -> ServerConnection:
         """A fresh protocol state for one connection (for custom shells).
@@ -570,6 +592,7 @@ class Server:
             sse_retry_ms=sse_retry_ms,
             stream_stall_timeout=stream_stall_timeout,
             hub=self._hub,
+            tool_headers=self._tool_header_cache(),
         )
         if token_verifier is None:
             return app

@@ -264,10 +264,12 @@ class MCPServer:
             output=output_spec(tool_name, returns, structured_output),
             schema=input_schema,
         )
+        self.server._tools_changed()  # the Mcp-Param checks read the listing anew
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool (KeyError when there is none)."""
         del self._tools[name]
+        self.server._tools_changed()
 
     def prompt(
         self,
