@@ -16,13 +16,13 @@ import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr.client._pausing import Pausing, can_answer, paused_from_round
-from mrtr.client._tracing import driver_hooks, pause_current
+from mrtr.client._tracing import call_trace, driver_hooks, pause_current
 from mrtr.errors import DeadlineExceededError, ProtocolError
 from mrtr.flow._defaults import MAX_PAGES
 from mrtr.flow._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
 from mrtr.flow._paused import PAUSE, RoundPaused
 from mrtr.session._context import ClientRequestContext, ProgressCallback
-from mrtr.session._legs import InputMethod, InputResponsesArg
+from mrtr.session._legs import InputMethod, InputResponsesArg, call_params
 
 if TYPE_CHECKING:
     from mrtr.flow._flow import FlowState
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
-__all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
+__all__ = ["MAX_PAGES", "Call", "call_params", "call_trace", "drive", "walk_pages"]
 
 Leg = Coroutine[Any, Any, Any]
 """One leg on its way: the coroutine `ClientSession.request_leg` returns."""
