@@ -1069,7 +1069,7 @@ class Client:
         """
         session = self.session
         calls = _calls if _calls is not None else _load_calls()
-        return calls.Call(
+        call: Call = calls.Call(
             session,
             method,
             name,
@@ -1078,6 +1078,7 @@ class Client:
             progress_callback,
             read_timeout_seconds,
         )
+        return call
 
     def _run(
         self,
@@ -1101,7 +1102,7 @@ class Client:
         trace = calls.call_trace(
             self._telemetry, call.session, call.method, call.name, resumed=paused
         )
-        run = calls.drive(
+        run: Awaitable[Any] = calls.drive(
             call,
             input_responses,
             request_state,
