@@ -269,7 +269,7 @@ class Client:
         loads now, before the session builds its first wire models, rather than on the
         first call: the peak resident memory stays lower that way.
         """
-        import mrtr.client._calls  # noqa: F401  # loaded now for what it loads, not for a name
+        _load_calls()
         from mrtr.client._tracing import request_observer
         from mrtr.session._session import ClientSession
 
@@ -1067,18 +1067,18 @@ class Client:
         Raises:
             ClientStateError: the client is not open.
         """
-        from mrtr.client._calls import Call
-        from mrtr.session._legs import call_params
-
-        return Call(
-            self.session,
+        session = self.session
+        calls = _calls if _calls is not None else _load_calls()
+        call: Call = calls.Call(
+            session,
             method,
             name,
             arguments,
-            call_params(method, name, arguments),
+            calls.call_params(method, name, arguments),
             progress_callback,
             read_timeout_seconds,
         )
+        return call
 
     def _run(
         self,
@@ -1095,14 +1095,14 @@ class Client:
 
         Returns what to await: no coroutine of its own kept alive while the call runs.
         """
-        from mrtr.client._calls import drive
-        from mrtr.client._tracing import call_trace
-
+        calls = _calls if _calls is not None else _load_calls()
         budget = self.call_timeout if deadline is None else deadline
         check_positive("timeout", budget)
         paused = pausing.previous if pausing is not None else None
-        trace = call_trace(self._telemetry, call.session, call.method, call.name, resumed=paused)
-        run = drive(
+        trace = calls.call_trace(
+            self._telemetry, call.session, call.method, call.name, resumed=paused
+        )
+        run: Awaitable[Any] = calls.drive(
             call,
             input_responses,
             request_state,
@@ -1117,3 +1117,17 @@ class Client:
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(Client))
+
+_calls: Any = None
+"""`mrtr.client._calls` once a client has opened (`_load_calls`): the call path reads its
+names from here, where a function-level import would cost an import-system lookup on
+every call (with an `AttributeError` built and dropped for a module's ``__path__``)."""
+
+
+def _load_calls() -> Any:
+    """Import the call machinery (`_calls`: the driver, tracing) and keep it in `_calls`."""
+    global _calls
+    import mrtr.client._calls as calls
+
+    _calls = calls
+    return calls

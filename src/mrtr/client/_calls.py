@@ -8,6 +8,7 @@ input callbacks. `walk_pages` follows ``nextCursor`` through a listing, with bou
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -16,13 +17,19 @@ import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr.client._pausing import Pausing, can_answer, paused_from_round
-from mrtr.client._tracing import driver_hooks, pause_current
+from mrtr.client._tracing import call_trace, driver_hooks, pause_current
 from mrtr.errors import DeadlineExceededError, ProtocolError
 from mrtr.flow._defaults import MAX_PAGES
-from mrtr.flow._driver import CallIdentity, InputLimits, RoundEvent, run_input_required_driver
+from mrtr.flow._driver import (
+    CallIdentity,
+    InputLimits,
+    RoundEvent,
+    run_input_required_driver,
+)
+from mrtr.flow._driver import logger as driver_logger
 from mrtr.flow._paused import PAUSE, RoundPaused
 from mrtr.session._context import ClientRequestContext, ProgressCallback
-from mrtr.session._legs import InputMethod, InputResponsesArg
+from mrtr.session._legs import InputMethod, InputResponsesArg, call_params
 
 if TYPE_CHECKING:
     from mrtr.flow._flow import FlowState
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
-__all__ = ["MAX_PAGES", "Call", "drive", "walk_pages"]
+__all__ = ["MAX_PAGES", "Call", "call_params", "call_trace", "drive", "walk_pages"]
 
 Leg = Coroutine[Any, Any, Any]
 """One leg on its way: the coroutine `ClientSession.request_leg` returns."""
@@ -167,7 +174,10 @@ async def _drive(
         max_rounds=max_rounds,
         limits=limits,
         on_round=on_round,
-        call=CallIdentity(method=call.method, name=call.name, arguments=call.arguments),
+        # the identity only feeds round events and the DEBUG log: built only if one is made
+        call=CallIdentity(method=call.method, name=call.name, arguments=call.arguments)
+        if on_round is not None or driver_logger.isEnabledFor(logging.DEBUG)
+        else None,
         state=resumed,
         pausable=pausing is not None,
         sleep=sleep,

@@ -161,14 +161,13 @@ async def _dispatch_all(
 ) -> dict[str, InputResponse]:
     """Answer every request concurrently; the first failure cancels the rest and is raised.
 
+    For two requests or more: `_answer_round` answers a lone request itself, with no task
+    group and no coroutine of this function.
+
     Failures are caught inside each task and re-raised after the task group, so the caller
     sees the callback's own exception (or the `MCPError` of the first `ErrorData`), never
     an exception group.
     """
-    if len(requests) == 1:  # the common case needs no task group
-        ((key, request),) = requests.items()
-        return {key: _accept(key, request, await dispatch(key, request), pausable)}
-
     answers: dict[str, InputResponse] = {}
     failures: list[BaseException] = []
     cancelled = anyio.get_cancelled_exc_class()
@@ -253,8 +252,14 @@ async def _answer_round(
 ) -> tuple[dict[str, InputResponse] | None, str | None]:
     """Answer a round's requests (or wait out a state-only round): the retry's arguments."""
     if isinstance(action, DispatchInputs):
-        start = time.perf_counter()
-        responses = await _dispatch_all(action.requests, dispatch, pausable)
+        observed = timing is not _UNOBSERVED
+        start = time.perf_counter() if observed else 0.0
+        requests = action.requests
+        if len(requests) == 1:  # the common case needs no task group
+            ((key, request),) = requests.items()
+            responses = {key: _accept(key, request, await dispatch(key, request), pausable)}
+        else:
+            responses = await _dispatch_all(requests, dispatch, pausable)
         # only a pausable call can get PAUSE back (`_accept` refuses it otherwise)
         paused = (
             tuple(key for key, answer in responses.items() if _is_pause(answer)) if pausable else ()
@@ -262,7 +267,8 @@ async def _answer_round(
         if paused:
             kept = {key: answer for key, answer in responses.items() if not _is_pause(answer)}
             raise RoundPaused(flow.state, kept, paused)
-        timing.callbacks = time.perf_counter() - start
+        if observed:
+            timing.callbacks = time.perf_counter() - start
         return responses, flow.receive_responses(responses).request_state
     timing.wait = action.seconds
     await sleep(action.seconds)
