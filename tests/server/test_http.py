@@ -547,3 +547,109 @@ async def test_a_client_that_stops_reading_its_stream_is_dropped_and_its_request
     assert cancelled.is_set()
     assert [event["type"] for event in sent] == ["http.response.start"]
     assert "dropping a client that has not read the SSE stream of tools/call" in caplog.text
+
+
+def asgi_post(
+    message: dict[str, Any], bodies: list[bytes], *, complete: bool = True, **extra: str
+) -> tuple[dict[str, Any], Any]:
+    """An ASGI scope and receive for a POST whose body comes in ``bodies``, then nothing.
+
+    After the last piece (the body's end unless not ``complete``) the connection stays
+    open and silent (no disconnect), so only the server's own bounds end the exchange.
+    """
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(k.encode(), v.encode()) for k, v in headers_for(message, **extra).items()]
+        + [(b"host", b"127.0.0.1")],
+        "server": ("127.0.0.1", 80),
+    }
+    pieces = [
+        {"type": "http.request", "body": body, "more_body": i < len(bodies) - complete}
+        for i, body in enumerate(bodies)
+    ]
+
+    async def receive() -> dict[str, Any]:
+        if pieces:
+            return pieces.pop(0)
+        await anyio.sleep_forever()
+        raise AssertionError("not reached")
+
+    return scope, receive
+
+
+@pytest.mark.parametrize("accept", ["application/json", ACCEPT_BOTH])
+async def test_a_client_that_does_not_read_its_json_reply_is_dropped(
+    accept: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mrtr.types import CallToolRequestParams, CallToolResult, TextContent
+
+    answered = anyio.Event()
+
+    async def call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        answered.set()
+        return CallToolResult(content=[TextContent(type="text", text="x" * 1000)])
+
+    app = Server("stalled", on_call_tool=call_tool).streamable_http_app(stream_stall_timeout=0.05)
+    message = request("tools/call", {"name": "big"})
+    scope, receive = asgi_post(message, [json.dumps(message).encode()], accept=accept)
+    sent: list[dict[str, Any]] = []
+
+    async def send(event: Any) -> None:
+        if event["type"] == "http.response.body":
+            await anyio.sleep_forever()  # the transport's buffers are full
+        sent.append(event)
+
+    with caplog.at_level("WARNING", logger="mrtr.server.http"), anyio.fail_after(30):
+        await app(scope, receive, send)  # returns: the stalled write was given up
+    assert answered.is_set()
+    assert [(e["type"], e["status"]) for e in sent] == [("http.response.start", 200)]
+    assert "dropping a client that has not read its" in caplog.text
+    assert "-byte response for 0.05 s (stream_stall_timeout)" in caplog.text
+
+
+async def test_a_client_that_goes_away_during_its_json_reply_is_not_called_stalled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    message = request("ping")
+    sent: list[dict[str, Any]] = []
+    scope, _ = asgi_post(message, [])
+    pieces = [{"type": "http.request", "body": json.dumps(message).encode()}]
+    gone = anyio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if pieces:
+            return pieces.pop(0)
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(event: Any) -> None:
+        sent.append(event)
+        if event["type"] == "http.response.body":
+            gone.set()
+            await anyio.sleep_forever()  # cancelled by the disconnect, long before the bound
+
+    app = make_server().streamable_http_app(stream_stall_timeout=3600)
+    with caplog.at_level("WARNING", logger="mrtr.server.http"), anyio.fail_after(30):
+        await app(scope, receive, send)  # type: ignore[arg-type]
+    assert [e["type"] for e in sent] == ["http.response.start", "http.response.body"]
+    assert "dropping a client" not in caplog.text
+
+
+async def test_a_body_that_stops_coming_is_answered_408() -> None:
+    message = request("tools/call", {"name": "big"})
+    body = json.dumps(message).encode()
+    scope, receive = asgi_post(message, [body[:10]], complete=False)  # then silence
+    sent: list[dict[str, Any]] = []
+
+    async def send(event: Any) -> None:
+        sent.append(event)
+
+    app = make_server().streamable_http_app(body_timeout=0.05)
+    with anyio.fail_after(30):
+        await app(scope, receive, send)
+    assert sent[0]["type"] == "http.response.start"
+    assert sent[0]["status"] == 408, sent
+    error = json.loads(sent[-1]["body"])["error"]
+    assert error["message"] == "Request Timeout: the body came too slowly"

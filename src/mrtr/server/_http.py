@@ -449,7 +449,9 @@ class StreamableHTTPApp:
             if stream is not None and stream.started:
                 await stream.finish(response)
             else:
-                await self._send_json(send, connection, message, response, principal, legacy=legacy)
+                await self._send_json(
+                    send, connection, message, response, principal, legacy=legacy, bound=scope
+                )
 
     async def _answer_resumable(
         self,
@@ -610,6 +612,7 @@ class StreamableHTTPApp:
         principal: Principal | None,
         *,
         legacy: bool,
+        bound: anyio.CancelScope | None = None,
     ) -> None:
         headers: list[tuple[bytes, bytes]] = []
         if message.get("method") == "initialize" and "result" in response:
@@ -618,38 +621,64 @@ class StreamableHTTPApp:
                 # sent here, not raised: this runs inside the exchange's task group,
                 # whose exception group would reach the ASGI server as a 500
                 connection.close("the session was refused")
-                await self._send_reply(send, _busy("too many sessions", message.get("id")))
+                await self._send_reply(send, _busy("too many sessions", message.get("id")), bound)
                 return
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
         error = response.get("error")
         if isinstance(error, dict) and not legacy:
             status = HTTP_STATUS.get(error.get("code", 0), 200)
-        await self._send_reply(send, _Reply(status, response, headers))
+        await self._send_reply(send, _Reply(status, response, headers), bound)
 
-    async def _send_reply(self, send: ASGISend, reply: _Reply) -> None:
+    async def _send_reply(
+        self, send: ASGISend, reply: _Reply, bound: anyio.CancelScope | None = None
+    ) -> None:
+        """Send a reply, dropping a client that does not read it within the stall bound.
+
+        ``bound`` is the exchange's own scope, about to end: its deadline then bounds the
+        write, which spares entering a scope of its own on every JSON reply (its
+        cancellation reaches the caller's scope, as a disconnect's does).
+        """
         headers = list(reply.headers)
         body = b""
         if reply.body is not None:
             body = encode_outgoing(reply.body) or b""
             headers.append((b"content-type", b"application/json"))
         headers.append((b"content-length", str(len(body)).encode("ascii")))
+        if bound is not None:
+            bound.deadline = anyio.current_time() + self._stall
+            try:
+                await _write_reply(send, reply.status, headers, body)
+            except anyio.get_cancelled_exc_class():
+                if anyio.current_time() >= bound.deadline:  # not a disconnect
+                    self._log_stall(len(body))
+                raise
+            return
         with anyio.move_on_after(self._stall) as scope:  # a client that does not read
-            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-            # a large body goes in pieces: the ASGI server takes a piece only once the
-            # previous ones drained, so a client that does not read holds one piece
-            last = max(0, (len(body) - 1) // _BODY_CHUNK * _BODY_CHUNK)
-            for start in range(0, last, _BODY_CHUNK):
-                piece = body[start : start + _BODY_CHUNK]
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-            await send({"type": "http.response.body", "body": body[last:] if last else body})
+            await _write_reply(send, reply.status, headers, body)
         if scope.cancelled_caught:
-            _logger.warning(
-                "dropping a client that has not read its %d-byte response for %g s "
-                "(stream_stall_timeout)",
-                len(body),
-                self._stall,
-            )
+            self._log_stall(len(body))
+
+    def _log_stall(self, size: int) -> None:
+        _logger.warning(
+            "dropping a client that has not read its %d-byte response for %g s "
+            "(stream_stall_timeout)",
+            size,
+            self._stall,
+        )
+
+
+async def _write_reply(
+    send: ASGISend, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    # a large body goes in pieces: the ASGI server takes a piece only once the
+    # previous ones drained, so a client that does not read holds one piece
+    last = max(0, (len(body) - 1) // _BODY_CHUNK * _BODY_CHUNK)
+    for start in range(0, last, _BODY_CHUNK):
+        piece = body[start : start + _BODY_CHUNK]
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": body[last:] if last else body})
 
 
 def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
