@@ -51,6 +51,17 @@ class Round:
         backchannel: on a legacy session, how to ask the client now (else ``None``).
     """
 
+    __slots__ = (
+        "asked_keys",
+        "backchannel",
+        "label",
+        "open",
+        "open_asks",
+        "resolver_runs",
+        "responses",
+        "state",
+    )
+
     def __init__(
         self,
         *,
