@@ -18,6 +18,7 @@ PREFIX = "mrtr.q1:"
 
 # built once: `json.dumps` with options makes a new encoder on every call
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_DECODE = json.JSONDecoder().decode  # what `json.loads` of a str ends in, without its checks
 
 
 class StateTooLarge(Exception):
@@ -56,7 +57,7 @@ class EngineState:
         if text is None or not text.startswith(PREFIX):
             return None
         try:
-            raw = json.loads(text[len(PREFIX) :])
+            raw = _DECODE(text[len(PREFIX) :])
         except (ValueError, RecursionError):  # only reachable on an UNSEALED server
             return None
         if not isinstance(raw, dict):
