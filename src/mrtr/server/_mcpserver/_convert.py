@@ -43,6 +43,8 @@ def to_content(value: Any) -> list[Any]:
     """A tool's return value as content blocks."""
     from mrtr.types import TextContent
 
+    if type(value) is str:  # the usual return: one text block, nothing to look up
+        return [TextContent(type="text", text=value)]
     if value is None:
         return []
     if isinstance(value, _content_types()):

@@ -35,6 +35,26 @@ def _pin(parts: dict[str, str]) -> str:
     return ";".join([f"{name}={value}" for name, value in parts.items()])
 
 
+_PINS: dict[tuple[str, str], str] = {}  # an Elicit's pin by (message, schema digest)
+_CACHED = 512  # pins kept (bounded; cleared when full), of messages up to 1 KiB only
+_CACHED_TEXT = 1024
+
+
+def _pin_of(ask: Ask, note: str | None) -> str:
+    """`ask`'s pin: the same plain question on its next leg is looked up, not rebuilt."""
+    if note is not None or type(ask) is not Elicit or ask.pin != "question":
+        return _pin(ask.parts(note))
+    key = (ask.message, ask.form.digest)
+    known = _PINS.get(key)
+    if known is None:
+        known = _pin(ask.parts())
+        if len(ask.message) <= _CACHED_TEXT:
+            if len(_PINS) >= _CACHED:
+                _PINS.clear()
+            _PINS[key] = known
+    return known
+
+
 def _changed_parts(old: str, new: dict[str, str]) -> list[str]:
     before = dict(item.split("=", 1) for item in old.split(";") if "=" in item)
     names = [name for name, value in new.items() if before.get(name) != value]
@@ -50,6 +70,17 @@ class Round:
         label: ``tool 'provision'`` and the like, for logs and errors.
         backchannel: on a legacy session, how to ask the client now (else ``None``).
     """
+
+    __slots__ = (
+        "asked_keys",
+        "backchannel",
+        "label",
+        "open",
+        "open_asks",
+        "resolver_runs",
+        "responses",
+        "state",
+    )
 
     def __init__(
         self,
@@ -91,8 +122,7 @@ class Round:
         """`settle` against the answers and state this round carries (no back-channel)."""
         state = self.state
         note = self._note(key)
-        parts = ask.parts(note)
-        pin = _pin(parts)
+        pin = _pin_of(ask, note)
         recorded = state.answers.get(key)
         if recorded is not None:
             if recorded[0] == pin:
@@ -100,15 +130,15 @@ class Round:
                 if restored is not None:
                     return True, restored[0]
             else:
-                self._changed(key, recorded[0], parts, "a recorded answer")
+                self._changed(key, recorded[0], ask.parts(note), "a recorded answer")
             state.answers.pop(key, None)
         fresh = self.responses.get(key)
         if fresh is not None:
-            answered = self._fresh(key, ask, fresh, pin, parts)
+            answered = self._fresh(key, ask, fresh, pin, note)
             if answered is not None:
                 return True, answered[0]
             note = self._note(key)
-            pin = _pin(ask.parts(note))
+            pin = _pin_of(ask, note)
         self.open[key] = ask.request(note)
         self.open_asks[key] = ask
         state.asked[key] = pin
@@ -119,7 +149,7 @@ class Round:
         return reask[1] if reask and isinstance(reask[1], str) else None
 
     def _fresh(
-        self, key: str, ask: Ask, fresh: Any, pin: str, parts: dict[str, str]
+        self, key: str, ask: Ask, fresh: Any, pin: str, note: str | None
     ) -> tuple[Any] | None:
         """The outcome of this round's answer to `key`, or ``None`` to ask (again)."""
         state = self.state
@@ -133,7 +163,7 @@ class Round:
                 )
             return None
         if asked != pin:
-            self._changed(key, asked, parts, "the answer")
+            self._changed(key, asked, ask.parts(note), "the answer")
             return None
         try:
             outcome = ask.read(key, fresh)

@@ -16,6 +16,10 @@ __all__ = ["PREFIX", "EngineState", "StateTooLarge"]
 PREFIX = "mrtr.q1:"
 """What every engine state starts with (a handwritten state never does, in practice)."""
 
+# built once: `json.dumps` with options makes a new encoder on every call
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_DECODE = json.JSONDecoder().decode  # what `json.loads` of a str ends in, without its checks
+
 
 class StateTooLarge(Exception):
     """The state would be larger than ``max_state_bytes`` (private; the caller names it)."""
@@ -53,7 +57,7 @@ class EngineState:
         if text is None or not text.startswith(PREFIX):
             return None
         try:
-            raw = json.loads(text[len(PREFIX) :])
+            raw = _DECODE(text[len(PREFIX) :])
         except (ValueError, RecursionError):  # only reachable on an UNSEALED server
             return None
         if not isinstance(raw, dict):
@@ -86,7 +90,7 @@ class EngineState:
             raw["c"] = self.changes
         if self.reasks:
             raw["r"] = self.reasks
-        text = PREFIX + json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
+        text = PREFIX + _ENCODE(raw)
         size = len(text.encode())
         if size > limit:
             sizes = [(k, len(json.dumps(v).encode())) for k, v in answers.items()]
