@@ -22,7 +22,6 @@ trio, and for TLS, the connections are anyio's streams and every request is `str
 
 from __future__ import annotations
 
-import asyncio
 import select
 import socket
 import time
@@ -47,7 +46,7 @@ from mrtr.transports._http1 import (
 )
 from mrtr.transports._http_cookies import CookieJar
 from mrtr.transports._http_direct import DirectOwner, DirectPost
-from mrtr.transports._http_socket import AsyncioSocket, connect_asyncio
+from mrtr.transports._http_socket import AsyncioSocket, connect_asyncio, on_asyncio
 
 __all__ = ["KEEPALIVE_EXPIRY", "USER_AGENT", "OwnClient", "OwnResponse"]
 
@@ -388,7 +387,7 @@ class OwnClient:
         try:
             with anyio.fail_after(limits.connect):
                 stream: anyio.abc.ByteStream | AsyncioSocket
-                if self._tls is None and _on_asyncio():
+                if self._tls is None and on_asyncio():
                     stream = await connect_asyncio(self._host, self._port)
                 elif self._tls is not None:
                     stream = await anyio.connect_tcp(
@@ -403,15 +402,6 @@ class OwnClient:
         except _CONNECT_ERRORS as exc:
             raise httpx.ConnectError(str(exc) or repr(exc)) from exc
         return _Connection(stream)
-
-
-def _on_asyncio() -> bool:
-    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 def _abort(connection: _Connection) -> None:

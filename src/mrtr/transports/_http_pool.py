@@ -23,7 +23,6 @@ front of them (a FIFO semaphore, `connection_slots`) instead of in httpcore.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -40,6 +39,7 @@ from mrtr.transports._http_auth_flow import run_auth_flow
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import SafeCookieJar
 from mrtr.transports._http_direct import DirectOwner, DirectPost
+from mrtr.transports._http_socket import on_asyncio
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
@@ -100,7 +100,7 @@ class HTTPExchange:
         self._own_timeout = own_timeout
         self._flow_client: httpx.AsyncClient | None = None
         self._closed = False
-        self._direct_backend = _on_asyncio()
+        self._direct_backend = on_asyncio()
         fast = transport_auth(auth)
         if isinstance(source, httpx.AsyncClient):
             self.client, self._owned = source, False
@@ -353,15 +353,6 @@ class HTTPExchange:
         if self._timeout_explicit:
             return httpx.Timeout(self._timeout).read
         return self.client.timeout.read
-
-
-def _on_asyncio() -> bool:
-    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio.lowlevel
 
-__all__ = ["READ_BUFFER_LIMIT", "AsyncioSocket", "connect_asyncio"]
+__all__ = ["READ_BUFFER_LIMIT", "AsyncioSocket", "connect_asyncio", "on_asyncio"]
 
 READ_BUFFER_LIMIT = 1 << 20
 """Bytes read ahead of the client before the socket stops reading (back-pressure)."""
@@ -241,6 +241,15 @@ class AsyncioSocket(asyncio.Protocol):
     async def aclose(self) -> None:
         """`abort`, as anyio's stream closes."""
         self.abort()
+
+
+def on_asyncio() -> bool:
+    """Whether the running loop is asyncio's own (not trio, not a replacement loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return isinstance(loop, asyncio.BaseEventLoop)
 
 
 async def connect_asyncio(host: str, port: int) -> AsyncioSocket:

@@ -40,6 +40,7 @@ __all__ = [
     "Sample",
     "digest",
     "form_of",
+    "remember",
 ]
 
 T = TypeVar("T")
@@ -56,6 +57,14 @@ _DIGESTS: dict[str, str] = {}
 _REQUESTS: dict[tuple[str, str], Any] = {}
 
 
+def remember(cache: dict[Any, Any], key: Any, value: Any, message: str) -> None:
+    """Keep `value` for the next leg, unless `message` is long; start over when full."""
+    if len(message) <= _CACHED_TEXT:
+        if len(cache) >= _CACHED:
+            cache.clear()
+        cache[key] = value
+
+
 def digest(value: Any) -> str:
     """A short, stable fingerprint of a JSON value (what an answer is pinned to)."""
     if isinstance(value, str):
@@ -67,10 +76,8 @@ def digest(value: Any) -> str:
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raw = hashlib.sha256(text.encode()).digest()[:16]
     found = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-    if isinstance(value, str) and len(value) <= _CACHED_TEXT:
-        if len(_DIGESTS) >= _CACHED:
-            _DIGESTS.clear()
-        _DIGESTS[value] = found
+    if isinstance(value, str):
+        remember(_DIGESTS, value, found, value)
     return found
 
 
@@ -357,10 +364,7 @@ class Elicit(Ask, Generic[T]):
             return known
         params = wire.ElicitRequestFormParams(message=message, requested_schema=self.form.schema)
         request = wire.ElicitRequest(params=params)
-        if len(message) <= _CACHED_TEXT:
-            if len(_REQUESTS) >= _CACHED:
-                _REQUESTS.clear()
-            _REQUESTS[key] = request
+        remember(_REQUESTS, key, request, message)
         return request
 
     def read(self, key: str, response: Any) -> Any:
@@ -443,24 +447,19 @@ class ElicitUrl(Ask):
 
     def request(self, note: str | None = None) -> Any:
         """The input request to send (2026-07-28: no ``elicitationId``)."""
-        from mrtr.types import ElicitRequest, ElicitRequestURLParams
-
-        return ElicitRequest(params=ElicitRequestURLParams(message=self.message, url=self.url))
+        params = wire.ElicitRequestURLParams(message=self.message, url=self.url)
+        return wire.ElicitRequest(params=params)
 
     def backchannel_request(self, key: str) -> Any:
         """The request a 2025-11-25 client is sent (with its ``elicitationId``)."""
-        from mrtr.types import ElicitRequest, ElicitRequestURLParams
-
-        params = ElicitRequestURLParams(
+        params = wire.ElicitRequestURLParams(
             message=self.message, url=self.url, elicitation_id=self.elicitation_id or key
         )
-        return ElicitRequest(params=params)
+        return wire.ElicitRequest(params=params)
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        from mrtr.types import ElicitResult
-
-        if not isinstance(response, ElicitResult):
+        if not isinstance(response, wire.ElicitResult):
             raise ToolError(f"Resolver {key!r} received a non-elicitation response")
         if response.action == "decline":
             return DeclinedElicitation()

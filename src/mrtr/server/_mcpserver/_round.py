@@ -17,7 +17,7 @@ from typing import Any
 
 import mrtr.types as wire
 from mrtr.errors import InvalidInputResponseError, MCPError
-from mrtr.server._mcpserver._asks import Ask, Elicit, InvalidAnswer
+from mrtr.server._mcpserver._asks import Ask, Elicit, InvalidAnswer, remember
 from mrtr.server._mcpserver._errors import CallFailed
 from mrtr.server._mcpserver._state import EngineState, StateTooLarge
 
@@ -36,8 +36,6 @@ def _pin(parts: dict[str, str]) -> str:
 
 
 _PINS: dict[tuple[str, str], str] = {}  # an Elicit's pin by (message, schema digest)
-_CACHED = 512  # pins kept (bounded; cleared when full), of messages up to 1 KiB only
-_CACHED_TEXT = 1024
 
 
 def _pin_of(ask: Ask, note: str | None) -> str:
@@ -48,10 +46,7 @@ def _pin_of(ask: Ask, note: str | None) -> str:
     known = _PINS.get(key)
     if known is None:
         known = _pin(ask.parts())
-        if len(ask.message) <= _CACHED_TEXT:
-            if len(_PINS) >= _CACHED:
-                _PINS.clear()
-            _PINS[key] = known
+        remember(_PINS, key, known, ask.message)
     return known
 
 
