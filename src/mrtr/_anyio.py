@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TypeVar
 
-__all__ = ["fresh_copy"]
+__all__ = ["fresh_copy", "in_asyncio_task"]
 
 _E = TypeVar("_E", bound=BaseException)
 
@@ -20,3 +21,16 @@ def fresh_copy(error: _E) -> _E:
     clone.__cause__ = error.__cause__
     clone.__suppress_context__ = error.__suppress_context__
     return clone
+
+
+def in_asyncio_task() -> bool:
+    """Whether the caller runs in a task of an asyncio loop (asyncio's own or uvloop).
+
+    Asked of asyncio itself, so no third-party package is needed (anyio no longer brings
+    ``sniffio``): under trio no asyncio loop is running.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return asyncio.current_task(loop) is not None

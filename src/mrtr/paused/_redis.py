@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from mrtr._anyio import in_asyncio_task
 from mrtr.errors import (
     AlreadyAnsweredError,
     ClientStateError,
@@ -277,15 +278,14 @@ class RedisPausedCallStore:
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         if not self._async:
             return await anyio.to_thread.run_sync(partial(fn, *args, **kwargs))
-        try:
-            return await fn(*args, **kwargs)
-        except RuntimeError as exc:
-            if "event loop" not in str(exc):
-                raise
+        if not in_asyncio_task():
+            # asked before the call: what redis.asyncio raises off asyncio differs by version
+            # (a RuntimeError up to 7, a ConnectionError "no running event loop" in 8.2)
             raise ClientStateError(
                 "redis.asyncio runs on asyncio only; under trio pass a sync redis.Redis "
                 "(its calls run in worker threads)"
-            ) from exc
+            )
+        return await fn(*args, **kwargs)
 
     async def _script(self, name: str, id: str, *args: Any) -> list[str]:
         reply = await self._call(self._scripts[name], keys=[self._key(id)], args=list(args))

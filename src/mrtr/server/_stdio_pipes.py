@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mrtr._anyio import in_asyncio_task
 from mrtr.errors import TransportError
 from mrtr.server._jsonrpc import HandlerError, JSONObject, Refusal, decode_incoming, encode_outgoing
 from mrtr.types import INVALID_REQUEST
@@ -191,12 +192,7 @@ async def open_asyncio_stdio(*, max_message_size: int) -> AsyncioStdio | None:
     """
     if os.name != "posix":
         return None
-    try:
-        import sniffio
-
-        if sniffio.current_async_library() != "asyncio":
-            return None
-    except sniffio.AsyncLibraryNotFoundError:
+    if not in_asyncio_task():
         return None
     stdin_fd = _pipe_fd(getattr(sys.stdin, "buffer", None))
     stdout_fd = _pipe_fd(getattr(sys.stdout, "buffer", None))
