@@ -594,14 +594,16 @@ class ServerConnection:
             raise HandlerError(
                 INVALID_PARAMS, "Invalid params for subscriptions/listen: notifications: required"
             )
-        cap = self._spec.max_resource_subscriptions
-        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap)
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap, max_bytes=budget)
         if truncated:
             _logger.warning(
-                "subscriptions/listen %r asked for more than %d resources; honouring the first %d",
+                "subscriptions/listen %r asked for more than %d resources or %d characters "
+                "of them; honouring the first %d",
                 request_id,
                 cap,
-                cap,
+                budget,
+                len(uris),
             )
         meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
         listener = Listener(

@@ -132,6 +132,7 @@ the capabilities and the client info as they came (exact: ``repr`` tells ``1`` f
 ``True`` and ``1.0``, which ``==`` does not)."""
 
 _ENVELOPES_KEPT = 8
+_ENVELOPE_KEY_MAX = 16 * 1024  # characters of a key worth keeping (an honest one: hundreds)
 
 
 class EnvelopeCache:
@@ -142,7 +143,9 @@ class EnvelopeCache:
     lately is much cheaper than validating it again (the models are frozen, so sharing
     them between requests and connections is safe). A validated envelope depends on
     nothing but its key, so a hit is exactly what validating would have returned.
-    Bounded: the `_ENVELOPES_KEPT` most recently used keys.
+    Bounded: the `_ENVELOPES_KEPT` most recently used keys, none of more than
+    `_ENVELOPE_KEY_MAX` characters (a client could otherwise park eight envelopes of the
+    message size in a cache every client shares; a larger one is validated every time).
     """
 
     __slots__ = ("_entries",)
@@ -160,6 +163,8 @@ class EnvelopeCache:
     def put(self, key: EnvelopeKey, envelope: Envelope) -> None:
         """Keep one validated envelope (dropping the oldest beyond the bound)."""
         entries = self._entries
+        if len(key[1]) + len(key[2]) + len(key[3]) > _ENVELOPE_KEY_MAX:
+            return
         if key not in entries and len(entries) >= _ENVELOPES_KEPT:
             del entries[next(iter(entries))]
         entries[key] = envelope

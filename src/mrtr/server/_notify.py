@@ -85,12 +85,15 @@ class ChangeHub:
             listener.offer(method, uri)
 
 
-def listen_filter(wire: Any, *, max_uris: int) -> tuple[list[str], list[str], JSONObject, bool]:
+def listen_filter(
+    wire: Any, *, max_uris: int, max_bytes: int
+) -> tuple[list[str], list[str], JSONObject, bool]:
     """Read a ``subscriptions/listen`` filter: kinds, URIs, the honoured wire filter.
 
     Every kind asked for is honoured (whether it ever fires depends on what the server
-    publishes); of the resource URIs, the first ``max_uris`` distinct ones. The last
-    value says whether URIs were left out.
+    publishes); of the resource URIs, the first distinct ones, at most ``max_uris`` of
+    at most ``max_bytes`` characters in all (a URI that would pass that budget is left
+    out, and so is every one after it). The last value says whether URIs were left out.
     """
     kinds: list[str] = []
     honored: JSONObject = {}
@@ -109,14 +112,16 @@ def listen_filter(wire: Any, *, max_uris: int) -> tuple[list[str], list[str], JS
     truncated = False
     if isinstance(raw, list):
         seen: set[str] = set()
+        budget = max_bytes
         for uri in raw:
             if not isinstance(uri, str) or uri in seen:
                 continue
-            if len(uris) >= max_uris:
+            if len(uris) >= max_uris or len(uri) > budget:
                 truncated = True
                 break
             seen.add(uri)
             uris.append(uri)
+            budget -= len(uri)
     if uris:
         honored["resourceSubscriptions"] = uris
     return kinds, uris, honored, truncated

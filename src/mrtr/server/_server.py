@@ -156,8 +156,8 @@ class Server:
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
-        max_subscription_bytes: characters of the URIs one legacy session subscribes
-            to, in all (a listen is bounded by the message size instead).
+        max_subscription_bytes: characters of the URIs one listen stream or legacy
+            session subscribes to, in all (a listen honours the first ones that fit).
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 

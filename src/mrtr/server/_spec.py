@@ -52,7 +52,7 @@ class ServerSpec:
         hub: the server's change listeners (``notify_*`` publishes to it).
         max_pending_events: distinct changes waiting for one listener before it is dropped.
         max_resource_subscriptions: resource URIs one listener may subscribe to.
-        max_subscription_bytes: characters of those URIs in all (a legacy session).
+        max_subscription_bytes: characters of those URIs in all.
         params_models: the params model of each method registered with
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
