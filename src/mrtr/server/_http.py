@@ -226,7 +226,7 @@ class StreamableHTTPApp:
         if request.method == "POST":
             await self._post(request, receive, send, principal)
         elif request.method == "DELETE":
-            self._delete(request, principal)
+            await self._delete(request, principal)
         elif request.method == "GET" and request.header("mcp-session-id") is not None:
             await self._get(request, receive, send, principal)
         else:
@@ -266,13 +266,31 @@ class StreamableHTTPApp:
             )
         return principal
 
-    def _delete(self, request: _Request, principal: Principal | None) -> None:
+    async def _delete(self, request: _Request, principal: Principal | None) -> None:
         session_id = request.header("mcp-session-id")
         if session_id is None:
             raise _Reply(405, None, [(b"allow", b"POST")])
-        if not self._sessions.close(session_id, principal):
+        closed = self._sessions.close(session_id, principal)
+        await self._record_ended()  # before the 204: a GET that follows finds nothing
+        if not closed:
             raise _error_reply(404, INVALID_REQUEST, "Session not found")
         raise _Reply(204)
+
+    async def _record_ended(self) -> None:
+        """Tell the event store which sessions ended, so no instance resumes their streams."""
+        ended = self._sessions.take_ended()
+        end_owner = getattr(self._store, "end_owner", None)
+        if not ended or end_owner is None:
+            return
+        for session in ended:
+            try:
+                await end_owner(owner_of(session.session_id, session.principal))
+            except Exception as exc:  # the store is down: the streams expire on their own
+                _logger.warning(
+                    "could not record the end of a session in the event store: %s: %s",
+                    type(exc).__name__,
+                    exc,
+                )
 
     def _check_post_headers(self, request: _Request) -> None:
         if not request.accepts_json:
@@ -321,12 +339,15 @@ class StreamableHTTPApp:
         session: Session | None = None
         if session_id is not None:
             session = self._sessions.get(session_id, principal)
+            await self._record_ended()
             if session is None:
                 raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
             connection = session.connection
             self._check_legacy_version(request, connection, message)
         elif message.get("method") == "initialize" and not _has_envelope(message):
-            if len(self._sessions) >= self._sessions.max_sessions:
+            full = len(self._sessions) >= self._sessions.max_sessions
+            await self._record_ended()  # counting them expired the idle ones
+            if full:
                 raise _busy("too many sessions", message.get("id"))
             connection = self._connect()
         else:
@@ -524,6 +545,7 @@ class StreamableHTTPApp:
             raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
         session_id = request.header("mcp-session-id") or ""
         session = self._sessions.get(session_id, principal)
+        await self._record_ended()
         last = request.header("last-event-id")
         if session is None:
             if not await self._resume_elsewhere(send, receive, session_id, principal, last):

@@ -49,6 +49,7 @@ class SessionStore:
         self._idle_timeout = idle_timeout
         self._clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._ended: list[Session] = []  # ended since `take_ended` last ran
 
     @property
     def max_sessions(self) -> int:
@@ -90,6 +91,7 @@ class SessionStore:
         if session is None:
             return False
         del self._sessions[session_id]
+        self._ended.append(session)
         session.connection.close("the session was deleted")
         return True
 
@@ -99,6 +101,15 @@ class SessionStore:
         self._sessions.clear()
         for session in sessions:
             session.connection.close("the server is shutting down")
+
+    def take_ended(self) -> list[Session]:
+        """The sessions deleted or expired since the last call (not those of a shutdown).
+
+        The shell records their end where their streams are kept, so that no instance
+        resumes a stream of a session that is over.
+        """
+        ended, self._ended = self._ended, []
+        return ended
 
     def _expire(self) -> None:
         # least recently used first: stop at the first one still fresh. A session with
@@ -113,4 +124,5 @@ class SessionStore:
                 self._sessions.move_to_end(session_id)
                 continue
             del self._sessions[session_id]
+            self._ended.append(session)
             session.connection.close("the session expired")
