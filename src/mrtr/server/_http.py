@@ -560,7 +560,7 @@ class StreamableHTTPApp:
         backlog = None
         owner = owner_of(session.session_id, principal)
         if last is not None and self._store is not None:
-            backlog = await self._store.read_after(last, owner=owner, wait=0)
+            backlog = await self._read_backlog(last, owner)
             if backlog is None:
                 _logger.warning(
                     "refusing a Last-Event-ID that names no stream of this session "
@@ -600,11 +600,24 @@ class StreamableHTTPApp:
         if last is None or self._store is None:
             return False
         owner = owner_of(session_id, principal)
-        backlog = await self._store.read_after(last, owner=owner, wait=0)
+        backlog = await self._read_backlog(last, owner)
         if backlog is None or not backlog.stream_id.startswith("p"):
             return False
         await self._replay(send, receive, backlog, owner, last)
         return True
+
+    async def _read_backlog(self, last_event_id: str, owner: str) -> StreamRead | None:
+        """What the store holds after ``Last-Event-ID``; 503 before any head if it is down."""
+        assert self._store is not None
+        try:
+            return await self._store.read_after(last_event_id, owner=owner, wait=0)
+        except Exception as exc:  # Redis down: the client may retry (Retry-After)
+            _logger.warning(
+                "could not resume a stream: the event store failed (%s: %s)",
+                type(exc).__name__,
+                exc,
+            )
+            raise _busy("the event store is unavailable", None) from None
 
     async def _replay(
         self,
