@@ -10,7 +10,7 @@ every transport.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +255,9 @@ class ServerConnection:
         self._listener: Listener | None = None  # a legacy connection's change listener
         self._subscribed: set[str] = set()  # its resources/subscribe URIs
         self._subscribed_bytes = 0  # their length in all
+        # whose share of the server's listeners its listeners take: this connection's
+        # own (a stream), unless the shell names the client (HTTP: principal or address)
+        self.client: Hashable = self
 
     @property
     def era(self) -> Era | None:
@@ -294,6 +297,7 @@ class ServerConnection:
                 uris=self._subscribed,
                 max_pending=self._spec.max_pending_events,
                 name="a legacy connection",
+                client=self.client,
             )
         return self._listener
 
@@ -612,6 +616,7 @@ class ServerConnection:
             max_pending=self._spec.max_pending_events,
             meta=meta,
             name=f"subscriptions/listen {request_id!r}",
+            client=self.client,
         )
         hub = self._spec.hub
         if not hub.add(listener):

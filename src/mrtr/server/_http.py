@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -32,6 +32,7 @@ from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
 )
 from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
@@ -124,6 +125,8 @@ class _Request:
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
+        client = scope.get("client")
+        self.address: str | None = str(client[0]) if client else None
         self.headers: dict[str, str] = {}
         for raw_name, raw_value in scope.get("headers", []):
             name = raw_name.decode("latin-1").lower()
@@ -159,6 +162,7 @@ class StreamableHTTPApp:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
@@ -188,7 +192,10 @@ class StreamableHTTPApp:
         self._max_message_size = max_message_size
         self._origins = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
         self._sessions = SessionStore(
-            max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock
+            max_sessions=max_sessions,
+            idle_timeout=session_idle_timeout,
+            clock=clock,
+            max_per_client=max_sessions_per_client,
         )
         self._max_concurrent = max_concurrent_requests
         self._body_timeout = body_timeout
@@ -345,13 +352,16 @@ class StreamableHTTPApp:
             connection = session.connection
             self._check_legacy_version(request, connection, message)
         elif message.get("method") == "initialize" and not _has_envelope(message):
-            full = len(self._sessions) >= self._sessions.max_sessions
+            client = _client_of(principal, request)
+            refusal = self._sessions.refusal(client)
             await self._record_ended()  # counting them expired the idle ones
-            if full:
-                raise _busy("too many sessions", message.get("id"))
+            if refusal is not None:
+                raise _busy(refusal, message.get("id"))
             connection = self._connect()
+            connection.client = client
         else:
             connection = self._connect()
+            connection.client = _client_of(principal, request)
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
                 await self._check_param_headers(request, message, principal)
@@ -651,12 +661,15 @@ class StreamableHTTPApp:
     ) -> None:
         headers: list[tuple[bytes, bytes]] = []
         if message.get("method") == "initialize" and "result" in response:
-            session_id = self._sessions.open(connection, principal)
+            client = connection.client
+            refusal = self._sessions.refusal(client)
+            session_id = None if refusal else self._sessions.open(connection, principal, client)
             if session_id is None:  # others were opened while this one initialized
                 # sent here, not raised: this runs inside the exchange's task group,
                 # whose exception group would reach the ASGI server as a 500
                 connection.close("the session was refused")
-                await self._send_reply(send, _busy("too many sessions", message.get("id")), bound)
+                busy = _busy(refusal or "too many sessions", message.get("id"))
+                await self._send_reply(send, busy, bound)
                 return
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
@@ -724,6 +737,17 @@ def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
             "Not Acceptable: subscriptions/listen answers with text/event-stream",
             message.get("id"),
         )
+
+
+def _client_of(principal: Principal | None, request: _Request) -> Hashable:
+    """Whose share of the sessions and listeners a request takes.
+
+    Its principal, else its remote address (the ASGI server's ``client``; behind a
+    proxy, the address the ASGI server was told).
+    """
+    if principal is not None:
+        return principal
+    return ("address", request.address)
 
 
 def _busy(what: str, request_id: Any) -> _Reply:
