@@ -479,7 +479,9 @@ class ServerConnection:
     ) -> Any:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
-            return self._spec.initialize_result(self._gate.initialize(params))
+            return self._spec.initialize_result(
+                self._gate.initialize(params, max_bytes=self._spec.max_client_info_bytes)
+            )
         if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
     "DEFAULT_MAX_SESSIONS",
@@ -26,3 +27,5 @@ DEFAULT_MAX_SESSIONS_PER_CLIENT = 256
 """Legacy HTTP sessions one client (a principal, or an anonymous remote address) holds."""
 DEFAULT_MAX_LISTENERS_PER_CLIENT = 64
 """Change listeners one client (a principal, an anonymous address, a stream) holds."""
+DEFAULT_MAX_CLIENT_INFO_BYTES = 64 * 1024
+"""Characters (as JSON) of the capabilities and client info a legacy session keeps."""

@@ -8,6 +8,7 @@ request), checks every later request against it, and yields each request's `Enve
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -267,11 +268,14 @@ class EraGate:
         self.era = "modern"
         return Envelope("modern", str(version), capabilities, info, level)
 
-    def initialize(self, params: dict[str, Any]) -> str:
+    def initialize(self, params: dict[str, Any], *, max_bytes: int | None = None) -> str:
         """Settle the legacy era from an ``initialize`` request; return the version chosen.
 
+        The capabilities and client info are kept for the connection's life: past
+        ``max_bytes`` characters of them (as JSON) the request is refused.
+
         Raises:
-            HandlerError: the connection is modern, or the params are invalid.
+            HandlerError: the connection is modern, the params are invalid, or too large.
         """
         if self.era == "modern":
             requested = params.get("protocolVersion")
@@ -280,6 +284,18 @@ class EraGate:
                 "this connection serves the modern protocol; initialize is not accepted",
                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": str(requested)},
             )
+        if max_bytes is not None:
+            size = sum(
+                len(json.dumps(params.get(member), separators=(",", ":")))
+                for member in ("capabilities", "clientInfo")
+            )
+            if size > max_bytes:
+                raise HandlerError(
+                    INVALID_PARAMS,
+                    f"Invalid params: initialize's capabilities and clientInfo hold {size} "
+                    f"characters, more than the {max_bytes} a session keeps",
+                    {"maxClientInfoBytes": max_bytes},
+                )
         try:
             init = InitializeRequestParams.model_validate(params)
         except ValidationError as exc:

@@ -11,6 +11,7 @@ from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_LISTENERS_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
@@ -163,6 +164,9 @@ class Server:
             refused).
         max_subscription_bytes: characters of the URIs one listen stream or legacy
             session subscribes to, in all (a listen honours the first ones that fit).
+        max_client_info_bytes: characters (as JSON) of the ``capabilities`` and
+            ``clientInfo`` a legacy ``initialize`` may carry (the session keeps them for
+            its life); a larger one gets -32602.
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
 
@@ -200,6 +204,7 @@ class Server:
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
+        max_client_info_bytes: int = DEFAULT_MAX_CLIENT_INFO_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
     ) -> None:
         if not client_request_timeout > 0:
@@ -211,6 +216,9 @@ class Server:
                 "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
                 "must be at least 1"
             )
+        if max_client_info_bytes < 1:
+            raise ValueError("max_client_info_bytes must be at least 1")
+        self.max_client_info_bytes = max_client_info_bytes
         self.max_subscription_bytes = max_subscription_bytes
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
@@ -431,6 +439,7 @@ class Server:
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
             max_subscription_bytes=self.max_subscription_bytes,
+            max_client_info_bytes=self.max_client_info_bytes,
             params_models={method: model for method, (model, _) in self._custom.items()},
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
