@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrtr.server import Context, MCPServer
+from mrtr.server import Context, InvalidSignature, MCPServer
 from mrtr.server._defaults import DEFAULT_MAX_URI_LENGTH
 from mrtr.server._mcpserver._uri_template import UriTemplate
 from tests.server.mcpserver._drive import Wire
@@ -40,7 +40,7 @@ def _template(literals: list[str]) -> str:
 _LITERALS = st.lists(st.text(alphabet=_ALPHABET, max_size=3), min_size=1, max_size=5)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_LITERALS, st.text(alphabet=_ALPHABET, max_size=14))
 def test_any_uri_gets_the_regular_expressions_answer(literals: list[str], uri: str) -> None:
     template = _template(literals)
@@ -49,7 +49,7 @@ def test_any_uri_gets_the_regular_expressions_answer(literals: list[str], uri: s
     assert UriTemplate(template).match(uri) == want
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_LITERALS, st.lists(st.text(alphabet="ab-.", min_size=1, max_size=4), min_size=4))
 def test_an_expanded_template_matches_as_the_regular_expression_splits_it(
     literals: list[str], values: list[str]
@@ -202,3 +202,12 @@ async def test_dots_that_are_no_parent_segment_pass(name: str) -> None:
     wire = Wire(_files())
     read = (await wire.send("resources/read", {"uri": f"file:///srv/{name}"}))["result"]
     assert read["contents"][0]["text"] == f"read {name}"
+
+
+def test_a_variable_named_twice_is_refused_at_registration() -> None:
+    app = MCPServer("t")
+    with pytest.raises(InvalidSignature, match="appears twice"):
+
+        @app.resource("pair://{a}-{a}")
+        def pair(a: str) -> str:
+            return a

@@ -69,6 +69,8 @@ class ResourceEntry:
     ) -> ResourceEntry:
         """Analyse `fn` for `uri` (its parameters must be the URI's variables)."""
         variables = uri_variables(uri)
+        if len(set(variables)) != len(variables):
+            raise InvalidSignature(f"resource {uri!r}: a URI variable appears twice")
         spec = HandlerSpec.build(fn, uri, "resource", by_name=set(variables), localns=localns)
         arguments = {p.name for p in spec.argument_params}
         if arguments != set(variables):
