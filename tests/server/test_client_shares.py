@@ -172,3 +172,19 @@ async def test_a_stream_connection_is_one_client() -> None:
             assert refused["id"] == "b" and refused["error"]["code"] == -32000
             await two.send(request("subscriptions/listen", params, id="c"))
             assert (await two.receive())["method"].endswith("acknowledged")
+
+
+async def test_an_ipv6_host_is_one_client_across_its_64() -> None:
+    app = make_server().streamable_http_app(max_sessions=10, max_sessions_per_client=2)
+    addresses = ["2001:db8:1:2::1", "2001:db8:1:2::ffff", "2001:db8:1:2:aaaa::3"]
+    for address in addresses[:2]:
+        async with _from(app, address) as client:
+            assert (await _initialize(client)).status_code == 200
+    async with _from(app, addresses[2]) as client:  # the same /64: its share is used up
+        assert (await _initialize(client)).status_code == 503
+    async with _from(app, "2001:db8:1:3::1") as client:  # another /64
+        assert (await _initialize(client)).status_code == 200
+    async with _from(app, "::ffff:10.0.0.1") as mapped, _from(app, "10.0.0.1") as plain:
+        assert (await _initialize(mapped)).status_code == 200
+        assert (await _initialize(plain)).status_code == 200
+        assert (await _initialize(plain)).status_code == 503  # one IPv4 host, two spellings

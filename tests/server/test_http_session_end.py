@@ -138,3 +138,18 @@ async def test_the_memory_store_forgets_an_ended_owners_streams_at_once() -> Non
     assert await store.read_after(kept, owner="s1", wait=0) is None
     clock.now += 101  # the mark lasts as long as a stream would, then goes
     assert len(store) == 0 and not store._ended
+
+
+async def test_ending_an_owner_costs_its_own_streams_only() -> None:
+    # a flood of initialize + DELETE must not scan every stream the store keeps
+    store = MemoryEventStore(max_streams=5)
+    for n in range(5):
+        await store.open_stream(f"p{n:010d}", owner=f"s{n}")
+    await store.open_stream("p0000000009", owner="s0")  # the oldest stream goes
+    assert len(store._by_owner) == 5 and store._by_owner["s0"] == {"p0000000009"}
+    await store.end_owner("s0")
+    assert "s0" not in store._by_owner and len(store) == 4
+    await store.open_stream("p0000000001", owner="s9")  # an id opened again
+    assert "s1" not in store._by_owner and store._by_owner["s9"] == {"p0000000001"}
+    await store.end_owner("s9")
+    assert len(store) == 3 and set(store._by_owner) == {"s2", "s3", "s4"}

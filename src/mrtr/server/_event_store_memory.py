@@ -86,6 +86,7 @@ class MemoryEventStore:
         # owners whose session ended, until when (at most max_streams: their streams are
         # forgotten at once, so forgetting the oldest mark early reopens nothing kept)
         self._ended: OrderedDict[str, float] = OrderedDict()
+        self._by_owner: dict[str, set[str]] = {}  # the ids of each owner's streams
 
     def __len__(self) -> int:
         self._expire()
@@ -96,17 +97,18 @@ class MemoryEventStore:
         self._expire()
         if owner in self._ended:  # a request of an ended session writes on: keep nothing
             return
+        if stream_id in self._streams:  # opened again: start afresh
+            self._forget(stream_id, self._streams.pop(stream_id))
         while len(self._streams) >= self._max_streams:
             self._forget_oldest()
         self._streams[stream_id] = _Stream(owner, self._clock())
+        self._by_owner.setdefault(owner, set()).add(stream_id)
 
     async def end_owner(self, owner: str) -> None:
         """Forget the owner's streams now, and refuse it new ones for ``ttl`` seconds."""
         self._expire()
-        for stream_id, stream in list(self._streams.items()):
-            if stream.owner == owner:
-                del self._streams[stream_id]
-                self._forget(stream)
+        for stream_id in list(self._by_owner.get(owner, ())):
+            self._forget(stream_id, self._streams.pop(stream_id))
         self._ended.pop(owner, None)
         self._ended[owner] = self._clock() + self._ttl
         while len(self._ended) > self._max_streams:
@@ -138,10 +140,15 @@ class MemoryEventStore:
         self._bytes -= size
 
     def _forget_oldest(self) -> None:
-        _, gone = self._streams.popitem(last=False)
-        self._forget(gone)
+        stream_id, gone = self._streams.popitem(last=False)
+        self._forget(stream_id, gone)
 
-    def _forget(self, stream: _Stream) -> None:
+    def _forget(self, stream_id: str, stream: _Stream) -> None:
+        ids = self._by_owner.get(stream.owner)
+        if ids is not None:
+            ids.discard(stream_id)
+            if not ids:
+                del self._by_owner[stream.owner]
         self._bytes -= stream.size
         stream.ended = True
         stream.wake()
@@ -205,4 +212,4 @@ class MemoryEventStore:
             if stream.touched > deadline:
                 return
             del self._streams[stream_id]
-            self._forget(stream)
+            self._forget(stream_id, stream)

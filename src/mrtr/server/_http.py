@@ -20,6 +20,7 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, MutableMapping
@@ -341,27 +342,14 @@ class StreamableHTTPApp:
         principal: Principal | None,
     ) -> None:
         message = await self._read_body(request, receive)
-        session_id = request.header("mcp-session-id")
         is_request = "id" in message and "method" in message
         session: Session | None = None
-        if session_id is not None:
-            session = self._sessions.get(session_id, principal)
-            await self._record_ended()
-            if session is None:
-                raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
-            connection = session.connection
-            self._check_legacy_version(request, connection, message)
-        elif message.get("method") == "initialize" and not _has_envelope(message):
-            client = _client_of(principal, request)
-            refusal = self._sessions.refusal(client)
-            await self._record_ended()  # counting them expired the idle ones
-            if refusal is not None:
-                raise _busy(refusal, message.get("id"))
-            connection = self._connect()
-            connection.client = client
+        if request.header("mcp-session-id") is not None or _is_initialize(message):
+            connection, session = await self._legacy_connection(request, message, principal)
         else:
             connection = self._connect()
-            connection.client = _client_of(principal, request)
+            if message.get("method") == "subscriptions/listen":  # whose share it takes
+                connection.client = _client_of(principal, request)
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
                 await self._check_param_headers(request, message, principal)
@@ -381,6 +369,27 @@ class StreamableHTTPApp:
             if session is not None:
                 session.in_flight -= 1
                 self._sessions.touch(session)
+
+    async def _legacy_connection(
+        self, request: _Request, message: JSONObject, principal: Principal | None
+    ) -> tuple[ServerConnection, Session | None]:
+        """A session's connection, or a fresh one for ``initialize`` (room permitting)."""
+        session_id = request.header("mcp-session-id")
+        if session_id is not None:
+            session = self._sessions.get(session_id, principal)
+            await self._record_ended()
+            if session is None:
+                raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
+            self._check_legacy_version(request, session.connection, message)
+            return session.connection, session
+        client = _client_of(principal, request)
+        refusal = self._sessions.refusal(client)
+        await self._record_ended()  # counting them expired the idle ones
+        if refusal is not None:
+            raise _busy(refusal, message.get("id"))
+        connection = self._connect()
+        connection.client = client
+        return connection, None
 
     def _check_legacy_version(
         self, request: _Request, connection: ServerConnection, message: JSONObject
@@ -743,11 +752,21 @@ def _client_of(principal: Principal | None, request: _Request) -> Hashable:
     """Whose share of the sessions and listeners a request takes.
 
     Its principal, else its remote address (the ASGI server's ``client``; behind a
-    proxy, the address the ASGI server was told).
+    proxy, the address the ASGI server was told), an IPv6 one by its /64 (what one
+    host is given).
     """
     if principal is not None:
         return principal
-    return ("address", request.address)
+    address = request.address
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return ("address", address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ("address", str(ip.ipv4_mapped))
+        return ("address", str(ipaddress.IPv6Network((ip, 64), strict=False)))
+    return ("address", str(ip))
 
 
 def _busy(what: str, request_id: Any) -> _Reply:
@@ -773,6 +792,10 @@ async def _json_only(note: JSONObject) -> None:
             "the client did not accept text/event-stream on this POST: a request "
             "to it has no way to reach it"
         )
+
+
+def _is_initialize(message: JSONObject) -> bool:
+    return message.get("method") == "initialize" and not _has_envelope(message)
 
 
 def _has_envelope(message: JSONObject) -> bool:
