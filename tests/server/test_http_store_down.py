@@ -48,9 +48,8 @@ async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
 async def test_a_streaming_post_goes_on_unstored_when_the_store_is_down(
     stopped_redis: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = Server("t", on_call_tool=_call_tool).streamable_http_app(
-        event_store=RedisEventStore(stopped_redis)
-    )
+    store = RedisEventStore(stopped_redis)
+    app = Server("t", on_call_tool=_call_tool).streamable_http_app(event_store=store)
     init = request(
         "initialize",
         {
@@ -81,6 +80,7 @@ async def test_a_streaming_post_goes_on_unstored_when_the_store_is_down(
         failures = [r for r in caplog.records if "event store failed" in r.getMessage()]
         assert len(failures) == 1, caplog.text
         assert "goes on without resumption" in failures[0].getMessage()
+        assert store._next_seq == {}  # nothing of the given-up stream is kept
         # resuming needs the store: a JSON-RPC error before any head, and a hint to retry
         caplog.clear()
         with caplog.at_level(logging.WARNING, "mrtr.server"):

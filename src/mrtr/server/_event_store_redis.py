@@ -82,7 +82,11 @@ class RedisEventStore:
     async def open_stream(self, stream_id: str, *, owner: str) -> None:
         """Start a stream belonging to ``owner``."""
         self._next_seq[stream_id] = 0
-        await self._call("set", self._key(stream_id) + ":owner", owner, px=self._ttl_ms)
+        try:
+            await self._call("set", self._key(stream_id) + ":owner", owner, px=self._ttl_ms)
+        except Exception:  # Redis down: its writer gives the stream up, so must we
+            self._next_seq.pop(stream_id, None)
+            raise
 
     def _ended_key(self, owner: str) -> str:
         return f"{self._prefix}:ended:{hashlib.sha256(owner.encode()).hexdigest()}"
@@ -100,7 +104,11 @@ class RedisEventStore:
             if message is None
             else {_KIND: _MESSAGE, _DATA: json.dumps(message, separators=(",", ":"))}
         )
-        await self._add(stream_id, f"0-{seq + 1}", fields)
+        try:
+            await self._add(stream_id, f"0-{seq + 1}", fields)
+        except Exception:
+            self._next_seq.pop(stream_id, None)
+            raise
         return f"{stream_id}.{seq}"
 
     async def end_stream(self, stream_id: str) -> None:
