@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_LISTENERS_PER_CLIENT",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MAX_SESSIONS_PER_CLIENT",
+    "DEFAULT_MAX_URI_LENGTH",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
 ]
 
@@ -17,3 +21,11 @@ DEFAULT_MAX_CONCURRENT_REQUESTS = 256
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_MAX_URI_LENGTH = 8 * 1024
+"""Characters of the longest URI an `MCPServer` looks up (``resources/read``)."""
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 256
+"""Legacy HTTP sessions one client (a principal, or an anonymous remote address) holds."""
+DEFAULT_MAX_LISTENERS_PER_CLIENT = 64
+"""Change listeners one client (a principal, an anonymous address, a stream) holds."""
+DEFAULT_MAX_CLIENT_INFO_BYTES = 64 * 1024
+"""Characters (as JSON) of the capabilities and client info a legacy session keeps."""
