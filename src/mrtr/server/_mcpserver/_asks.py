@@ -10,7 +10,6 @@ schema cannot express is `InvalidSignature`, never a crash mid-call).
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -51,7 +50,7 @@ WRAPPED_FIELD = "value"
 """The one field of the form a scalar question (``Elicit(msg, bool)``) renders to."""
 
 
-_CACHED = 512  # rendered questions and message digests kept (bounded; cleared when full)
+_CACHED = 512  # question types, rendered questions, message digests kept (cleared when full)
 _CACHED_TEXT = 1024  # ... of messages up to this many characters only
 _DIGESTS: dict[str, str] = {}
 _REQUESTS: dict[tuple[str, str], Any] = {}
@@ -193,8 +192,9 @@ def form_of(tp: Any) -> FormSchema:
     """
     try:
         cached = _FORMS.get(tp)
+        hashable = True
     except TypeError:  # an unhashable annotation: rendered every time
-        cached = None
+        cached, hashable = None, False
     if cached is not None:
         return cached
     try:
@@ -203,8 +203,8 @@ def form_of(tp: Any) -> FormSchema:
         raise
     except Exception as exc:  # pydantic cannot describe it (a typing.TypedDict on 3.11, ...)
         raise InvalidSignature(f"Elicit cannot ask for {tp!r}: {exc}") from exc
-    with contextlib.suppress(TypeError):  # an unhashable annotation is not kept
-        _FORMS[tp] = form
+    if hashable:  # bounded like its siblings: a type built per call (a Literal of the
+        remember(_FORMS, tp, form, "")  # client's options) would add an entry per call
     return form
 
 
