@@ -160,7 +160,7 @@ async def test_answers_are_validated() -> None:
     )
     assert text_of(bad) == (
         "Error executing tool provision: Resolver 'ask_region' received an accepted elicitation "
-        "whose content does not match the requested schema"
+        "whose content does not match the requested schema (region: missing)"
     )
     empty = await wire.result(
         "provision", {"name": "db"}, responses={"ask_region": {"action": "accept"}}, state=state
