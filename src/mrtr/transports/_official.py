@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from mrtr._wire.framing import utf8_size
 from mrtr.errors import MessageTooLargeError, TransportError
 from mrtr.transports._base import JSONObject, RequestFailed, Transport
 
@@ -118,11 +119,12 @@ class OfficialServerTransport(Transport):
             if isinstance(item, Exception):
                 continue  # the official loop reports its own stream errors; none carry a reply
             text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-            if len(text) > self._max_message_size:  # a lower bound on its UTF-8 size
+            size = utf8_size(text)  # bytes, as every transport counts: "é" is two
+            if size > self._max_message_size:
                 request_id = getattr(item.message, "id", None)
                 if isinstance(request_id, (str, int)):  # it fails only what it answers
                     return RequestFailed(
-                        request_id, MessageTooLargeError(len(text), self._max_message_size)
+                        request_id, MessageTooLargeError(size, self._max_message_size)
                     )
                 continue
             decoded: JSONObject = json.loads(text)
