@@ -805,6 +805,33 @@ async def test_a_hand_made_answered_state_on_an_unsealed_server_is_not_read() ->
     assert paid == []  # the confirmed branch never ran
 
 
+async def test_a_forged_reask_count_on_an_allowed_unsealed_server_is_no_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import json
+
+    from mrtr.server import UNSEALED
+
+    app = MCPServer("u", request_state_security=UNSEALED, allow_unsealed_answers=True)
+
+    @app.tool()
+    async def pay(ctx: Context) -> str:
+        await ctx.ask(Elicit("Pay?", bool, on_invalid="reask"))
+        return "paid"
+
+    wire = Wire(app)
+    first = await wire.result("pay")
+    state = json.loads(first["requestState"].removeprefix("mrtr.q1:"))
+    for count in ("x", None, [1], 1.5, float("inf"), True):
+        forged = "mrtr.q1:" + json.dumps({**state, "r": {"ask1": [count, None]}})
+        with caplog.at_level(logging.ERROR):
+            again = await wire.result(
+                "pay", responses={"ask1": accept(value="not a bool")}, state=forged
+            )
+        assert again["resultType"] == "input_required", (count, again)
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
 async def test_declined_and_cancelled_types_are_exported() -> None:
     assert DeclinedElicitation().action == "decline"
     assert CancelledElicitation().action == "cancel"
