@@ -154,3 +154,26 @@ async def test_the_cap_on_an_official_server_counts_bytes_not_characters() -> No
                 await client.call_tool("wide", {"size": 20_000})
             small = await client.call_tool("wide", {"size": 10})
     assert small.structured_content == {"result": "\u00e9" * 10}
+
+
+async def test_nan_is_refused_before_it_reaches_an_official_server_as_on_any_transport() -> None:
+    from mrtr.server import MCPServer as OurMCPServer
+
+    official = MCPServer("official-nan")
+    ours = OurMCPServer("ours-nan")
+    seen: list[float] = []
+
+    @official.tool()
+    def half(x: float) -> float:
+        seen.append(x)
+        return x / 2
+
+    ours.tool()(half)
+    with anyio.fail_after(BOUND):
+        for server in (ours, official):
+            async with Client(server) as client:
+                with pytest.raises(ValueError, match="JSON"):
+                    await client.call_tool("half", {"x": float("nan")})
+                done = await client.call_tool("half", {"x": 3.0})
+                assert done.structured_content == {"result": 1.5}
+    assert seen == [3.0, 3.0]
