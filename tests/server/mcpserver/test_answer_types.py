@@ -120,6 +120,10 @@ async def test_a_model_answer_that_fits_is_read() -> None:
     (booking,) = read
     assert booking.day == datetime.date(2024, 2, 29) and booking.extras == ["cake"]
     assert booking.at.utcoffset() == datetime.timedelta(hours=1)
+    app, read = asker(Booking)  # a form's local time: the type reads it naive
+    local = {**content, "at": "2024-02-29T18:30"}
+    assert text_of(await answer(app, local)) == "ok"
+    assert read[0].at == datetime.datetime(2024, 2, 29, 18, 30)
 
 
 async def test_an_invalid_answer_can_be_given_again_with_reask() -> None:

@@ -20,8 +20,11 @@ from typing import Any, TypeGuard
 __all__ = ["problems"]
 
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
+# RFC 3339's shape, with the seconds and the offset optional: form clients send a local
+# "2024-05-01T09:30" (what the type then reads), never a number or free text
 _DATE_TIME = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))\Z",
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?"
+    r"(?:[Zz]|[+-](\d{2}):?(\d{2}))?\Z",
     re.ASCII,
 )
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\Z")
@@ -109,7 +112,7 @@ def _string(prop: dict[str, Any], value: str) -> str | None:
     if fmt == "date" and not _valid_date(value):
         return "expected a date (YYYY-MM-DD)"
     if fmt == "date-time" and not _valid_date_time(value):
-        return "expected an RFC 3339 date-time (YYYY-MM-DDThh:mm:ss and an offset)"
+        return "expected a date-time (YYYY-MM-DDThh:mm[:ss], an offset optional)"
     if fmt == "email" and _EMAIL.match(value) is None:
         return "expected an email address"
     if fmt == "uri" and _URI.match(value) is None:
@@ -127,7 +130,7 @@ def _valid_date_time(value: str) -> bool:
     if match is None:
         return False
     year, month, day, hour, minute, second, off_hour, off_minute = match.groups()
-    if int(hour) > 23 or int(minute) > 59 or int(second) > 60:  # 60: a leap second
+    if int(hour) > 23 or int(minute) > 59 or int(second or 0) > 60:  # 60: a leap second
         return False
     if off_hour is not None and (int(off_hour) > 23 or int(off_minute) > 59):
         return False
