@@ -29,6 +29,7 @@ from mrtr.server._mcpserver._outcomes import (
     CancelledElicitation,
     DeclinedElicitation,
 )
+from mrtr.types._validation import first_errors
 
 __all__ = [
     "Ask",
@@ -389,7 +390,7 @@ class Elicit(Ask, Generic[T]):
             except ValidationError as exc:
                 found = {
                     ".".join(str(p) for p in e["loc"]) or WRAPPED_FIELD: e["msg"]
-                    for e in exc.errors(include_url=False, include_input=False)
+                    for e in first_errors(exc, _NAMED_FIELDS + 1)
                 }
         raise InvalidAnswer(key, found)
 
