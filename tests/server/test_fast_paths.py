@@ -192,6 +192,34 @@ def test_the_line_framer_frames_as_the_threaded_reader(seed: int) -> None:
     assert _framer_framing(chunks, cap) == _threaded_framing(data, cap)
 
 
+class _CountingBuffer(bytearray):
+    """A framer's buffer that adds up how many bytes its newline searches look at."""
+
+    looked = 0
+
+    def find(self, sub: Any, start: Any = 0, *args: Any) -> int:
+        _CountingBuffer.looked += len(self) - (start or 0)
+        return super().find(sub, start, *args)
+
+
+@pytest.mark.parametrize("cap", [20_000, 10_000], ids=["under-the-cap", "over-the-cap"])
+def test_a_line_read_a_byte_at_a_time_is_searched_once(cap: int) -> None:
+    size = 20_000
+    framer = LineFramer(cap)
+    framer._buffer = _CountingBuffer()
+    _CountingBuffer.looked = 0
+    seen = []
+    for _ in range(size):
+        framer.feed(b"x")
+        seen.append(framer.next_line())
+    framer.feed(b"\nnext\n")
+    seen += [framer.next_line(), framer.next_line()]
+    framed = [line for line in seen if line is not None]
+    assert framed == ([b"x" * size] if cap >= size else [LineFramer.OVERSIZE]) + [b"next"]
+    # about once per byte: it was once per byte *per read* (200 million here)
+    assert _CountingBuffer.looked < 4 * size
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 async def test_stdio_answers_alike_on_pipes_and_threads(backend: str) -> None:
     # asyncio serves the pipes from the loop (`_stdio_pipes`), trio through threads
