@@ -57,3 +57,14 @@ async def test_wrong_input_responses_are_refused_by_the_first() -> None:
     error = response["error"]
     assert error["code"] == -32602 and "inputResponses.k0" in error["message"]
     assert peak < 15 * MiB  # 39 MiB when every error was listed (twice, with its input)
+
+
+async def test_an_unknown_name_is_echoed_cut() -> None:
+    wire = Wire(totals())
+    huge = "n" * 1_000_000
+    tool = await wire.result("total" + huge)
+    assert tool["isError"] is True
+    assert text_of(tool).startswith("Unknown tool: totalnnn") and len(text_of(tool)) < 200
+    prompt = await wire.send("prompts/get", {"name": huge})
+    message = prompt["error"]["message"]
+    assert message.startswith("Unknown prompt: nnn") and len(message) < 200
