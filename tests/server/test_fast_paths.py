@@ -76,6 +76,17 @@ def test_the_cache_is_bounded_and_keeps_the_recent_ones() -> None:
     assert shared.get(envelope_key(recent)) is not None
 
 
+def test_a_large_envelope_is_validated_but_never_kept() -> None:
+    shared = EnvelopeCache()
+    padded = meta({"experimental": {"pad": {"text": "p" * 100_000}}})
+    for _ in range(2):
+        envelope = EraGate(shared).envelope("tools/list", {"_meta": padded})
+        assert envelope.capabilities is not None
+    assert len(shared) == 0  # the server's cache would have held it after the client left
+    EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    assert len(shared) == 1
+
+
 def test_a_legacy_connection_still_refuses_a_cached_modern_envelope() -> None:
     shared = EnvelopeCache()
     EraGate(shared).envelope("tools/list", {"_meta": meta()})

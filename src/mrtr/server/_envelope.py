@@ -134,6 +134,9 @@ the capabilities and the client info as they came (exact: ``repr`` tells ``1`` f
 ``True`` and ``1.0``, which ``==`` does not)."""
 
 _ENVELOPES_KEPT = 8
+# an envelope whose key is longer is validated every time, never kept: the cache is the
+# server's, so a client's megabytes of capabilities would stay after it left (8 of them)
+_ENVELOPE_KEY_CHARS = 8192
 
 
 class EnvelopeCache:
@@ -144,7 +147,8 @@ class EnvelopeCache:
     lately is much cheaper than validating it again (the models are frozen, so sharing
     them between requests and connections is safe). A validated envelope depends on
     nothing but its key, so a hit is exactly what validating would have returned.
-    Bounded: the `_ENVELOPES_KEPT` most recently used keys.
+    Bounded: the `_ENVELOPES_KEPT` most recently used keys, none past
+    `_ENVELOPE_KEY_CHARS` (an honest envelope is a few hundred characters).
     """
 
     __slots__ = ("_entries",)
@@ -161,6 +165,8 @@ class EnvelopeCache:
 
     def put(self, key: EnvelopeKey, envelope: Envelope) -> None:
         """Keep one validated envelope (dropping the oldest beyond the bound)."""
+        if sum(map(len, key)) > _ENVELOPE_KEY_CHARS:
+            return
         entries = self._entries
         if key not in entries and len(entries) >= _ENVELOPES_KEPT:
             del entries[next(iter(entries))]
