@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import logging
 import math
 from typing import Any, Literal
 
+import anyio
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -164,3 +166,34 @@ async def test_many_bad_fields_make_a_bounded_error_note_and_log(
     assert "field00000" in message and len(message) < 2000
     (record,) = [r for r in caplog.records if "did not validate" in r.getMessage()]
     assert len(record.getMessage()) < 2000
+
+
+@dataclasses.dataclass
+class Seats:
+    count: int
+    window: bool = False
+
+
+async def test_a_dataclass_answer_is_held_to_its_schema_too() -> None:
+    app, read = asker(Seats)
+    refused = await answer(app, {"count": "2", "window": "yes"})
+    assert "(count: expected an integer; window: expected true or false)" in text_of(refused)
+    app, read = asker(Seats)
+    assert text_of(await answer(app, {"count": 2, "window": True})) == "ok"
+    assert read == [Seats(2, True)]
+
+
+async def test_an_answer_over_the_legacy_back_channel_is_held_to_its_schema() -> None:
+    from mrtr import Client
+    from mrtr.types import ElicitResult
+
+    async def nan(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"value": "nan"})
+
+    app, read = asker(float)
+    with anyio.fail_after(30):
+        async with Client(app, mode="legacy", elicitation_callback=nan) as client:
+            result = await client.call_tool("ask")
+    assert result.is_error is True
+    assert "(value: expected a finite number)" in result.content[0].text  # type: ignore[union-attr]
+    assert read == []
