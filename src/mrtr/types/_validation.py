@@ -24,7 +24,10 @@ def first_errors(exc: ValidationError, limit: int) -> list[dict[str, Any]]:
     """At most `limit` errors of `exc`, first first: ``loc``, ``msg``, ``type`` (no input)."""
     if exc.error_count() <= limit:
         return [dict(e) for e in exc.errors(include_url=False, include_input=False)][:limit]
-    text = exc.json(include_url=False, include_input=False, include_context=False)
+    try:
+        text = exc.json(include_url=False, include_input=False, include_context=False)
+    except Exception:  # an error pydantic cannot write as JSON: the slow way, still right
+        return [dict(e) for e in exc.errors(include_url=False, include_input=False)[:limit]]
     found: list[dict[str, Any]] = []
     index = 1  # past the "["
     while len(found) < limit:
