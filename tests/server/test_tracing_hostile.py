@@ -1,10 +1,9 @@
-"""What a hostile client puts in the server's spans and metrics is bounded."""
+"""What a hostile client puts in the server's spans and metrics stays bounded."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -12,58 +11,83 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mrtr.server import Server
-from mrtr.server._tracing import MAX_ATTRIBUTE_LENGTH
-from mrtr.types import CallToolRequestParams, CallToolResult, TextContent
-
-from ._servers import request
+from mrtr.server import MCPServer
 
 pytestmark = pytest.mark.anyio
 
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
-async def _call_tool(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+async def _discard(message: Any) -> None:
+    return None
 
 
-async def test_client_strings_are_clipped_and_unknown_methods_are_other() -> None:
+def traced() -> tuple[MCPServer, InMemorySpanExporter, InMemoryMetricReader]:
     exporter = InMemorySpanExporter()
     tracer = TracerProvider()
     tracer.add_span_processor(SimpleSpanProcessor(exporter))
     reader = InMemoryMetricReader()
-    server = Server(
-        "t",
-        on_call_tool=_call_tool,
-        tracer_provider=tracer,
-        meter_provider=MeterProvider(metric_readers=[reader]),
+    app = MCPServer(
+        "traced", tracer_provider=tracer, meter_provider=MeterProvider(metric_readers=[reader])
     )
-    huge = "x" * 100_000
-    with anyio.fail_after(30):
-        async with server.client_transport() as transport:
-            await transport.send(request("tools/call", {"name": huge}, id=huge))
-            await transport.receive()
-            for n in range(3):  # three distinct unknown methods, one series
-                await transport.send(request(f"nonsense/{n}" + huge, id=n))
-                answer = await transport.receive()
-                assert isinstance(answer, dict) and answer["error"]["code"] == -32601
-    spans = exporter.get_finished_spans()
-    for span in spans:
-        assert len(span.name) <= 2 * MAX_ATTRIBUTE_LENGTH + 20
-        for value in (span.attributes or {}).values():
-            assert not isinstance(value, str) or len(value) <= MAX_ATTRIBUTE_LENGTH + 1
-    call = next(s for s in spans if s.name.startswith("tools/call"))
-    assert call.attributes is not None
-    assert call.attributes["gen_ai.tool.name"] == "x" * MAX_ATTRIBUTE_LENGTH + "…"
-    others = [s for s in spans if s.name == "_OTHER"]
-    assert len(others) == 3
-    assert all(s.attributes and s.attributes["mcp.method.name"] == "_OTHER" for s in others)
+
+    @app.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return app, exporter, reader
+
+
+def method_labels(reader: InMemoryMetricReader) -> set[str]:
     data = reader.get_metrics_data()
     assert data is not None
-    methods = {
-        point.attributes["mcp.method.name"]
+    return {
+        str(dict(point.attributes or {})["mcp.method.name"])
         for resource in data.resource_metrics
         for scope in resource.scope_metrics
         for metric in scope.metrics
+        if metric.name == "mcp.server.operation.duration"
         for point in metric.data.data_points
     }
-    assert methods == {"tools/call", "_OTHER"}
-    tracer.shutdown()
+
+
+async def test_invented_methods_share_one_metric_series() -> None:
+    app, _, reader = traced()
+    connection = app.connection()
+    for i in range(50):
+        method = f"made/up{i}" + "x" * 10_000
+        message = {"jsonrpc": "2.0", "id": i, "method": method, "params": {"_meta": META}}
+        response = await connection.handle(message, emit=_discard)
+        assert response is not None and response["error"]["code"] == -32601
+    tools = {"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {"_meta": META}}
+    assert "result" in (await connection.handle(tools, emit=_discard) or {})
+    assert method_labels(reader) == {"_OTHER", "tools/list"}
+
+
+async def test_client_chosen_text_is_cut_in_span_names_and_attributes() -> None:
+    app, exporter, _ = traced()
+    connection = app.connection()
+    huge = "n" * 100_000
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v" * 100_000}
+    sent = [
+        ("tools/call", {"name": huge, "arguments": {}, "_meta": META}),
+        ("prompts/get", {"name": huge, "_meta": META}),
+        ("resources/read", {"uri": "file:///" + huge, "_meta": META}),
+        ("tools/list", {"_meta": meta}),
+        ("x" * 100_000, {"_meta": META}),
+    ]
+    for i, (method, params) in enumerate(sent):
+        message = {"jsonrpc": "2.0", "id": "i" * 100_000 + str(i), "method": method}
+        await connection.handle({**message, "params": params}, emit=_discard)
+    spans = exporter.get_finished_spans()
+    assert len(spans) == len(sent)
+    for span in spans:
+        assert len(span.name) <= 2 * 128 + 1, span.name[:50]
+        for key, value in (span.attributes or {}).items():
+            assert len(str(value)) <= 1024, key
+        assert len(span.status.description or "") <= 1024
+    names = [span.name for span in spans]
+    assert names[0].startswith("tools/call nnnn") and names[0].endswith("\u2026")

@@ -32,6 +32,7 @@ from mrtr.types import (
     Implementation,
     InitializeRequestParams,
 )
+from mrtr.types._validation import first_errors
 
 __all__ = [
     "Envelope",
@@ -104,7 +105,8 @@ def check_message(message: JSONObject) -> Incoming | None:
 
 def invalid_params(method: str, exc: ValidationError) -> HandlerError:
     """The -32602 error for params that did not validate (first error only, no input)."""
-    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    found = first_errors(exc, 1)  # never all of them: a peer may send a million wrong items
+    first = found[0] if found else {"loc": (), "msg": "invalid"}
     where = ".".join(str(part) for part in first.get("loc", ())) or "params"
     return HandlerError(
         INVALID_PARAMS,

@@ -481,10 +481,13 @@ class _StdioReader:
     def __init__(self, stream: BinaryIO, *, max_message_size: int) -> None:
         self._stream = stream
         self._max = max_message_size
+        # its own thread, never one of the default pool's: sync tools run there, and
+        # once they hold every thread a line that would release them could not be read
+        self._limiter = anyio.CapacityLimiter(1)
 
     async def _readline(self) -> bytes:
         return await anyio.to_thread.run_sync(
-            self._stream.readline, self._max + 1, abandon_on_cancel=True
+            self._stream.readline, self._max + 1, abandon_on_cancel=True, limiter=self._limiter
         )
 
     async def receive(self) -> JSONObject | Refusal:
@@ -534,6 +537,7 @@ async def serve_stdio(
         stdout.flush()
 
     lock = anyio.Lock()
+    writer = anyio.CapacityLimiter(1)  # as the reader's: answers never wait for sync tools
 
     async def send(message: JSONObject) -> None:
         encoded = encode_outgoing(message)
@@ -542,7 +546,7 @@ async def serve_stdio(
         data = encoded + b"\n"
         try:
             async with lock:  # one writer thread at a time: lines never interleave
-                await anyio.to_thread.run_sync(write, data)
+                await anyio.to_thread.run_sync(write, data, limiter=writer)
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 

@@ -5,11 +5,6 @@ The client's trace context travels in ``params._meta`` (``traceparent``, ``trace
 sent it, whatever the transport, and one trace shows both sides. The ambient context
 (an HTTP server span, say) is linked rather than parented, as the MCP semantic
 conventions ask. Tracing is on under the same rules as the client's (`mrtr._otel`).
-
-What the client chose (a tool's name, a URI, the request id) is clipped to
-`MAX_ATTRIBUTE_LENGTH` characters in the span, and a method the server does not know
-is recorded as ``_OTHER``: a span waiting for its exporter, or a metric's series, would
-otherwise keep whatever a client sent, up to the message size, once per distinct value.
 """
 
 from __future__ import annotations
@@ -28,12 +23,7 @@ from mrtr.types import META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["MAX_ATTRIBUTE_LENGTH", "traced_requests"]
-
-MAX_ATTRIBUTE_LENGTH = 1024
-"""Characters of a client's string kept in a span (the rest is cut, marked ``…``)."""
-
-_OTHER = "_OTHER"  # what OpenTelemetry's conventions call a method they do not know
+__all__ = ["traced_requests"]
 
 Request = Callable[..., Awaitable[dict[str, Any]]]
 """``ServerConnection._request``: ``(request_id, method, params, *rest) -> result``."""
@@ -42,6 +32,22 @@ _TARGETS = {
     "tools/call": ("name", "gen_ai.tool.name"),
     "prompts/get": ("name", "gen_ai.prompt.name"),
 }
+
+# What the client chose (a method, a tool name, a URI, an id, an error message that
+# quotes them) is cut before it reaches a span: the SDK keeps attributes whole by default
+# and a batch exporter holds thousands of spans. Names past the spec's 128 characters
+# are no valid names anyway.
+_NAME_CHARS = 128
+_METHOD_NOT_FOUND = str(METHOD_NOT_FOUND)
+_TEXT_CHARS = 1024
+# a metric keeps one series per attribute set for the process's life: a client's invented
+# method names would each add one, so a method the server does not serve is recorded as
+# this (as OpenTelemetry's HTTP conventions do for unknown methods)
+_OTHER_METHOD = "_OTHER"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def traced_requests(telemetry: Telemetry, request: Request, legacy_version: str | None) -> Request:
@@ -76,7 +82,7 @@ async def _serve(
     )
     ambient = get_current_span().get_span_context()
     attributes, name = _attributes(method, params, meta, legacy_version)
-    attributes["jsonrpc.request.id"] = _clip(str(request_id))
+    attributes["jsonrpc.request.id"] = _cut(str(request_id), _NAME_CHARS)
     span = instruments.tracer.start_span(
         name,
         context=propagate.extract(carrier),
@@ -91,10 +97,6 @@ async def _serve(
             result = await request(request_id, method, params, *rest)
     except HandlerError as exc:
         error = _handler_error(span, exc)
-        if exc.code == METHOD_NOT_FOUND:  # not a method of ours: its name is the client's
-            method = _OTHER
-            span.set_attribute("mcp.method.name", _OTHER)
-            span.update_name(_OTHER)
         raise
     except BaseException as exc:
         error = mark_failure(span, exc, anyio.get_cancelled_exc_class())
@@ -104,7 +106,8 @@ async def _serve(
         return result
     finally:
         span.end()
-        metric = {"mcp.method.name": method}
+        known = error != _METHOD_NOT_FOUND
+        metric = {"mcp.method.name": method if known else _OTHER_METHOD}
         if error is not None:
             metric["error.type"] = error
         instruments.server_operation.record(time.perf_counter() - start, metric)
@@ -113,24 +116,24 @@ async def _serve(
 def _attributes(
     method: str, params: dict[str, Any], meta: Any, legacy_version: str | None
 ) -> tuple[dict[str, Any], str]:
-    method = _clip(method)
+    method = _cut(method, _NAME_CHARS)
     attributes: dict[str, Any] = {"mcp.method.name": method}
     version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
     version = version if isinstance(version, str) else legacy_version
     if version is not None:
-        attributes["mcp.protocol.version"] = _clip(version)
+        attributes["mcp.protocol.version"] = _cut(version, _NAME_CHARS)
     name = method
     field, attribute = _TARGETS.get(method, (None, None))
     target = params.get(field) if field is not None else None
     if attribute is not None and isinstance(target, str):
-        target = _clip(target)
+        target = _cut(target, _NAME_CHARS)
         attributes[attribute] = target
         name = f"{method} {target}"
         if method == "tools/call":
             attributes["gen_ai.operation.name"] = "execute_tool"
     uri = params.get("uri") if method == "resources/read" else None
     if isinstance(uri, str):
-        attributes["mcp.resource.uri"] = _clip(uri)
+        attributes["mcp.resource.uri"] = _cut(uri, _TEXT_CHARS)
     responses = params.get("inputResponses")
     if isinstance(responses, dict):
         attributes["mrtr.input_response.count"] = len(responses)
@@ -140,17 +143,13 @@ def _attributes(
     return attributes, name
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_ATTRIBUTE_LENGTH else text[:MAX_ATTRIBUTE_LENGTH] + "…"
-
-
 def _handler_error(span: Span, exc: HandlerError) -> str:
     from opentelemetry.trace import StatusCode
 
     code = str(exc.code)
     span.set_attribute("error.type", code)
     span.set_attribute("rpc.response.status_code", code)
-    span.set_status(StatusCode.ERROR, exc.message)
+    span.set_status(StatusCode.ERROR, _cut(exc.message, _TEXT_CHARS))
     return code
 
 

@@ -24,6 +24,7 @@ from mrtr.types._input import (
     InputResponse,
     ListRootsResult,
 )
+from mrtr.types._validation import first_errors
 
 if TYPE_CHECKING:
     from mrtr.types._features import (
@@ -112,7 +113,7 @@ _R = TypeVar("_R", bound=Result)
 
 def _describe(exc: ValidationError) -> str:
     parts = []
-    for error in exc.errors(include_url=False)[:3]:
+    for error in first_errors(exc, 3):
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
         parts.append(f"{where}: {error['msg']}")
     more = exc.error_count() - len(parts)

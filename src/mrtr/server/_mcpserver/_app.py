@@ -73,7 +73,8 @@ class MCPServer:
             client could forge "already answered").
         max_state_bytes: the cap on the engine's state per round (a `Sample` answer
             rides it); past it the call fails naming the largest entries.
-        allow_unsealed_answers: accept resolvers on an `UNSEALED` server.
+        allow_unsealed_answers: accept resolvers and ``ctx.ask`` on an `UNSEALED`
+            server (without it no answer is read from an unsealed state).
         legacy_shim: on a 2025-11-25 (or older) session, fulfil a handler's own
             ``InputRequiredResult`` over the back-channel and re-enter the handler with
             the answers, so that a manual handler is written once for both eras;

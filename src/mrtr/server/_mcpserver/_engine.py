@@ -310,9 +310,14 @@ async def run(
         responses, state_text = _carried(request, responses, state_text)
 
     def make_round() -> Round:
+        # an UNSEALED state is the client's to write ("already answered", pinned to the
+        # digest of a question it can see): unless the server allows it, no answer is read
+        # from it nor from inputResponses; the question stays open and `finish_round`
+        # refuses to ask it (a legacy back-channel's live answers are still read)
+        trusted = app.sealed or app.allow_unsealed_answers
         return Round(
-            responses=responses,
-            state_text=state_text,
+            responses=responses if trusted else None,
+            state_text=state_text if trusted else None,
             label=spec.label,
             backchannel=backchannel,
         )

@@ -28,6 +28,14 @@ if TYPE_CHECKING:
 __all__ = ["Routes"]
 
 
+_NAME_CHARS = 128  # the spec's longest name: an unknown one is echoed no longer
+
+
+def _named(name: str) -> str:
+    """A name the client sent, cut for an error message (it may be megabytes)."""
+    return name if len(name) <= _NAME_CHARS else name[: _NAME_CHARS - 1] + "\u2026"
+
+
 class Routes:
     """Answers each method from the app's registrations (looked up per request)."""
 
@@ -48,7 +56,7 @@ class Routes:
     ) -> CallToolResult | InputRequiredResult:
         entry = self.app._tools.get(params.name)
         if entry is None:
-            return error_result(f"Unknown tool: {params.name}")
+            return error_result(f"Unknown tool: {_named(params.name)}")
         return await entry.call(self.app, ctx, dict(params.arguments or {}))
 
     async def list_prompts(
@@ -68,7 +76,7 @@ class Routes:
 
         entry = self.app._prompts.get(params.name)
         if entry is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {_named(params.name)}")
         return await entry.render(self.app, ctx, dict(params.arguments or {}))
 
     async def list_resources(

@@ -75,8 +75,12 @@ class EngineState:
             }
         if isinstance(changes, dict):
             state.changes = {k: v for k, v in changes.items() if isinstance(v, int)}
-        if isinstance(reasks, dict):
-            state.reasks = {k: v for k, v in reasks.items() if isinstance(v, list) and len(v) == 2}
+        if isinstance(reasks, dict):  # [count, note]: an unsealed state may hold anything
+            state.reasks = {
+                k: v
+                for k, v in reasks.items()
+                if isinstance(v, list) and len(v) == 2 and type(v[0]) is int
+            }
         return state
 
     def encode(self, limit: int) -> str:

@@ -70,8 +70,9 @@ class ToolEntry:
         try:
             validated = self.spec.validate(arguments)
         except ValidationError as exc:
-            _logger.info("tool %r rejected its arguments: %s", name, describe_validation(exc))
-            return error_result(f"Error executing tool {name}: {describe_validation(exc)}")
+            described = describe_validation(exc)
+            _logger.info("tool %r rejected its arguments: %s", name, described)
+            return error_result(f"Error executing tool {name}: {described}")
         try:
             outcome = await app._run(self.spec, request, validated)
             if outcome.input_required:
