@@ -362,3 +362,49 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
     assert statuses[-1]["result"] == {"content": [{"type": "text", "text": "done"}]}
     assert all(s["taskId"] == task_id for s in statuses)
     assert len(heard["mallory"]) == 1  # the acknowledgement only: not its task
+
+
+async def test_a_restarted_server_reads_its_tasks_with_the_same_keys_only(tmp_path: Path) -> None:
+    db = tmp_path / "tasks.db"
+    first = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+    )
+    assert first.server.tasks is not None
+    async with first.server.tasks.lifespan():
+        task_id = await first.start()
+        await first.until(task_id, "completed")
+    same = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+    )
+    kept = await same.get(task_id)
+    assert kept["result"]["status"] == "completed"
+    assert kept["result"]["result"]["content"][0]["text"] == "done"
+    other = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"x" * 32]),
+    )
+    lost = await other.get(task_id)
+    assert lost["result"]["status"] == "failed"  # fail closed: never a forged result
+    assert "another key" in lost["result"]["error"]["message"]
+
+
+async def test_a_body_still_running_at_shutdown_fails_its_task() -> None:
+    store = MemoryTaskStore()
+    h = Harness(TaskRunner(store))
+    started = anyio.Event()
+
+    async def body(task: TaskControl) -> Any:
+        started.set()
+        await anyio.sleep_forever()
+
+    h.body = body
+    assert h.server.tasks is not None
+    async with h.server.tasks.lifespan():
+        task_id = await h.start()
+        with anyio.fail_after(10):
+            await started.wait()
+    after = await h.get(task_id)
+    assert after["result"]["status"] == "failed"
+    assert "stopped" in after["result"]["error"]["message"]

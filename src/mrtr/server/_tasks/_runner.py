@@ -65,6 +65,8 @@ SERVER_BUSY = -32000
 _UNKNOWN = "Unknown task"  # the one answer for a task that is missing, expired or not yours
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 _KEEP = object()  # a status message left as it is
+_UNREADABLE = "\x00unreadable"  # the payload mark of a state that could not be opened
+_LOST = "The task's state cannot be read (sealed under another key)"
 _PURGE_EVERY = 30.0  # seconds between two purges of expired tasks
 _INPUT_REQUEST: TypeAdapter[InputRequest] | None = None
 
@@ -454,9 +456,12 @@ class TaskRunner:
 
     def _detailed(self, record: TaskRecord, payload: dict[str, Any]) -> dict[str, Any]:
         """The task as the wire shows it (``DetailedTask``), from its record and payload."""
+        status = record.status
+        if payload.get(_UNREADABLE):  # sealed under a key this server no longer has
+            status, payload = "failed", {"error": {"code": INTERNAL_ERROR, "message": _LOST}}
         wire: dict[str, Any] = {
             "taskId": record.task_id,
-            "status": record.status,
+            "status": status,
             "createdAt": _iso(record.created_at),
             "lastUpdatedAt": _iso(record.updated_at),
             "ttlMs": self._ttl_of(record),
@@ -465,11 +470,11 @@ class TaskRunner:
             wire["statusMessage"] = record.status_message
         if record.poll_interval_ms is not None:
             wire["pollIntervalMs"] = record.poll_interval_ms
-        if record.status == "input_required":
+        if status == "input_required":
             wire["inputRequests"] = payload.get("inputRequests") or {}
-        elif record.status == "completed":
+        elif status == "completed":
             wire["result"] = payload.get("result") or {"content": []}
-        elif record.status == "failed":
+        elif status == "failed":
             wire["error"] = payload.get("error") or {
                 "code": INTERNAL_ERROR,
                 "message": "Internal error",
@@ -561,8 +566,10 @@ class TaskRunner:
                 opened = json.loads(self._policy.codec.unseal(record.payload))
         except Exception:  # another key, or tampered with: fail closed
             _logger.warning("task %s: its stored state cannot be opened", record.task_id[:8])
-            return {"error": {"code": INTERNAL_ERROR, "message": "The task's state is unreadable"}}
-        return opened if isinstance(opened, dict) else {}
+            opened = None
+        if not isinstance(opened, dict):
+            return {_UNREADABLE: True}
+        return opened
 
 
 async def _nowhere(message: dict[str, Any]) -> None:
