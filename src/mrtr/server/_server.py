@@ -673,7 +673,10 @@ class Server:
         Raises:
             ImportError: uvicorn is not installed (``pip install 'mrtr[server]'``).
         """
-        import uvicorn
+        try:
+            import uvicorn
+        except ImportError as exc:
+            raise ImportError("run_http needs uvicorn: pip install 'mrtr[server]'") from exc
 
         hosts = list(allowed_hosts)
         if host not in ("", "0.0.0.0", "::"):  # a wildcard bind has no name of its own
