@@ -408,3 +408,22 @@ async def test_a_body_still_running_at_shutdown_fails_its_task() -> None:
     after = await h.get(task_id)
     assert after["result"]["status"] == "failed"
     assert "stopped" in after["result"]["error"]["message"]
+
+
+async def test_a_handler_can_ask_whether_the_request_accepts_a_task() -> None:
+    runner = TaskRunner(MemoryTaskStore())
+    seen: list[bool] = []
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        seen.append(runner.accepts(ctx))
+        return text("at once")
+
+    server = Server("optional", on_call_tool=call_tool, tasks=runner)
+
+    async def emit(message: dict[str, Any]) -> None:
+        pass
+
+    for caps in (TASKS, ALL_CAPS):
+        message = request("tools/call", {"name": "job"}, caps=caps)
+        await server.connection().handle(message, emit=emit)
+    assert seen == [True, False]

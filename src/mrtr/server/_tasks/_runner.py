@@ -195,6 +195,13 @@ class TaskRunner:
 
     # --- creating ---------------------------------------------------------------------
 
+    def accepts(self, ctx: ServerRequestContext) -> bool:
+        """Whether this request may be answered with a task (it declared the extension).
+
+        A handler of an "optional" task tool runs the work in the request when not.
+        """
+        return accepts_tasks(ctx.client_capabilities)
+
     def owner_of(self, ctx: ServerRequestContext) -> str:
         """The digest of the principal a request's tasks are bound to (``""``: none)."""
         from mrtr.server._security import authenticated_principal
