@@ -66,6 +66,7 @@ _UNKNOWN = "Unknown task"  # the one answer for a task that is missing, expired 
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 _KEEP = object()  # a status message left as it is
 _UNREADABLE = "\x00unreadable"  # the payload mark of a state that could not be opened
+_STOPPED = "The server stopped before the task ended"
 _LOST = "The task's state cannot be read (sealed under another key)"
 _PURGE_EVERY = 30.0  # seconds between two purges of expired tasks
 _INPUT_REQUEST: TypeAdapter[InputRequest] | None = None
@@ -297,7 +298,17 @@ class TaskRunner:
     # --- running ----------------------------------------------------------------------
 
     async def _run(self, live: _Live, body: TaskBody, request: ServerRequestContext) -> None:
-        control = TaskControl(self, live, request)
+        """Run one body and record its outcome; nothing escapes into the task group."""
+        try:
+            await self._drive(live, body, TaskControl(self, live, request))
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:  # the store failed while the outcome was recorded
+            _logger.exception("task %s: its outcome could not be stored", live.task_id[:8])
+        finally:
+            self._live.pop(live.task_id, None)
+
+    async def _drive(self, live: _Live, body: TaskBody, control: TaskControl) -> None:
         expires = live.record.expires_at
         if expires is not None:
             live.scope.deadline = anyio.current_time() + max(0.0, expires - self.clock())
@@ -314,13 +325,14 @@ class TaskRunner:
             await self._fail(live, exc.code, exc.message, exc.data)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._fail(live, INTERNAL_ERROR, "The server stopped before the task ended")
+                try:
+                    await self._fail(live, INTERNAL_ERROR, _STOPPED)
+                except Exception:
+                    _logger.exception("task %s: could not record the shutdown", live.task_id[:8])
             raise
         except Exception:
             _logger.exception("task %s: its body raised", live.task_id[:8])
             await self._fail(live, INTERNAL_ERROR, "Internal error")
-        finally:
-            self._live.pop(live.task_id, None)
 
     async def _complete(self, live: _Live, result: Any) -> None:
         if isinstance(result, BaseModel):
