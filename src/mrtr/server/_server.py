@@ -277,6 +277,8 @@ class Server:
                 f"ephemeral key) or UNSEALED, not {type(request_state_security).__name__}"
             )
         self.tasks: TaskRunner | None = _task_runner(tasks, task_store)
+        if self.tasks is not None:  # sealing and the hub, before any connection is made
+            self.tasks.attach(self.request_state_policy, self._hub)
         """The Tasks extension's runner (``None``: the extension is off)."""
 
     def __repr__(self) -> str:

@@ -147,6 +147,12 @@ class MCPServer:
         # "" above lets the low-level server refuse an explicit policy without a name or an
         # audience (parity); the name it reports is the real one
         self.server.name = self.name
+        if self.server.tasks is not None:  # a restarted server runs its task tools again
+            import functools
+
+            from mrtr.server._tasks._tool_task import resume_tool_task
+
+            self.server.tasks.resumer = functools.partial(resume_tool_task, self)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
