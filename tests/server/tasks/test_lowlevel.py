@@ -338,7 +338,7 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
             async def emit(message: dict[str, Any]) -> None:
                 heard[who].append(message)
 
-            wanted = {"notifications": {"tasksStatus": [task_id]}}
+            wanted = {"notifications": {"taskIds": [task_id]}}
             listen_request = request("subscriptions/listen", wanted, caps=TASKS)
             await h.server.connection().handle(listen_request, emit=emit, principal=principal)
 
@@ -347,13 +347,13 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
         with anyio.fail_after(10):
             while len(heard["alice"]) < 1 or len(heard["mallory"]) < 1:  # both acknowledged
                 await anyio.lowlevel.checkpoint()
-        assert heard["alice"][0]["params"]["notifications"] == {"tasksStatus": [task_id]}
+        assert heard["alice"][0]["params"]["notifications"] == {"taskIds": [task_id]}
         await h.until(task_id, "input_required", principal=alice)
         yes = {"taskId": task_id, "inputResponses": {"ok": YES}}
         await h.send("tasks/update", yes, principal=alice)
         with anyio.fail_after(10):
             while not any(
-                n["method"] == "notifications/tasks/status" and n["params"]["status"] == "completed"
+                n["method"] == "notifications/tasks" and n["params"]["status"] == "completed"
                 for n in heard["alice"]
             ):
                 await anyio.lowlevel.checkpoint()

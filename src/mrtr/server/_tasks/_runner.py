@@ -468,7 +468,7 @@ class TaskRunner:
         self._announce(record, payload)
 
     def _announce(self, record: TaskRecord, payload: dict[str, Any]) -> None:
-        """Tell the listen streams that asked for this task (``notifications/tasks/status``)."""
+        """Tell the listen streams that asked for this task (``notifications/tasks``)."""
         if self._hub is None:
             return
         from mrtr.server._notify import TASK_STATUS
