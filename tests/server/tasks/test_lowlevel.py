@@ -460,3 +460,17 @@ async def test_a_store_failing_mid_task_never_breaks_the_server(
             assert second["error"] == {"code": -32603, "message": "Internal error"}
     assert "could not be stored" in caplog.text
     assert (await h.get(task_id))["result"]["status"] == "working"  # what the disk kept
+
+
+async def test_malformed_tasks_requests_get_invalid_params(harness: Harness) -> None:
+    task_id = await harness.start()
+    for method, params in (
+        ("tasks/get", {"taskId": 12345}),
+        ("tasks/get", {}),
+        ("tasks/update", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": ["not", "a", "map"]}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {"k": "not an object"}}),
+        ("tasks/cancel", {"taskId": None}),
+    ):
+        refused = await harness.send(method, params)
+        assert refused["error"]["code"] == -32602, (method, params, refused)
