@@ -23,10 +23,14 @@ BOUND = 90
 
 
 async def pause_once(url: str, n: int) -> PausedCall:
+    return (await pause_unanswered(url, n)).answer("ok", OK)
+
+
+async def pause_unanswered(url: str, n: int) -> PausedCall:
     async with Client(url, capabilities=DECLARE) as client:
         paused = await client.pause_call_tool("once", {"n": n})
     assert isinstance(paused, PausedCall)
-    return paused.answer("ok", OK)
+    return paused
 
 
 async def resume_at(url: str, paused: PausedCall) -> object:
@@ -38,13 +42,17 @@ async def test_a_state_replayed_against_the_other_instance_is_refused(redis_url:
     keys = secrets.token_hex(32)
     shared = ["--keys", keys, "--redis", redis_url]
     with http_server(*shared) as one, http_server(*shared) as two, anyio.fail_after(BOUND):
-        paused = await pause_once(one, 1)
+        unanswered = await pause_unanswered(one, 1)
+        paused = unanswered.answer("ok", OK)
         first = await resume_at(two, paused)  # any instance opens what a sibling sealed
         assert isinstance(first, CallToolResult)
+        # the very same leg again gets its kept answer, on either instance
+        assert await resume_at(one, paused) == first
+        other = unanswered.answer("ok", {"action": "accept", "content": {"ok": "no"}})
         with pytest.raises(RequestStateRejectedError):
-            await resume_at(one, paused)  # the replay, at the other instance
+            await resume_at(one, other)  # another leg on the spent state, at the other
         with pytest.raises(RequestStateRejectedError):
-            await resume_at(two, paused)  # and at the same one
+            await resume_at(two, other)  # and at the same one
         again = await pause_once(two, 2)
         assert isinstance(await resume_at(one, again), CallToolResult)
 

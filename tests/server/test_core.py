@@ -554,7 +554,8 @@ async def test_shared_keys_across_instances_and_rotation() -> None:
 
 
 async def test_single_use_through_the_server() -> None:
-    conn = make_server(security=RequestStateSecurity(keys=[KEY], single_use=True)).connection()
+    strict = RequestStateSecurity(keys=[KEY], single_use=True, keep_answers=False)
+    conn = make_server(security=strict).connection()
     token = await _mint(conn)
     message = call("provision", {"name": "orders"}, responses=REGION, state=token)
     assert "result" in await ask(conn, message)
@@ -564,6 +565,24 @@ async def test_single_use_through_the_server() -> None:
     message = call("provision", {"name": "orders"}, responses=REGION, state=token)
     assert "result" in await ask(lenient, message)
     assert "result" in await ask(lenient, message)
+
+
+async def test_single_use_keeps_the_answer_of_a_leg_for_a_resend() -> None:
+    conn = make_server(security=RequestStateSecurity(keys=[KEY], single_use=True)).connection()
+    minted = (await ask(conn, call("provision", {"name": "orders"})))["result"]
+    assert minted["_meta"]["io.mrtr/replayable"] is True  # the client may re-send the next leg
+    message = call("provision", {"name": "orders"}, responses=REGION, state=minted["requestState"])
+    first = await ask(conn, message)
+    assert "result" in first
+    assert await ask(conn, message) == first  # the same answer, sent again
+    other = {"region": {"action": "accept", "content": {"region": "us-east-1"}}}
+    changed = call("provision", {"name": "orders"}, responses=other, state=minted["requestState"])
+    assert (await ask(conn, changed))["error"] == FROZEN  # the state was spent by another leg
+    strict = RequestStateSecurity(keys=[KEY], single_use=True, keep_answers=False)
+    minted = await ask(
+        make_server(security=strict).connection(), call("provision", {"name": "orders"})
+    )
+    assert "io.mrtr/replayable" not in minted["result"].get("_meta", {})
 
 
 async def test_a_failing_codec_on_seal_is_an_internal_error(

@@ -363,3 +363,26 @@ def test_a_failing_principal_binder_fails_closed() -> None:
     wrong = RequestStateSecurity(keys=[KEY_A], bind_principal=lambda ctx: 42)  # type: ignore[arg-type,return-value]
     with pytest.raises(InvalidRequestState, match="not str"):
         wrong.principal_for(_ctx(None))
+
+
+@pytest.mark.anyio
+async def test_memory_replay_store_keeps_answers_within_its_bounds() -> None:
+    store = MemoryReplayStore(max_bytes=10)
+    assert await store.begin("a", leg="L", now=0, expires_at=10) is None
+    running = await store.begin("a", leg="L", now=1, expires_at=10)
+    assert running is not None and (running.leg, running.done) == ("L", False)
+    await store.finish("a", leg="L", started=0, answer="12345678", expires_at=10)
+    done = await store.begin("a", leg="L", now=2, expires_at=10)
+    assert done is not None and done.answer == "12345678"
+    assert await store.begin("b", leg="M", now=2, expires_at=10) is None
+    await store.finish("b", leg="M", started=2, answer="123456", expires_at=10)  # over 10
+    kept = await store.begin("b", leg="M", now=3, expires_at=10)
+    assert kept is not None and kept.done and kept.answer is None
+    assert await store.begin("a", leg="L", now=10, expires_at=20) is None  # expired: freed
+    assert await store.claim("c", now=11, expires_at=20)
+    plain = await store.begin("c", leg="L", now=11, expires_at=20)
+    assert plain is not None and plain.leg == ""  # a plain claim is no leg's
+    with pytest.raises(ValueError):
+        MemoryReplayStore(max_bytes=0)
+    with pytest.raises(ValueError):
+        RequestStateSecurity(keys=[KEY_A], single_use=True, running_lease=0)

@@ -39,7 +39,12 @@ from mrtr.client._cache import CACHE_MODES, CacheMode, ResponseCache
 from mrtr.client._negotiate import DEFAULT_PROBE_TIMEOUT, connect
 from mrtr.client._settings import check_positive, check_settings
 from mrtr.errors import ClientStateError
-from mrtr.flow._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS, DEFAULT_PAUSE_TTL, MAX_PAGES
+from mrtr.flow._defaults import (
+    DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
+    DEFAULT_MAX_LEG_RESENDS,
+    DEFAULT_PAUSE_TTL,
+    MAX_PAGES,
+)
 from mrtr.session._state import SessionState
 from mrtr.session._context import (
     ChangeCallback,
@@ -153,6 +158,10 @@ class Client:
         cache_partition: the authorization context of this client's private cache
             entries (default: its own, so they are never shared).
         pause_ttl: seconds a paused call may wait for its answers (`pause_call_tool`).
+        max_leg_resends: times one leg whose answer was lost (the connection failed
+            after it left, or the server said it is still running) is sent again. Only
+            a leg the server said may be (``io.mrtr/replayable`` on the result before
+            it: the server keeps its answer, so nothing runs twice); ``0``: never.
         tracer_provider: trace every call and request with this OpenTelemetry provider
             (without one, once the application has set a global provider).
         meter_provider: record the call metrics with this provider (default: global).
@@ -191,6 +200,7 @@ class Client:
     response_cache: bool | ResponseCache = field(default=False, repr=False)
     cache_partition: str | None = field(default=None, repr=False)
     pause_ttl: float = DEFAULT_PAUSE_TTL
+    max_leg_resends: int = DEFAULT_MAX_LEG_RESENDS
     tracer_provider: Any = field(default=None, repr=False)
     meter_provider: Any = field(default=None, repr=False)
     tracing: bool = True
@@ -204,6 +214,7 @@ class Client:
             max_message_size=self.max_message_size,
             probe_timeout=self.probe_timeout,
             pause_ttl=self.pause_ttl,
+            max_leg_resends=self.max_leg_resends,
         )
         check_target(self.target)
         self._init_cache(self.response_cache, self.cache_partition, target_identity(self.target))
@@ -1112,6 +1123,7 @@ class Client:
             on_round=self.on_round if on_round is None else on_round,
             pausing=pausing,
             resumed=resumed,
+            resends=self.max_leg_resends,
         )
         return run if trace is None else trace.run(run)
 

@@ -18,7 +18,15 @@ import anyio
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
 from mrtr.client._pausing import Pausing, can_answer, paused_from_round
 from mrtr.client._tracing import call_trace, driver_hooks, pause_current
-from mrtr.errors import DeadlineExceededError, ProtocolError
+from mrtr.errors import (
+    DeadlineExceededError,
+    MCPError,
+    MessageTooLargeError,
+    ProcessExitedError,
+    ProtocolError,
+    RedirectError,
+    TransportError,
+)
 from mrtr.flow._defaults import MAX_PAGES
 from mrtr.flow._driver import (
     CallIdentity,
@@ -37,7 +45,19 @@ if TYPE_CHECKING:
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
-__all__ = ["MAX_PAGES", "Call", "call_params", "call_trace", "drive", "walk_pages"]
+__all__ = [
+    "MAX_PAGES",
+    "Call",
+    "call_params",
+    "call_trace",
+    "drive",
+    "replayable",
+    "walk_pages",
+]
+
+_resend_logger = logging.getLogger("mrtr.client")
+_RESEND_BACKOFF = 0.05  # seconds before the first re-send of a lost leg, doubling
+_RESEND_WAIT_CAP = 2.0  # the longest wait a server's retryAfterMs may ask for
 
 Leg = Coroutine[Any, Any, Any]
 """One leg on its way: the coroutine `ClientSession.request_leg` returns."""
@@ -81,8 +101,12 @@ def drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None = None,
     resumed: FlowState | None = None,
+    resends: int = 0,
 ) -> Awaitable[Any]:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
+
+    ``resends``: times a leg whose answer was lost is sent again, only after a result
+    that said the next leg may be (`replayable`).
 
     With ``pausing``, a round where a request stays unanswered (no live callback of its
     kind, or the callback returned `PAUSE`) ends the call with a `PausedCall` instead;
@@ -97,7 +121,15 @@ def drive(
         the other errors of `Client.call_tool`.
     """
     run = _drive(
-        call, input_responses, request_state, max_rounds, limits, on_round, pausing, resumed
+        call,
+        input_responses,
+        request_state,
+        max_rounds,
+        limits,
+        on_round,
+        pausing,
+        resumed,
+        resends,
     )
     return run if deadline is None else _within(run, deadline)
 
@@ -112,16 +144,24 @@ async def _within(run: Awaitable[Any], deadline: float) -> Any:
 class _Rounds:
     """What a call's rounds need besides the call: one object instead of a dozen cells."""
 
-    __slots__ = ("answer", "call", "pausing", "round", "version")
+    __slots__ = ("answer", "call", "pausing", "replayable", "resends", "round", "version")
 
     def __init__(
-        self, call: Call, pausing: Pausing | None, round_number: int, answer: Answer
+        self,
+        call: Call,
+        pausing: Pausing | None,
+        round_number: int,
+        answer: Answer,
+        resends: int = 0,
+        replayable: bool = False,
     ) -> None:
         self.call = call
         self.pausing = pausing
         self.round = round_number
         self.answer = answer
         self.version = call.session.protocol_version
+        self.resends = resends
+        self.replayable = replayable
 
     def dispatch(self, key: str, request: InputRequest) -> Awaitable[Any]:
         """Answer one input request of this round (a pausable call: `PAUSE` if no callback can)."""
@@ -143,7 +183,75 @@ class _Rounds:
     def retry(self, responses: dict[str, InputResponse] | None, state: str | None) -> Leg:
         """Send the next leg, which starts the next round."""
         self.round += 1
+        if self.replayable and self.resends > 0:
+            return self._resending(responses, state)
         return self.call.leg(responses, state)
+
+    async def _resending(
+        self, responses: dict[str, InputResponse] | None, state: str | None
+    ) -> Any:
+        """Send a leg the server keeps the answer of; re-send it if that answer is lost.
+
+        Re-sent, the very same leg (same state, same answers) gets the kept answer, and
+        nothing runs twice on the server. Only a lost answer (the connection failed) or
+        the server's "still running" is re-sent; any other error is the leg's answer.
+        """
+        wait = _RESEND_BACKOFF
+        attempt = 0
+        while True:
+            try:
+                result = await self.call.leg(responses, state)
+            except (MCPError, TransportError) as exc:
+                hint = _resendable(exc)
+                if hint is None or attempt >= self.resends:
+                    raise
+                attempt += 1
+                delay = min(_RESEND_WAIT_CAP, hint if hint > 0 else wait)
+                _resend_logger.info(
+                    "%s %r: the answer of round %d was lost (%s); sending it again (%d of %d)",
+                    self.call.method,
+                    self.call.name,
+                    self.round,
+                    type(exc).__name__,
+                    attempt,
+                    self.resends,
+                )
+                await anyio.sleep(delay)
+                wait *= 2
+                continue
+            self.replayable = replayable(result)
+            return result
+
+
+def replayable(result: object) -> bool:
+    """Whether a result says its next leg may be re-sent as is (``io.mrtr/replayable``)."""
+    if not isinstance(result, _types.InputRequiredResult):
+        return False
+    meta = result.meta
+    return isinstance(meta, Mapping) and meta.get(_types.META_REPLAYABLE) is True
+
+
+def _resendable(exc: MCPError | TransportError) -> float | None:
+    """Seconds to wait before re-sending a leg that failed so (0: the default backoff).
+
+    ``None``: the failure is the leg's answer, not a lost one.
+    """
+    if isinstance(exc, TransportError):
+        if isinstance(exc, (MessageTooLargeError, RedirectError, ProcessExitedError)):
+            return None
+        return 0.0
+    data = exc.data if isinstance(exc, MCPError) else None
+    if (
+        isinstance(exc, MCPError)
+        and exc.code == -32000
+        and isinstance(data, Mapping)
+        and data.get("reason") == _types.LEG_RUNNING_REASON
+    ):
+        after = data.get("retryAfterMs")
+        if isinstance(after, (int, float)) and not isinstance(after, bool) and after > 0:
+            return float(after) / 1000
+        return 0.0
+    return None
 
 
 async def _paused() -> Any:
@@ -159,6 +267,7 @@ async def _drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None,
     resumed: FlowState | None,
+    resends: int = 0,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
     first = await call.leg(input_responses, request_state)
@@ -166,7 +275,8 @@ async def _drive(
         return first  # the common case: no round, no driver
     session = call.session
     answer, sleep = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
-    rounds = _Rounds(call, pausing, 1 if resumed is None else resumed.round + 1, answer)
+    number = 1 if resumed is None else resumed.round + 1
+    rounds = _Rounds(call, pausing, number, answer, resends, resends > 0 and replayable(first))
     driver = run_input_required_driver(
         first,
         dispatch=rounds.dispatch,

@@ -30,6 +30,7 @@ def check_settings(
     max_message_size: int,
     probe_timeout: float,
     pause_ttl: float,
+    max_leg_resends: object = 0,
 ) -> None:
     """Refuse an unknown mode, or a limit that is not positive.
 
@@ -44,6 +45,9 @@ def check_settings(
     rounds = input_required_max_rounds
     if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
         raise ValueError("input_required_max_rounds must be a non-negative int")
+    resends = max_leg_resends
+    if not isinstance(resends, int) or isinstance(resends, bool) or resends < 0:
+        raise ValueError("max_leg_resends must be a non-negative int")
     check_positive("read_timeout_seconds", read_timeout_seconds)
     check_positive("call_timeout", call_timeout)
     check_positive("max_message_size", max_message_size)

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DEFAULT_INPUT_REQUIRED_MAX_ROUNDS", "DEFAULT_PAUSE_TTL", "MAX_PAGES"]
+__all__ = [
+    "DEFAULT_INPUT_REQUIRED_MAX_ROUNDS",
+    "DEFAULT_MAX_LEG_RESENDS",
+    "DEFAULT_PAUSE_TTL",
+    "MAX_PAGES",
+]
 
 DEFAULT_INPUT_REQUIRED_MAX_ROUNDS = 10
 """Retries allowed after the first leg before the loop gives up (so at most 11 requests)."""
+
+DEFAULT_MAX_LEG_RESENDS: Final = 3
+"""Times one leg whose answer was lost is sent again, when the server said it may be
+(``io.mrtr/replayable``): the Client's ``max_leg_resends``."""
 
 DEFAULT_PAUSE_TTL: Final = 24 * 3600.0
 """How long a paused call may wait for its answers, in seconds (the Client's ``pause_ttl``)."""

@@ -21,6 +21,11 @@ from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
+    from mrtr.server._answers import (
+        AnswerStore as AnswerStore,
+        LegOpening as LegOpening,
+        LegRecord as LegRecord,
+    )
     from mrtr.server._mcpserver._app import MCPServer as MCPServer
     from mrtr.server._mcpserver._asks import (
         Elicit as Elicit,
@@ -95,6 +100,7 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
+    "mrtr.server._answers": ("AnswerStore", "LegOpening", "LegRecord"),
     "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
     "mrtr.server._event_store": ("EventStore",),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Hashable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,9 @@ from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    LEG_RUNNING_REASON,
     META_PROTOCOL_VERSION,
+    META_REPLAYABLE,
     META_SERVER_INFO,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -74,6 +77,7 @@ from mrtr.types import (
 )
 
 if TYPE_CHECKING:
+    from mrtr.server._answers import LegOpening
     from mrtr.server._middleware import HandlerResult
 
 __all__ = ["Emit", "ServerConnection"]
@@ -83,6 +87,10 @@ _state_logger = logging.getLogger("mrtr.server.request_state")
 
 Emit = Callable[[JSONObject], Awaitable[None]]
 CloseStream = Callable[[], Awaitable[None]]
+
+_OPENED: ContextVar[tuple[str, str] | None] = ContextVar("mrtr_opened_state", default=None)
+"""The (token, plaintext) a kept-answer leg already redeemed, for its handler's path."""
+_RUNNING_RETRY_MS = 250  # the wait suggested to a re-send of a leg still running
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +412,90 @@ class ServerConnection:
         principal: Principal | None,
         close_stream: CloseStream | None = None,
     ) -> JSONObject:
+        policy = self._spec.request_state_policy
+        if (
+            policy is not None
+            and method in INPUT_REQUIRED_METHODS
+            and isinstance(params.get("requestState"), str)
+            and policy.keeps_answers
+            and is_modern(params)
+        ):
+            return await self._kept_leg(
+                policy, request_id, method, params, emit, principal, close_stream
+            )
+        return await self._serve(request_id, method, params, emit, principal, close_stream)
+
+    async def _kept_leg(
+        self,
+        policy: RequestStateSecurity,
+        request_id: str | int,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None,
+        close_stream: CloseStream | None,
+    ) -> JSONObject:
+        """A leg whose answer is kept: answered from the store, or run once and kept.
+
+        The leg is redeemed here, before any middleware (a kept answer is sent as it was
+        first sent, with nothing run again); the handler's path finds it opened.
+        """
+        envelope = self._gate.envelope(method, params)
+        sealed: str = params["requestState"]
+        ctx = _ContextBase(method, request_id, principal, emit, None).context(envelope)
+        try:
+            opening = await policy.open_leg(
+                sealed,
+                binding=RequestBinding.of(method, params),
+                principal=policy.principal_for(ctx),
+                audience=self._spec.audience,
+                input_responses=params.get("inputResponses"),
+            )
+        except InvalidRequestState as exc:
+            raise _frozen_rejection(method, str(exc)) from None
+        if opening.answer is not None:
+            _state_logger.info("%s: a re-sent leg gets its kept answer", method)
+            return _kept_answer(opening.answer)
+        if opening.running:
+            raise HandlerError(
+                SERVER_BUSY,
+                "Server busy: this leg is still running; ask again later",
+                {"reason": LEG_RUNNING_REASON, "retryAfterMs": _RUNNING_RETRY_MS},
+            )
+        reset = _OPENED.set((sealed, opening.state))
+        try:
+            wire = await self._serve(request_id, method, params, emit, principal, close_stream)
+        except HandlerError as exc:
+            await self._keep(policy, opening, {"error": exc.to_error()})
+            raise
+        finally:
+            _OPENED.reset(reset)
+        await self._keep(policy, opening, {"result": wire})
+        return wire
+
+    async def _keep(
+        self, policy: RequestStateSecurity, opening: LegOpening, answer: JSONObject
+    ) -> None:
+        """Keep a leg's answer; a store that fails leaves the leg refused, never re-run."""
+        import anyio
+
+        try:
+            with anyio.CancelScope(shield=True):  # the handler ran: its answer must be kept
+                await policy.keep_answer(opening, answer)
+        except Exception:
+            _state_logger.exception(
+                "could not keep the answer of a leg: a re-send of it will be refused"
+            )
+
+    async def _serve(
+        self,
+        request_id: str | int,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None,
+        close_stream: CloseStream | None = None,
+    ) -> JSONObject:
         if self._spec.middleware:
             return await self._through_middleware(
                 request_id, method, params, emit, principal, close_stream
@@ -542,7 +634,11 @@ class ServerConnection:
             if not isinstance(sealed, str):
                 raise _frozen_rejection(method, "requestState is not a string")
             if binding is not None:
-                plaintext = await self._open_state(base.context(envelope), binding, sealed)
+                opened = _OPENED.get()
+                if opened is not None and opened[0] == sealed:
+                    plaintext = opened[1]  # redeemed by `_kept_leg`
+                else:
+                    plaintext = await self._open_state(base.context(envelope), binding, sealed)
                 params = {**params, "requestState": plaintext}
         try:
             parsed = route.params_model.model_validate(params)
@@ -773,6 +869,11 @@ class ServerConnection:
         wire["resultType"] = "input_required"
         if result.request_state is not None:
             wire["requestState"] = self._seal(ctx, binding, result.request_state)
+            policy = self._spec.request_state_policy
+            if policy is not None and policy.keeps_answers:
+                # the next leg's answer is kept: a client that loses it may ask again
+                meta = wire.get("_meta")
+                wire["_meta"] = {**(meta if isinstance(meta, dict) else {}), META_REPLAYABLE: True}
         return wire
 
     def _finish_task(self, ctx: ServerRequestContext, result: Any) -> JSONObject:
@@ -801,6 +902,20 @@ class ServerConnection:
         except Exception:
             _logger.exception("could not seal the requestState of %s", ctx.method)
             raise HandlerError(INTERNAL_ERROR, "Internal error") from None
+
+
+def _kept_answer(answer: dict[str, Any]) -> JSONObject:
+    """The kept answer of a leg: its result, or its error raised again."""
+    error = answer.get("error")
+    if isinstance(error, dict):
+        code, message = error.get("code"), error.get("message")
+        raise HandlerError(
+            code if isinstance(code, int) else INTERNAL_ERROR,
+            message if isinstance(message, str) else "Internal error",
+            error.get("data"),
+        )
+    result = answer.get("result")
+    return result if isinstance(result, dict) else {}
 
 
 def _dump(result: BaseModel) -> JSONObject:

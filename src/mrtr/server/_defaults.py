@@ -14,6 +14,9 @@ __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_CLIENT",
     "DEFAULT_MAX_URI_LENGTH",
+    "DEFAULT_REPLAY_ANSWER_MAX_BYTES",
+    "DEFAULT_REPLAY_RUNNING_LEASE",
+    "DEFAULT_REPLAY_STORE_MAX_BYTES",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
     "DEFAULT_TASK_MAX_INPUT_BYTES",
     "DEFAULT_TASK_MAX_LIVE",
@@ -45,3 +48,11 @@ DEFAULT_MAX_LISTENERS_PER_CLIENT = 64
 """Change listeners one client (a principal, an anonymous address, a stream) holds."""
 DEFAULT_MAX_CLIENT_INFO_BYTES = 64 * 1024
 """Characters (as JSON) of the capabilities and client info a legacy session keeps."""
+
+# answers kept by a single-use policy (`RequestStateSecurity(keep_answers=...)`)
+DEFAULT_REPLAY_ANSWER_MAX_BYTES = 1024 * 1024
+"""Characters (as JSON) of the largest leg answer kept for a re-send; a larger one is not."""
+DEFAULT_REPLAY_RUNNING_LEASE = 120.0
+"""Seconds a leg may run before a re-send of it is refused instead of told to wait."""
+DEFAULT_REPLAY_STORE_MAX_BYTES = 64 * 1024 * 1024
+"""Characters of kept answers a `MemoryReplayStore` holds in all (past it, none is kept)."""

@@ -7,16 +7,25 @@ checked the expiry), so a slow-clocked instance cannot accept a replay after the
 vanished. A Redis error propagates: the request is refused (-32603, retryable, nothing
 recorded) rather than accepted as a possible replay. Redis must not evict keys
 (``maxmemory-policy noeviction``): an evicted live nonce is a replay window.
+
+It is also an `AnswerStore`: ``begin`` writes ``{"l": leg, "t": started}`` with the same
+``SET NX PX``; a nonce already there is read back (``GET``) to tell the same leg (its
+kept answer, or "still running") from another one; ``finish`` overwrites it with the
+sealed answer (``SET XX KEEPTTL``: Redis 6 or later). The answer's size is bounded by the
+policy (``max_answer_bytes``).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import math
 from functools import partial
 from typing import Any
 
 import anyio.to_thread
+
+from mrtr.server._answers import LegRecord
 
 __all__ = ["RedisReplayStore"]
 
@@ -49,11 +58,60 @@ class RedisReplayStore:
         Raises:
             Exception: whatever the Redis client raised; the request is then refused.
         """
+        return await self._set_new(nonce, b"1", now=now, expires_at=expires_at)
+
+    async def begin(
+        self, nonce: str, *, leg: str, now: float, expires_at: float
+    ) -> LegRecord | None:
+        """Record ``nonce`` as redeemed by ``leg`` and running (None), or read its record.
+
+        Raises:
+            Exception: whatever the Redis client raised; the request is then refused.
+        """
+        value = json.dumps({"l": leg, "t": now}).encode("ascii")
+        if await self._set_new(nonce, value, now=now, expires_at=expires_at):
+            return None
+        return _record(await self._call("get", f"{self._prefix}:{nonce}"))
+
+    async def finish(
+        self, nonce: str, *, leg: str, started: float, answer: str | None, expires_at: float
+    ) -> None:
+        """Keep the sealed ``answer`` under ``nonce``, for what is left of its lifetime.
+
+        Raises:
+            Exception: whatever the Redis client raised (the answer is then not kept).
+        """
+        value = json.dumps({"l": leg, "t": started, "d": 1, "a": answer}).encode("ascii")
+        await self._call("set", f"{self._prefix}:{nonce}", value, xx=True, keepttl=True)
+
+    async def _set_new(self, nonce: str, value: bytes, *, now: float, expires_at: float) -> bool:
         ttl_ms = max(1, math.ceil((expires_at - now + self._skew) * 1000))
-        key = f"{self._prefix}:{nonce}"
+        return bool(await self._call("set", f"{self._prefix}:{nonce}", value, nx=True, px=ttl_ms))
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(self._client, name)
         if self._async:
-            done = await self._client.set(key, b"1", nx=True, px=ttl_ms)
-        else:
-            call = partial(self._client.set, key, b"1", nx=True, px=ttl_ms)
-            done = await anyio.to_thread.run_sync(call)
-        return bool(done)
+            return await method(*args, **kwargs)
+        return await anyio.to_thread.run_sync(partial(method, *args, **kwargs))
+
+
+_UNKNOWN = LegRecord(leg="", started=0.0, done=True)
+
+
+def _record(raw: Any) -> LegRecord:
+    """The record a nonce's value holds (unknown: a plain claim, expired, or garbled)."""
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return _UNKNOWN
+    if not isinstance(value, dict):
+        return _UNKNOWN
+    leg, started, answer = value.get("l"), value.get("t"), value.get("a")
+    if not isinstance(leg, str) or not isinstance(started, (int, float)):
+        return _UNKNOWN
+    return LegRecord(
+        leg=leg,
+        started=float(started),
+        done=bool(value.get("d")),
+        answer=answer if isinstance(answer, str) else None,
+    )

@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mrtr.errors import InvalidRequestState
+from mrtr.server._answers import AnswerStore, LegOpening, LegRecord
 from mrtr.server._codec import AESGCMCodec, RequestStateCodec, b64url
+from mrtr.server._defaults import (
+    DEFAULT_REPLAY_ANSWER_MAX_BYTES,
+    DEFAULT_REPLAY_RUNNING_LEASE,
+    DEFAULT_REPLAY_STORE_MAX_BYTES,
+)
 
 if TYPE_CHECKING:
     from mrtr.server._context import ServerRequestContext
@@ -56,6 +62,8 @@ _ENVELOPE_VERSION = 1
 _CLOCK_SKEW = 60.0  # seconds an instance's clock may run behind the one that sealed
 _PRINCIPAL_LABEL = b"mrtr/request-state/principal\x00"
 _NONCE_SIZE = 16
+_LEG_LABEL = b"mrtr/request-state/leg\x00"
+_REFUSED = LegRecord(leg="", started=0.0, done=True)  # what a store that cannot record says
 
 PrincipalBinder = Callable[["ServerRequestContext"], "str | None"]
 
@@ -149,30 +157,48 @@ class MemoryReplayStore:
 
     Entries are dropped once their token has expired. When ``max_entries`` unexpired
     nonces are held, a new token is refused rather than an old nonce forgotten: failing
-    closed keeps the at-most-once promise under a flood.
+    closed keeps the at-most-once promise under a flood. It is also an `AnswerStore`:
+    it keeps each leg's sealed answer, up to ``max_bytes`` characters of them in all
+    (past it an answer is not kept, and a re-send of that leg is refused).
 
     Args:
         max_entries: the most nonces held at once.
+        max_bytes: the most characters of kept answers held at once.
 
     Raises:
-        ValueError: ``max_entries`` is not positive.
+        ValueError: ``max_entries`` or ``max_bytes`` is not positive.
     """
 
-    def __init__(self, *, max_entries: int = 100_000) -> None:
+    def __init__(
+        self, *, max_entries: int = 100_000, max_bytes: int = DEFAULT_REPLAY_STORE_MAX_BYTES
+    ) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be positive")
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
         self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._expiry: dict[str, float] = {}
+        self._records: dict[str, LegRecord] = {}
         self._queue: list[tuple[float, str]] = []
 
     def __len__(self) -> int:
         return len(self._expiry)
 
-    async def claim(self, nonce: str, *, now: float, expires_at: float) -> bool:
-        """Record ``nonce`` until ``expires_at``; False if it is already recorded or full."""
+    def _purge(self, now: float) -> None:
         while self._queue and self._queue[0][0] <= now:
             _, old = heapq.heappop(self._queue)
             self._expiry.pop(old, None)
+            self._forget(old)
+
+    def _forget(self, nonce: str) -> None:
+        record = self._records.pop(nonce, None)
+        if record is not None and record.answer is not None:
+            self._bytes -= len(record.answer)
+
+    def _record(self, nonce: str, *, now: float, expires_at: float) -> bool:
+        self._purge(now)
         if nonce in self._expiry:
             return False
         if len(self._expiry) >= self._max_entries:
@@ -181,6 +207,35 @@ class MemoryReplayStore:
         self._expiry[nonce] = expires_at
         heapq.heappush(self._queue, (expires_at, nonce))
         return True
+
+    async def claim(self, nonce: str, *, now: float, expires_at: float) -> bool:
+        """Record ``nonce`` until ``expires_at``; False if it is already recorded or full."""
+        return self._record(nonce, now=now, expires_at=expires_at)
+
+    async def begin(
+        self, nonce: str, *, leg: str, now: float, expires_at: float
+    ) -> LegRecord | None:
+        """Record ``nonce`` as redeemed by ``leg`` (None), or return what holds it."""
+        if self._record(nonce, now=now, expires_at=expires_at):
+            self._records[nonce] = LegRecord(leg=leg, started=now)
+            return None
+        return self._records.get(nonce, _REFUSED)
+
+    async def finish(
+        self, nonce: str, *, leg: str, started: float, answer: str | None, expires_at: float
+    ) -> None:
+        """Keep ``answer`` for ``nonce`` (not kept when ``max_bytes`` would be passed)."""
+        if nonce not in self._expiry:
+            return  # expired meanwhile: nobody can re-send it
+        self._forget(nonce)
+        if answer is not None and self._bytes + len(answer) > self._max_bytes:
+            _logger.warning(
+                "replay store holds %d characters of answers: not keeping one more", self._bytes
+            )
+            answer = None
+        if answer is not None:
+            self._bytes += len(answer)
+        self._records[nonce] = LegRecord(leg=leg, started=started, done=True, answer=answer)
 
 
 class RequestStateSecurity:
@@ -206,11 +261,20 @@ class RequestStateSecurity:
             time (at-most-once redemption). Every round mints a fresh token.
         replay_store: where nonces are recorded (default: a `MemoryReplayStore`; share
             one across instances).
+        keep_answers: with ``single_use`` and a store that is an `AnswerStore` (both
+            built-in stores are), keep each leg's answer, sealed, until its state
+            expires: re-sending the same leg (same state, same ``inputResponses``) gets
+            the same answer and never runs the handler twice. ``False``: refuse it.
+        max_answer_bytes: characters (as JSON) of the largest answer kept; a larger
+            one is not (a re-send of that leg is refused).
+        running_lease: seconds a re-send of a leg still running is told to wait
+            (a retryable -32000); past it the first run is presumed lost and the
+            re-send refused: its outcome is unknown, and it never runs twice.
         clock: returns the current time in seconds (tests inject a fake).
 
     Raises:
         ValueError: not exactly one of keys and codec, a bad key, ttl not positive and
-            finite, or a replay store without ``single_use``.
+            finite, a replay store without ``single_use``, or a bound not positive.
         TypeError: a key is neither bytes nor str, or ``codec`` lacks seal/unseal.
     """
 
@@ -224,8 +288,13 @@ class RequestStateSecurity:
         audience: str | None = None,
         single_use: bool = False,
         replay_store: ReplayStore | None = None,
+        keep_answers: bool = True,
+        max_answer_bytes: int = DEFAULT_REPLAY_ANSWER_MAX_BYTES,
+        running_lease: float = DEFAULT_REPLAY_RUNNING_LEASE,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if not max_answer_bytes > 0 or not running_lease > 0:
+            raise ValueError("max_answer_bytes and running_lease must be positive")
         if (keys is None) == (codec is None):
             raise ValueError("RequestStateSecurity takes exactly one of keys= or codec=")
         if not (isinstance(ttl, (int, float)) and math.isfinite(ttl) and ttl > 0):
@@ -242,7 +311,15 @@ class RequestStateSecurity:
         if single_use and replay_store is None:
             replay_store = MemoryReplayStore()
         self.replay_store: ReplayStore | None = replay_store
+        self.keep_answers = keep_answers
+        self.max_answer_bytes = max_answer_bytes
+        self.running_lease = float(running_lease)
         self.clock = clock
+
+    @property
+    def keeps_answers(self) -> bool:
+        """Whether a lost answer of a leg can be asked for again (see ``keep_answers``)."""
+        return self.single_use and self.keep_answers and isinstance(self.replay_store, AnswerStore)
 
     @classmethod
     def ephemeral(
@@ -328,6 +405,106 @@ class RequestStateSecurity:
             InvalidRequestState: any check failed; the message says which (log it, never
                 send it to the client).
         """
+        claims, now = self._verified(token, binding, principal, audience)
+        if self.single_use:
+            await self._redeem(claims.get("n"), now=now, expires_at=float(claims["exp"]))
+        return _plaintext(claims)
+
+    async def open_leg(
+        self,
+        token: str,
+        *,
+        binding: RequestBinding,
+        principal: str | None,
+        audience: str | None,
+        input_responses: Any,
+    ) -> LegOpening:
+        """Verify a single-use token and redeem it for this leg, or find its kept answer.
+
+        Only for a policy that `keeps_answers`. ``input_responses`` is the leg's raw
+        ``inputResponses`` (``None`` when absent): the same state with other answers is
+        another leg, and refused.
+
+        Raises:
+            InvalidRequestState: a check failed, the state was redeemed by another leg,
+                its answer was not kept, or its first run outlived ``running_lease``.
+            Exception: whatever the store raised (nothing is recorded then).
+        """
+        claims, now = self._verified(token, binding, principal, audience)
+        nonce, state = claims.get("n"), _plaintext(claims)
+        if not isinstance(nonce, str):
+            raise InvalidRequestState("single-use policy, but the token has no nonce")
+        leg = leg_digest(input_responses)
+        expires_at = float(claims["exp"])
+        store = self.replay_store
+        assert isinstance(store, AnswerStore)  # keeps_answers says so
+        record = await store.begin(nonce, leg=leg, now=now, expires_at=expires_at)
+        opening = LegOpening(state, nonce, leg, now, expires_at)
+        if record is None:
+            return opening
+        if record.leg != leg:
+            raise InvalidRequestState("replayed single-use token (by another leg)")
+        if not record.done:
+            if not now - record.started <= self.running_lease:
+                raise InvalidRequestState(
+                    f"replayed single-use token whose first run started {now - record.started:.0f}"
+                    " s ago and never finished (outcome unknown)"
+                )
+            return LegOpening(state, nonce, leg, record.started, expires_at, running=True)
+        if record.answer is None:
+            raise InvalidRequestState("replayed single-use token (its answer was not kept)")
+        answer = self._open_answer(record.answer, nonce, leg)
+        return LegOpening(state, nonce, leg, record.started, expires_at, answer=answer)
+
+    async def keep_answer(self, opening: LegOpening, answer: dict[str, Any]) -> None:
+        """Seal and keep the answer (``{"result": ...}`` or ``{"error": ...}``) of a leg.
+
+        Raises:
+            Exception: whatever the codec or the store raised.
+        """
+        kept = {"v": _ENVELOPE_VERSION, "n": opening.nonce, "l": opening.leg, "r": answer}
+        text = canonical_json(kept)
+        sealed: str | None = None
+        if len(text) <= self.max_answer_bytes:
+            sealed = self.codec.seal(text.encode("ascii"))
+        else:
+            _logger.warning(
+                "an answer of %d characters is over max_answer_bytes=%d: not kept (a re-send "
+                "of its leg will be refused)",
+                len(text),
+                self.max_answer_bytes,
+            )
+        store = self.replay_store
+        assert isinstance(store, AnswerStore)
+        await store.finish(
+            opening.nonce,
+            leg=opening.leg,
+            started=opening.started,
+            answer=sealed,
+            expires_at=opening.expires_at,
+        )
+
+    def _open_answer(self, sealed: str, nonce: str, leg: str) -> dict[str, Any]:
+        try:
+            kept = json.loads(self.codec.unseal(sealed))
+        except Exception as exc:  # tampered, or sealed under a key since retired
+            raise InvalidRequestState(f"kept answer unreadable ({type(exc).__name__})") from None
+        if (
+            not isinstance(kept, dict)
+            or (kept.get("v"), kept.get("n"), kept.get("l")) != (_ENVELOPE_VERSION, nonce, leg)
+            or not isinstance(kept.get("r"), dict)
+        ):
+            raise InvalidRequestState("kept answer belongs to another leg")
+        answer: dict[str, Any] = kept["r"]
+        return answer
+
+    def _verified(
+        self,
+        token: str,
+        binding: RequestBinding,
+        principal: str | None,
+        audience: str | None,
+    ) -> tuple[dict[str, Any], float]:
         claims = self._unseal_claims(token)
         now = self.clock()
         self._check_time(claims.get("exp"), now)
@@ -344,12 +521,7 @@ class RequestStateSecurity:
         expected = None if principal is None else _principal_digest(principal)
         if claims.get("p") != expected:
             raise InvalidRequestState("minted for another principal")
-        if self.single_use:
-            await self._redeem(claims.get("n"), now=now, expires_at=float(claims["exp"]))
-        state = claims.get("s")
-        if not isinstance(state, str):
-            raise InvalidRequestState("malformed envelope (no state)")
-        return state
+        return claims, now
 
     def _unseal_claims(self, token: str) -> dict[str, Any]:
         try:
@@ -382,6 +554,19 @@ class RequestStateSecurity:
         assert self.replay_store is not None  # set whenever single_use is
         if not await self.replay_store.claim(nonce, now=now, expires_at=expires_at):
             raise InvalidRequestState("replayed single-use token")
+
+
+def _plaintext(claims: dict[str, Any]) -> str:
+    state = claims.get("s")
+    if not isinstance(state, str):
+        raise InvalidRequestState("malformed envelope (no state)")
+    return state
+
+
+def leg_digest(input_responses: Any) -> str:
+    """Which leg of a state a request is: a digest of its raw ``inputResponses``."""
+    text = canonical_json(input_responses).encode("ascii")
+    return b64url(hashlib.sha256(_LEG_LABEL + text).digest()[:16])
 
 
 def _principal_digest(principal: str) -> str:

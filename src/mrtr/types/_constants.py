@@ -63,6 +63,15 @@ META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 """The `_meta` key that carries the log level the client asked for (no `logging/setLevel`)."""
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 """The `_meta` key of a result that names the server that produced it."""
+META_REPLAYABLE: Final = "io.mrtr/replayable"
+"""The `_meta` key of an `InputRequiredResult` whose next leg may be re-sent as is.
+
+``true`` when the server keeps that leg's answer (single-use state with kept answers):
+a client that lost the answer may send the very same leg again and gets the same
+answer, with nothing run twice. Without it, a re-sent leg may run twice or be refused."""
+LEG_RUNNING_REASON: Final = "leg_running"
+"""The ``data.reason`` of the -32000 a server answers to a re-sent leg still running
+(on it or another instance): ask again later (``data.retryAfterMs``)."""
 
 # the official SDK's spellings of the same keys (porting is a rename)
 PROTOCOL_VERSION_META_KEY: Final = META_PROTOCOL_VERSION
