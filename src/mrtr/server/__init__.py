@@ -21,6 +21,8 @@ from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
+    from mrtr.server._bus import NotificationBus as NotificationBus
+    from mrtr.server._bus_redis import RedisNotificationBus as RedisNotificationBus
     from mrtr.server._answers import (
         AnswerStore as AnswerStore,
         LegOpening as LegOpening,
@@ -101,6 +103,8 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
     "mrtr.server._answers": ("AnswerStore", "LegOpening", "LegRecord"),
+    "mrtr.server._bus": ("NotificationBus",),
+    "mrtr.server._bus_redis": ("RedisNotificationBus",),
     "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
     "mrtr.server._context": ("Principal", "ServerRequestContext"),
     "mrtr.server._event_store": ("EventStore",),

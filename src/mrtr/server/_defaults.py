@@ -8,6 +8,9 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_BUS_MAX_BUFFER",
+    "DEFAULT_BUS_MAX_CHANGE_BYTES",
+    "DEFAULT_BUS_MAX_STREAM_LENGTH",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
@@ -56,3 +59,11 @@ DEFAULT_REPLAY_RUNNING_LEASE = 120.0
 """Seconds a leg may run before a re-send of it is refused instead of told to wait."""
 DEFAULT_REPLAY_STORE_MAX_BYTES = 64 * 1024 * 1024
 """Characters of kept answers a `MemoryReplayStore` holds in all (past it, none is kept)."""
+
+# the notification bus between instances (`RedisNotificationBus`)
+DEFAULT_BUS_MAX_BUFFER = 1024
+"""Changes an instance keeps to send while Redis is unreachable (the oldest dropped)."""
+DEFAULT_BUS_MAX_STREAM_LENGTH = 10_000
+"""About how many changes the shared stream keeps: how far a cut-off instance catches up."""
+DEFAULT_BUS_MAX_CHANGE_BYTES = 64 * 1024
+"""Characters (as JSON) of the largest change carried between instances."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mrtr.server._defaults import DEFAULT_MAX_LISTENERS_PER_CLIENT
 from mrtr.server._jsonrpc import JSONObject
@@ -43,6 +43,9 @@ __all__ = [
     "task_filter",
 ]
 
+if TYPE_CHECKING:
+    from mrtr.server._bus import NotificationBus
+
 _logger = logging.getLogger("mrtr.server.notify")
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
@@ -74,6 +77,7 @@ class ChangeHub:
         self.max_listeners_per_client = max_listeners_per_client
         self._listeners: set[Listener] = set()
         self._per_client: dict[Hashable, int] = {}
+        self.bus: NotificationBus | None = None  # carries changes to the other instances
 
     def __len__(self) -> int:
         return len(self._listeners)
@@ -123,7 +127,37 @@ class ChangeHub:
         params: JSONObject | None = None,
         owner: str | None = None,
     ) -> None:
-        """Offer one change to every listener (each keeps what it asked for)."""
+        """Offer one change to every listener (each keeps what it asked for).
+
+        With a `bus`, the other instances' listeners get it too.
+        """
+        for listener in list(self._listeners):
+            listener.offer(method, uri, params, owner)
+        if self.bus is not None:
+            change: JSONObject = {"method": method}
+            if uri is not None:
+                change["uri"] = uri
+            if params is not None:
+                change["params"] = params
+            if owner is not None:
+                change["owner"] = owner
+            try:
+                self.bus.publish(change)
+            except Exception:  # a broken bus must not fail the handler that changed things
+                _logger.exception("the notification bus refused a change")
+
+    def deliver(self, change: JSONObject) -> None:
+        """Offer a change another instance made (from the bus) to this one's listeners."""
+        method, uri = change.get("method"), change.get("uri")
+        params, owner = change.get("params"), change.get("owner")
+        if (
+            not isinstance(method, str)
+            or not isinstance(uri, (str, type(None)))
+            or not isinstance(params, (dict, type(None)))
+            or not isinstance(owner, (str, type(None)))
+        ):
+            _logger.warning("dropping a malformed change from the notification bus")
+            return
         for listener in list(self._listeners):
             listener.offer(method, uri, params, owner)
 

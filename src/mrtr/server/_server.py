@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
@@ -35,6 +35,7 @@ DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from mrtr.server._bus import NotificationBus
     from mrtr.server._core import ServerConnection
     from mrtr.server._event_store import EventStore
     from mrtr.server._http import ASGIApp
@@ -188,6 +189,9 @@ class Server:
             default limits is made around it, as ``server.tasks``).
         tasks: serve the Tasks extension with this `TaskRunner` (its store and limits);
             without it or ``task_store`` the extension is not declared.
+        notification_bus: carry every change (``notify_*``, task status) to the other
+            instances of this server, and theirs to this one's listeners (a
+            `RedisNotificationBus`); ``None``: this instance's listeners only.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
@@ -228,6 +232,7 @@ class Server:
         middleware: Sequence[ServerMiddleware] = (),
         task_store: TaskStore | None = None,
         tasks: TaskRunner | None = None,
+        notification_bus: NotificationBus | None = None,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -251,6 +256,7 @@ class Server:
         self._hub = ChangeHub(
             max_listeners=max_listeners, max_listeners_per_client=max_listeners_per_client
         )
+        self._hub.bus = notification_bus
         self.name = name
         self.middleware: list[ServerMiddleware] = list(middleware)
         self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
@@ -531,10 +537,20 @@ class Server:
         )
 
     def _background(self) -> AbstractAsyncContextManager[None]:
-        """What runs beside the shells for the server's life (the task bodies, if any)."""
-        if self.tasks is None:
-            return nullcontext()
-        return self.tasks.lifespan()
+        """What runs beside the shells for the server's life (task bodies, the bus)."""
+        bus = self._hub.bus
+        if bus is None:
+            return nullcontext() if self.tasks is None else self.tasks.lifespan()
+        return self._background_with(bus)
+
+    @asynccontextmanager
+    async def _background_with(self, bus: NotificationBus) -> AsyncIterator[None]:
+        async with bus.connect(self._hub.deliver):
+            if self.tasks is None:
+                yield
+            else:
+                async with self.tasks.lifespan():
+                    yield
 
     async def run_stdio_async(
         self,

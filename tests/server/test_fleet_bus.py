@@ -1,0 +1,132 @@
+"""Changes across instances: two servers sharing a `RedisNotificationBus` on a real Redis."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from mrtr import Client, ResourceUpdated, ToolsListChanged
+from mrtr.server import NotificationBus, RedisNotificationBus, Server, ServerRequestContext
+from mrtr.types import ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams
+from tests.helpers.redis_server import redis_server
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+BOUND = 60
+DOC = "file:///report.txt"
+
+
+@pytest.fixture(scope="module")
+def redis_port() -> Iterator[int]:
+    with redis_server("--maxmemory-policy", "noeviction") as port:
+        yield port
+
+
+def redis_client(port: int, backend: str) -> Any:
+    """An asyncio client under asyncio; a sync one (worker threads) under trio."""
+    if backend == "asyncio":
+        import redis.asyncio
+
+        return redis.asyncio.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+    import redis
+
+    return redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+
+
+def make_server(bus: RedisNotificationBus | None) -> Server:
+    async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
+        return ListToolsResult(tools=[])
+
+    async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> Any:
+        raise NotImplementedError
+
+    return Server(
+        "fleet",
+        on_list_tools=list_tools,
+        on_read_resource=read_resource,
+        notification_bus=bus,
+    )
+
+
+async def test_a_change_on_one_instance_reaches_a_listener_on_another(
+    redis_port: int, anyio_backend: str
+) -> None:
+    stream = f"t{uuid.uuid4().hex[:12]}"
+    buses = [
+        RedisNotificationBus(redis_client(redis_port, anyio_backend), stream=stream, block_ms=200)
+        for _ in range(2)
+    ]
+    assert isinstance(buses[0], NotificationBus)
+    one, two = make_server(buses[0]), make_server(buses[1])
+    events: list[object] = []
+    with anyio.fail_after(BOUND):
+        async with (
+            Client(one, mode=MODERN) as first,
+            Client(two, mode=MODERN) as second,
+            second.listen(tools_list_changed=True, resource_subscriptions=[DOC]) as sub,
+            first.listen(tools_list_changed=True) as own,
+        ):
+            await one.notify_tools_changed()
+            await one.notify_resource_updated(DOC)
+            async for event in sub:
+                events.append(event)
+                if len(events) == 2:
+                    break
+            async for event in own:  # its own instance's listener, once (not read back)
+                assert event == ToolsListChanged()
+                break
+    assert events == [ToolsListChanged(), ResourceUpdated(DOC)]
+    for bus in buses:
+        close = bus._client.aclose if anyio_backend == "asyncio" else bus._client.close
+        result = close()
+        if result is not None:
+            await result
+
+
+async def test_with_redis_down_local_listeners_still_hear_and_it_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import redis
+
+    dead = redis.Redis(host="127.0.0.1", port=1, socket_timeout=5, socket_connect_timeout=5)
+    bus = RedisNotificationBus(dead, max_buffer=2, retry_cap=0.2)
+    server = make_server(bus)
+    with caplog.at_level(logging.WARNING, logger="mrtr.server.notify"), anyio.fail_after(BOUND):
+        async with (
+            Client(server, mode=MODERN) as client,
+            client.listen(tools_list_changed=True, resource_subscriptions=[DOC]) as sub,
+        ):
+            for _ in range(4):  # more than max_buffer: the oldest are dropped, bounded
+                await server.notify_tools_changed()
+            await server.notify_resource_updated(DOC)
+            seen = []
+            async for event in sub:
+                seen.append(event)
+                if ResourceUpdated(DOC) in seen:
+                    break
+    assert ToolsListChanged() in seen
+    assert len(bus._outbox) <= 2
+    assert caplog.text.count("lost Redis") == 1
+    assert caplog.text.count("dropping the oldest") == 1
+
+
+async def test_a_bus_reads_only_well_formed_changes_of_other_instances() -> None:
+    bus = RedisNotificationBus(object(), instance_id="me", max_change_bytes=200)
+    ok = {"method": "notifications/tools/list_changed"}
+    assert (
+        bus._change({b"c": b'{"o":"you","c":{"method":"notifications/tools/list_changed"}}'}) == ok
+    )
+    assert (
+        bus._change({b"c": b'{"o":"me","c":{"method":"notifications/tools/list_changed"}}'}) is None
+    )
+    assert bus._change({b"c": b'{"o":"you","c":{"method":"tools/call"}}'}) is None
+    assert bus._change({b"c": b"not json"}) is None
+    assert bus._change({b"c": b"x" * 300}) is None
+    with pytest.raises(ValueError):
+        RedisNotificationBus(object(), max_buffer=0)
