@@ -347,7 +347,10 @@ class ServerConnection:
                 _logger.debug("notification %s", incoming.method)
                 return None
             request = traced_requests(
-                self._spec.telemetry, self._request, self._gate.legacy_version
+                self._spec.telemetry,
+                self._request,
+                self._gate.legacy_version,
+                self._spec.instance_id,
             )
             result = await request(
                 incoming.request_id,

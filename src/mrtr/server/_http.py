@@ -177,6 +177,9 @@ class StreamableHTTPApp:
         hub: ChangeHub | None = None,
         tool_headers: ToolHeaderCache | None = None,
         background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+        health_path: str | None = None,
+        ready_path: str | None = None,
+        instance_id: str | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -204,6 +207,13 @@ class StreamableHTTPApp:
         )
         self._max_concurrent = max_concurrent_requests
         self._body_timeout = body_timeout
+        if self._path in (health_path, ready_path):
+            raise ValueError("health_path and ready_path must differ from the MCP path")
+        self._health_path = health_path
+        self._ready_path = ready_path
+        self._instance_id = instance_id
+        # None: no lifespan seen (served as ready); "starting", "ready", "stopping"
+        self._phase: str | None = None
 
     async def __call__(self, scope: Scope, receive: ASGIReceive, send: ASGISend) -> None:
         """Serve one ASGI connection (HTTP and lifespan; anything else is closed)."""
@@ -214,24 +224,49 @@ class StreamableHTTPApp:
             return
         request = _Request(scope)
         try:
+            if request.method in ("GET", "HEAD"):
+                self._probe(request)
             self._check_host_and_origin(request, scope)
             await self._dispatch(request, receive, send)
         except _Reply as reply:
             await self._send_reply(send, reply)
 
+    def _probe(self, request: _Request) -> None:
+        """Answer a liveness or readiness probe, if the request is one.
+
+        Before the Host check: a balancer's probe names the instance's address, and the
+        answer tells nothing secret. Liveness: 200 while the process serves. Readiness:
+        200 once the lifespan started (the bus and the task bodies run), 503 before and
+        once shutdown began, so a balancer stops sending new legs to an instance that is
+        going away.
+        """
+        path = request.path.rstrip("/") or "/"
+        if path == self._health_path:
+            raise _Reply(200, {"status": "alive", "instance": self._instance_id})
+        if path == self._ready_path:
+            ready = self._phase in (None, "ready")
+            status = "ready" if ready else (self._phase or "ready")
+            raise _Reply(200 if ready else 503, {"status": status, "instance": self._instance_id})
+
     async def _lifespan(self, receive: ASGIReceive, send: ASGISend) -> None:
-        if self._background is None:
-            await self._lifespan_loop(receive, send)
-            return
-        async with self._background():
-            await self._lifespan_loop(receive, send)
+        self._phase = "starting"
+        try:
+            if self._background is None:
+                await self._lifespan_loop(receive, send)
+                return
+            async with self._background():
+                await self._lifespan_loop(receive, send)
+        finally:
+            self._phase = "stopping"
 
     async def _lifespan_loop(self, receive: ASGIReceive, send: ASGISend) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self._phase = "ready"
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self._phase = "stopping"
                 if self._hub is not None:
                     self._hub.close()
                 self._sessions.clear()

@@ -62,6 +62,7 @@ _ENVELOPE_VERSION = 1
 _CLOCK_SKEW = 60.0  # seconds an instance's clock may run behind the one that sealed
 _PRINCIPAL_LABEL = b"mrtr/request-state/principal\x00"
 _NONCE_SIZE = 16
+_MIN_KEY_BYTES = 32
 _LEG_LABEL = b"mrtr/request-state/leg\x00"
 _REFUSED = LegRecord(leg="", started=0.0, done=True)  # what a store that cannot record says
 
@@ -312,6 +313,8 @@ class RequestStateSecurity:
             replay_store = MemoryReplayStore()
         self.replay_store: ReplayStore | None = replay_store
         self.keep_answers = keep_answers
+        self.ephemeral_key = False
+        """The key was made at start-up and is held by this process only (`ephemeral`)."""
         self.max_answer_bytes = max_answer_bytes
         self.running_lease = float(running_lease)
         self.clock = clock
@@ -339,9 +342,66 @@ class RequestStateSecurity:
         Raises:
             ValueError: ttl is not positive and finite.
         """
-        return cls(
+        policy = cls(
             keys=[os.urandom(32)], ttl=ttl, audience=audience, single_use=single_use, clock=clock
         )
+        policy.ephemeral_key = True
+        return policy
+
+    @classmethod
+    def from_env(
+        cls,
+        name: str = "MRTR_KEYS",
+        *,
+        environ: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> RequestStateSecurity:
+        """A policy under the keys an environment variable holds: how a fleet shares them.
+
+        The variable holds comma-separated keys, the sealing one first (rotation as in the
+        module docstring), each in hex, optionally labelled for the logs: ``label:hex``
+        (``MRTR_KEYS=2026-q3:4f1c...,2026-q2:9ab0...``). The label names the key in the
+        start-up log line; the key id on the wire is still derived from the secret.
+        Each key must be at least 32 bytes (64 hex digits).
+
+        Args:
+            name: the environment variable.
+            environ: where to read it (default ``os.environ``).
+            options: the other arguments of `RequestStateSecurity` (``ttl``,
+                ``single_use``, ``replay_store``, ``audience``...).
+
+        Raises:
+            ValueError: the variable is unset or empty, a key is not hex, is shorter
+                than 32 bytes, or repeats another (its value is never in the message).
+        """
+        raw = (os.environ if environ is None else environ).get(name, "")
+        entries = [entry.strip() for entry in raw.split(",") if entry.strip()]
+        if not entries:
+            raise ValueError(f"{name} is unset or empty: it must hold the fleet's keys")
+        keys: list[bytes] = []
+        labels: list[str] = []
+        for index, entry in enumerate(entries):
+            label, _, text = entry.rpartition(":")
+            try:
+                key = bytes.fromhex(text)
+            except ValueError:
+                raise ValueError(f"{name}: key {label or index} is not hex") from None
+            if len(key) < _MIN_KEY_BYTES:
+                raise ValueError(
+                    f"{name}: key {label or index} is {len(key)} bytes; at least "
+                    f"{_MIN_KEY_BYTES} are needed (python -c 'import secrets; "
+                    "print(secrets.token_hex(32))')"
+                )
+            keys.append(key)
+            labels.append(label or f"#{index}")
+        policy = cls(keys=keys, **options)
+        _logger.info(
+            "requestState keys from %s: sealing with %s, also opening %s",
+            name,
+            labels[0],
+            ", ".join(labels[1:]) or "no other",
+        )
+        return policy
 
     def principal_for(self, ctx: ServerRequestContext) -> str | None:
         """Run ``bind_principal`` on a context.

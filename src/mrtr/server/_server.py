@@ -60,7 +60,33 @@ if TYPE_CHECKING:
         ReadResourceResult,
     )
 
-__all__ = ["UNSEALED", "Server", "TokenVerifier"]
+__all__ = ["UNSEALED", "Server", "TokenVerifier", "warn_fleet_on_ephemeral_key"]
+
+_fleet_logger = logging.getLogger("mrtr.server.request_state")
+_LOCAL_TASK_STORES = frozenset({"MemoryTaskStore", "SqliteTaskStore"})  # one process, one box
+
+
+def _default_instance_id() -> str:
+    """``$MRTR_INSTANCE_ID``, else ``hostname:pid``: which process of a fleet this is."""
+    import os
+    import socket
+
+    return os.environ.get("MRTR_INSTANCE_ID") or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def warn_fleet_on_ephemeral_key(policy: RequestStateSecurity | None, shared: str) -> None:
+    """Warn that a server sharing ``shared`` with other instances seals with its own key.
+
+    Such a fleet fails only sometimes: a state sealed by one instance is refused by the
+    next one the balancer picks.
+    """
+    if policy is not None and policy.ephemeral_key:
+        _fleet_logger.warning(
+            "this server shares %s with other instances but seals requestState with a key "
+            "made at start-up that only this process holds: a state sealed here is refused "
+            "elsewhere. Share keys: request_state_security=RequestStateSecurity.from_env()",
+            shared,
+        )
 
 
 @final
@@ -189,6 +215,9 @@ class Server:
             default limits is made around it, as ``server.tasks``).
         tasks: serve the Tasks extension with this `TaskRunner` (its store and limits);
             without it or ``task_store`` the extension is not declared.
+        instance_id: this instance's name, on every span (``service.instance.id``) and
+            in the readiness answer; default ``$MRTR_INSTANCE_ID``, else
+            ``hostname:pid``.
         notification_bus: carry every change (``notify_*``, task status) to the other
             instances of this server, and theirs to this one's listeners (a
             `RedisNotificationBus`); ``None``: this instance's listeners only.
@@ -233,6 +262,7 @@ class Server:
         task_store: TaskStore | None = None,
         tasks: TaskRunner | None = None,
         notification_bus: NotificationBus | None = None,
+        instance_id: str | None = None,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -257,6 +287,7 @@ class Server:
             max_listeners=max_listeners, max_listeners_per_client=max_listeners_per_client
         )
         self._hub.bus = notification_bus
+        self.instance_id = instance_id or _default_instance_id()
         self.name = name
         self.middleware: list[ServerMiddleware] = list(middleware)
         self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
@@ -299,12 +330,24 @@ class Server:
                 f"ephemeral key) or UNSEALED, not {type(request_state_security).__name__}"
             )
         self.tasks: TaskRunner | None = _task_runner(tasks, task_store)
+        self._check_fleet_keys()
         if self.tasks is not None:  # sealing and the hub, before any connection is made
             self.tasks.attach(self.request_state_policy, self._hub)
         """The Tasks extension's runner (``None``: the extension is off)."""
 
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
+
+    def _check_fleet_keys(self) -> None:
+        """Warn when what this server shares with others is sealed with its own key."""
+        shared = []
+        if self._hub.bus is not None:
+            shared.append("a notification bus")
+        store = getattr(self.tasks, "store", None)
+        if store is not None and type(store).__name__ not in _LOCAL_TASK_STORES:
+            shared.append("a task store")
+        if shared:
+            warn_fleet_on_ephemeral_key(self.request_state_policy, " and ".join(shared))
 
     def __setattr__(self, name: str, value: Any) -> None:
         # every change (a handler assigned later, a new policy) is seen by the
@@ -486,6 +529,7 @@ class Server:
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
             task_owner=None if self.tasks is None else self.tasks.owner_of,
+            instance_id=self.instance_id,
         )
 
     def _tool_header_cache(self) -> ToolHeaderCache:
@@ -611,6 +655,8 @@ class Server:
         resumable_streams: bool = True,
         sse_retry_ms: int | None = DEFAULT_SSE_RETRY_MS,
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
+        health_path: str | None = "/healthz",
+        ready_path: str | None = "/readyz",
     ) -> ASGIApp:
         """An ASGI application serving this server over streamable HTTP at ``path``.
 
@@ -654,9 +700,18 @@ class Server:
             sse_retry_ms: the ``retry`` of a resumable stream's priming event.
             stream_stall_timeout: seconds one SSE write may wait for a client that does
                 not read; past it the client's stream is dropped (logged).
+            health_path: a GET here answers 200 while the process serves (liveness);
+                ``None``: no such route. Probes skip the ``Host`` check and need no token.
+            ready_path: a GET here answers 200 once the app's lifespan started and 503
+                before and from the shutdown on (readiness: take the instance out of
+                the balancer); ``None``: no such route.
         """
+        from mrtr.server._event_store_memory import MemoryEventStore
         from mrtr.server._http import StreamableHTTPApp
         from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
+
+        if event_store is not None and not isinstance(event_store, MemoryEventStore):
+            warn_fleet_on_ephemeral_key(self.request_state_policy, "an event store")
 
         app = StreamableHTTPApp(
             self.connection,
@@ -677,6 +732,9 @@ class Server:
             hub=self._hub,
             tool_headers=self._tool_header_cache(),
             background=self._background,
+            health_path=health_path,
+            ready_path=ready_path,
+            instance_id=self.instance_id,
         )
         if token_verifier is None:
             return app

@@ -60,6 +60,7 @@ class ServerSpec:
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
         server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
+        instance_id: this instance's name on every span (``service.instance.id``).
         task_owner: the principal digest a request's tasks are bound to (the Tasks
             extension's runner; ``None`` without it): a listen gets only its own tasks.
     """
@@ -83,3 +84,4 @@ class ServerSpec:
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None
     task_owner: Callable[[ServerRequestContext], str] | None = None
+    instance_id: str | None = None

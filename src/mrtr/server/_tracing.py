@@ -50,14 +50,25 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def traced_requests(telemetry: Telemetry, request: Request, legacy_version: str | None) -> Request:
-    """`request` itself when tracing is off; else the same, each request in a span."""
+def traced_requests(
+    telemetry: Telemetry,
+    request: Request,
+    legacy_version: str | None,
+    instance_id: str | None = None,
+) -> Request:
+    """`request` itself when tracing is off; else the same, each request in a span.
+
+    ``instance_id`` names the server instance on every span (``service.instance.id``):
+    on a fleet, which instance served each leg.
+    """
     instruments = telemetry.active()
     if instruments is None:
         return request
 
     async def traced(request_id: str | int, method: str, params: dict[str, Any], *rest: Any) -> Any:
-        return await _serve(instruments, request, legacy_version, request_id, method, params, rest)
+        return await _serve(
+            instruments, request, legacy_version, request_id, method, params, rest, instance_id
+        )
 
     return traced
 
@@ -70,6 +81,7 @@ async def _serve(
     method: str,
     params: dict[str, Any],
     rest: tuple[Any, ...],
+    instance_id: str | None = None,
 ) -> dict[str, Any]:
     from opentelemetry import propagate
     from opentelemetry.trace import Link, SpanKind, get_current_span, use_span
@@ -83,6 +95,8 @@ async def _serve(
     ambient = get_current_span().get_span_context()
     attributes, name = _attributes(method, params, meta, legacy_version)
     attributes["jsonrpc.request.id"] = _cut(str(request_id), _NAME_CHARS)
+    if instance_id is not None:
+        attributes["service.instance.id"] = instance_id
     span = instruments.tracer.start_span(
         name,
         context=propagate.extract(carrier),
