@@ -9,13 +9,15 @@ of it dies at the worst moment.
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import pytest
 
 from mrtr import Client, MCPError, RequestStateRejectedError, TransportError
@@ -53,6 +55,7 @@ class Effects:
         self.runs = 0
         self.gate: anyio.Event | None = None
         self.started: anyio.Event | None = None
+        self.thread_gate: threading.Event | None = None  # for servers on other threads
 
 
 def make_fleet_server(
@@ -74,6 +77,8 @@ def make_fleet_server(
         if effects.started is not None and effects.gate is not None:
             effects.started.set()
             await effects.gate.wait()
+        if effects.thread_gate is not None:
+            await anyio.to_thread.run_sync(effects.thread_gate.wait, 30)
         effects.runs += 1
         return CallToolResult(content=[TextContent(text=f"transfer #{effects.runs} done")])
 
@@ -87,13 +92,16 @@ class DroppingProxy:
         self.ports = ports
         self.connections = 0
         self.drop_next_answer = False
+        self.cut_next_request = False  # cut the client off as soon as its final leg left
         self.final_legs: list[int] = []  # the backend port each final leg went to
+        self.on_final_answer: Callable[[int], None] | None = None  # final leg #n answered
         self.dropped = 0
 
     async def handle(self, client: anyio.abc.SocketStream) -> None:
         port = self.ports[self.connections % len(self.ports)]
         self.connections += 1
         drop = False
+        leg = 0  # which final leg this connection carries (0: none yet)
         async with (
             client,
             await anyio.connect_tcp("127.0.0.1", port) as backend,
@@ -101,17 +109,24 @@ class DroppingProxy:
         ):
 
             async def upstream() -> None:
-                nonlocal drop
+                nonlocal drop, leg
                 tail = b""
                 try:
                     async for chunk in client:
                         seen = tail + chunk
+                        cut = False
                         if b'"inputResponses"' in seen:
                             self.final_legs.append(port)
+                            leg = len(self.final_legs)
                             if self.drop_next_answer:
                                 self.drop_next_answer, drop = False, True
+                            if self.cut_next_request:
+                                self.cut_next_request, cut = False, True
                         tail = seen[-32:]
                         await backend.send(chunk)
+                        if cut:  # the leg reached the server; both ends are cut now
+                            self.dropped += 1
+                            break
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
                 tg.cancel_scope.cancel()
@@ -123,6 +138,8 @@ class DroppingProxy:
                             self.dropped += 1
                             break
                         await client.send(chunk)
+                        if leg and self.on_final_answer is not None:
+                            self.on_final_answer(leg)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
                 tg.cancel_scope.cancel()
@@ -169,6 +186,40 @@ async def test_a_lost_final_answer_is_asked_again_on_the_other_instance(redis_ur
     assert effects.runs == 2  # the lost leg ran once, though sent twice
     first, resent, _ = proxy.final_legs
     assert first != resent  # the re-send landed on the other instance: a shared answer
+
+
+async def test_a_leg_cut_off_midway_finishes_and_its_resend_waits_for_it(
+    redis_url: str,
+) -> None:
+    effects = Effects()
+    effects.thread_gate = threading.Event()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    one, r1 = make_fleet_server(redis_url, prefix, effects)
+    two, r2 = make_fleet_server(redis_url, prefix, effects)
+    with (
+        uvicorn_server(one.streamable_http_app()) as p1,
+        uvicorn_server(two.streamable_http_app()) as p2,
+    ):
+        proxy = DroppingProxy([p1, p2])
+
+        def release(leg: int) -> None:  # the first re-send was told to wait: let it end
+            if leg == 2:
+                assert effects.thread_gate is not None
+                effects.thread_gate.set()
+
+        proxy.on_final_answer = release
+        with anyio.fail_after(BOUND):
+            async with (
+                proxied(proxy) as url,
+                Client(url, mode=MODERN, elicitation_callback=elicit, max_leg_resends=8) as client,
+            ):
+                proxy.cut_next_request = True
+                result = await client.call_tool("transfer", {"amount": 10})
+    r1.close()
+    r2.close()
+    assert result.content[0].text == "transfer #1 done"  # type: ignore[union-attr]
+    assert proxy.dropped == 1 and effects.runs == 1  # it ran once, its client gone
+    assert len(proxy.final_legs) >= 3  # sent, re-sent while running, re-sent once done
 
 
 async def test_without_the_servers_word_a_lost_answer_is_not_resent(redis_url: str) -> None:
@@ -260,13 +311,13 @@ async def test_a_leg_that_outlived_its_lease_is_refused_never_rerun(redis_url: s
     final = _leg(first["requestState"])
     with anyio.fail_after(BOUND):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_send, one.connection(), final)  # its instance "dies" holding it
+            tg.start_soon(_send, one.connection(), final)  # its instance seems dead
             await effects.started.wait()
             now[0] += 31.0
             refused = (await _send(two.connection(), final))["error"]
             assert refused["code"] == -32602  # outcome unknown: never run a second time
-            tg.cancel_scope.cancel()
-    assert effects.runs == 0
+            effects.gate.set()
+    assert effects.runs == 1
     r1.close()
     r2.close()
 

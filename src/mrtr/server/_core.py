@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
@@ -467,7 +468,9 @@ class ServerConnection:
             )
         reset = _OPENED.set((sealed, opening.state))
         try:
-            wire = await self._serve(request_id, method, params, emit, principal, close_stream)
+            wire = await self._run_kept(
+                policy, opening, request_id, method, params, emit, principal, close_stream
+            )
         except HandlerError as exc:
             await self._keep(policy, opening, {"error": exc.to_error()})
             raise
@@ -476,12 +479,36 @@ class ServerConnection:
         await self._keep(policy, opening, {"result": wire})
         return wire
 
+    async def _run_kept(
+        self,
+        policy: RequestStateSecurity,
+        opening: LegOpening,
+        request_id: str | int,
+        method: str,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None,
+        close_stream: CloseStream | None,
+    ) -> JSONObject:
+        """Run a kept leg to its end, even if its client goes away meanwhile.
+
+        A balancer that cuts the connection, or a client that gave up waiting, would
+        otherwise cancel the handler halfway: its effects unknown, its answer never
+        kept. Shielded, it finishes and its answer waits for the re-send; bounded by
+        its state's lifetime, past which nobody can ask for it.
+        """
+        left = max(0.0, opening.expires_at - policy.clock())
+        with anyio.CancelScope(shield=True, deadline=anyio.current_time() + left) as scope:
+            wire = await self._serve(request_id, method, params, emit, principal, close_stream)
+        if scope.cancelled_caught:
+            _logger.error("a kept %s leg ran past its state's lifetime: cancelled", method)
+            raise HandlerError(INTERNAL_ERROR, "Internal error")
+        return wire
+
     async def _keep(
         self, policy: RequestStateSecurity, opening: LegOpening, answer: JSONObject
     ) -> None:
         """Keep a leg's answer; a store that fails leaves the leg refused, never re-run."""
-        import anyio
-
         try:
             with anyio.CancelScope(shield=True):  # the handler ran: its answer must be kept
                 await policy.keep_answer(opening, answer)
