@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -103,19 +104,19 @@ async def test_probes_answer_any_host_and_readiness_follows_the_lifespan() -> No
 
 async def test_readiness_is_503_before_startup_and_from_shutdown_on() -> None:
     app = Server("fleet").streamable_http_app()
-    to_app, from_test = anyio.create_memory_object_stream[dict[str, Any]](4)
-    to_test, from_app = anyio.create_memory_object_stream[dict[str, Any]](4)
+    to_app, from_test = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
+    to_test, from_app = anyio.create_memory_object_stream[MutableMapping[str, Any]](4)
 
     async def probe() -> int:
-        sent: list[dict[str, Any]] = []
+        sent: list[MutableMapping[str, Any]] = []
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> MutableMapping[str, Any]:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message)
 
-        scope = {
+        scope: MutableMapping[str, Any] = {
             "type": "http",
             "method": "GET",
             "path": "/readyz",
@@ -129,7 +130,8 @@ async def test_readiness_is_503_before_startup_and_from_shutdown_on() -> None:
 
     with anyio.fail_after(30):
         async with to_app, from_test, to_test, from_app, anyio.create_task_group() as tg:
-            tg.start_soon(app, {"type": "lifespan"}, from_test.receive, to_test.send)
+            lifespan: MutableMapping[str, Any] = {"type": "lifespan"}
+            tg.start_soon(app, lifespan, from_test.receive, to_test.send)
             await anyio.wait_all_tasks_blocked()
             assert await probe() == 503  # starting
             await to_app.send({"type": "lifespan.startup"})

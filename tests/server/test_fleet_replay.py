@@ -342,3 +342,9 @@ async def test_the_client_waits_out_a_running_leg() -> None:
     assert _resendable(running) == 0.3
     assert _resendable(MCPError(-32000, "busy", {"reason": "other"})) is None
     assert _resendable(RequestStateRejectedError(-32602, "x")) is None
+
+
+def test_max_leg_resends_is_a_non_negative_int() -> None:
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="max_leg_resends"):
+            Client("http://127.0.0.1:9/mcp", max_leg_resends=bad)  # type: ignore[arg-type]
