@@ -39,6 +39,13 @@ def redis_client(port: int, backend: str) -> Any:
     return redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
 
 
+async def close_client(bus: RedisNotificationBus) -> None:
+    client = bus._client
+    result = client.aclose() if hasattr(client, "aclose") else client.close()
+    if result is not None:
+        await result
+
+
 def make_server(bus: RedisNotificationBus | None) -> Server:
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> Any:
         return ListToolsResult(tools=[])
@@ -83,10 +90,37 @@ async def test_a_change_on_one_instance_reaches_a_listener_on_another(
                 break
     assert events == [ToolsListChanged(), ResourceUpdated(DOC)]
     for bus in buses:
-        close = bus._client.aclose if anyio_backend == "asyncio" else bus._client.close
-        result = close()
-        if result is not None:
-            await result
+        await close_client(bus)
+
+
+async def test_a_bus_entered_by_two_shells_of_one_server_keeps_working(
+    redis_port: int, anyio_backend: str
+) -> None:
+    stream = f"t{uuid.uuid4().hex[:12]}"
+    one_bus, two_bus = (
+        RedisNotificationBus(redis_client(redis_port, anyio_backend), stream=stream, block_ms=200)
+        for _ in range(2)
+    )
+    one, two = make_server(one_bus), make_server(two_bus)
+    with anyio.fail_after(BOUND):
+        async with Client(one, mode=MODERN) as first, Client(two, mode=MODERN) as listener:
+            async with (
+                Client(one, mode=MODERN),  # a second shell of `one`: a second connect
+                listener.listen(resource_subscriptions=[DOC]) as sub,
+            ):
+                await one.notify_resource_updated(DOC)
+                async for event in sub:
+                    assert event == ResourceUpdated(DOC)
+                    break
+            # that shell closed; the first one's sender still carries changes
+            async with listener.listen(tools_list_changed=True) as sub:
+                await one.notify_tools_changed()
+                async for event in sub:
+                    assert event == ToolsListChanged()
+                    break
+            assert first is not None
+    await close_client(one_bus)
+    await close_client(two_bus)
 
 
 async def test_with_redis_down_local_listeners_still_hear_and_it_is_logged_once(

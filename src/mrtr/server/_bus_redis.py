@@ -100,7 +100,8 @@ class RedisNotificationBus:
         self.instance_id = instance_id or uuid.uuid4().hex
         self._async = inspect.iscoroutinefunction(getattr(client, "execute_command", None))
         self._outbox: deque[str] = deque()
-        self._wake: anyio.Event | None = None
+        self._wakes: list[anyio.Event] = []  # one per connect (a server may run two shells)
+        self._read_up_to: tuple[int, int] = (0, 0)  # the newest entry delivered
         self._down = False
         self._dropped = 0
 
@@ -123,8 +124,8 @@ class RedisNotificationBus:
                     self.max_buffer,
                 )
         self._outbox.append(text)
-        if self._wake is not None:
-            self._wake.set()
+        for wake in self._wakes:
+            wake.set()
 
     @asynccontextmanager
     async def connect(self, deliver: Callable[[dict[str, Any]], None]) -> AsyncIterator[None]:
@@ -140,39 +141,44 @@ class RedisNotificationBus:
                 last = await self._newest()
         except Exception as exc:
             self._lost(exc)
-        async with anyio.create_task_group() as tg:
-            self._wake = anyio.Event()
-            tg.start_soon(self._send_loop)
-            tg.start_soon(self._read_loop, deliver, last)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
-                self._wake = None
+        wake = [anyio.Event()]
+        self._wakes.append(wake[0])
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._send_loop, wake)
+                tg.start_soon(self._read_loop, deliver, last)
+                try:
+                    yield
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self._wakes.remove(wake[0])
 
-    async def _send_loop(self) -> None:
+    async def _send_loop(self, wake: list[anyio.Event]) -> None:
         wait = _FIRST_RETRY
         while True:
             if not self._outbox:
-                assert self._wake is not None
-                await self._wake.wait()
-                self._wake = anyio.Event()
+                await wake[0].wait()
+                self._wakes.remove(wake[0])
+                wake[0] = anyio.Event()
+                self._wakes.append(wake[0])
                 continue
+            text = self._outbox.popleft()  # taken: another connect's sender cannot resend it
             try:
                 await self._call(
                     "xadd",
                     self.stream,
-                    {"c": self._outbox[0]},
+                    {"c": text},
                     maxlen=self.max_stream_length,
                     approximate=True,
                 )
             except Exception as exc:
+                if len(self._outbox) < self.max_buffer:
+                    self._outbox.appendleft(text)
                 self._lost(exc)
                 await anyio.sleep(wait)
                 wait = min(wait * 2, self.retry_cap)
                 continue
-            if self._outbox:
-                self._outbox.popleft()
             wait = _FIRST_RETRY
             self._back()
 
@@ -200,6 +206,10 @@ class RedisNotificationBus:
             for _key, entries in reply or ():
                 for entry_id, fields in entries:
                     last = entry_id
+                    order = _order(entry_id)
+                    if order <= self._read_up_to:
+                        continue  # delivered already by another connect of this bus
+                    self._read_up_to = order
                     change = self._change(fields)
                     if change is not None:
                         deliver(change)
@@ -246,3 +256,13 @@ class RedisNotificationBus:
                 self._dropped,
             )
             self._dropped = 0
+
+
+def _order(entry_id: Any) -> tuple[int, int]:
+    """A stream entry id (``ms-seq``) as a pair that sorts as Redis orders them."""
+    text = entry_id.decode("ascii") if isinstance(entry_id, bytes) else str(entry_id)
+    ms, _, seq = text.partition("-")
+    try:
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return (0, 0)
