@@ -164,3 +164,62 @@ async def test_a_bus_reads_only_well_formed_changes_of_other_instances() -> None
     assert bus._change({b"c": b"x" * 300}) is None
     with pytest.raises(ValueError):
         RedisNotificationBus(object(), max_buffer=0)
+
+
+async def test_a_task_status_on_one_instance_reaches_a_listen_on_another(
+    redis_port: int, anyio_backend: str
+) -> None:
+    import anyio.lowlevel
+
+    from mrtr.server import MemoryTaskStore, Principal, RequestStateSecurity, TaskRunner
+    from tests.helpers.builders import text
+    from tests.server._servers import request
+    from tests.server.tasks.test_lowlevel import TASKS, Harness
+
+    stream = f"t{uuid.uuid4().hex[:12]}"
+    policy = RequestStateSecurity(keys=[b"k" * 32])
+    buses = [
+        RedisNotificationBus(redis_client(redis_port, anyio_backend), stream=stream, block_ms=200)
+        for _ in range(2)
+    ]
+    runs, listens = (
+        Harness(TaskRunner(MemoryTaskStore()), request_state_security=policy, notification_bus=bus)
+        for bus in buses
+    )
+    gate = anyio.Event()
+
+    async def body(task: Any) -> Any:
+        await gate.wait()
+        return text("done")
+
+    runs.body = body
+    alice = Principal("alice")
+    heard: list[dict[str, Any]] = []
+
+    async def listen() -> None:
+        async def emit(message: dict[str, Any]) -> None:
+            heard.append(message)
+
+        wanted = {"notifications": {"taskIds": [task_id]}}
+        message = request("subscriptions/listen", wanted, caps=TASKS)
+        await listens.server.connection().handle(message, emit=emit, principal=alice)
+
+    with anyio.fail_after(BOUND):
+        async with (
+            runs.server._background(),
+            listens.server._background(),
+            anyio.create_task_group() as group,
+        ):
+            task_id = await runs.start(principal=alice)
+            group.start_soon(listen)
+            while not heard:  # the acknowledgement: the listener is in place
+                await anyio.lowlevel.checkpoint()
+            gate.set()
+            while not any(
+                note["method"] == "notifications/tasks" and note["params"]["status"] == "completed"
+                for note in heard
+            ):
+                await anyio.lowlevel.checkpoint()
+            group.cancel_scope.cancel()
+    for bus in buses:
+        await close_client(bus)
