@@ -179,7 +179,6 @@ class StreamableHTTPApp:
         background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
         health_path: str | None = None,
         ready_path: str | None = None,
-        instance_id: str | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -211,7 +210,6 @@ class StreamableHTTPApp:
             raise ValueError("health_path and ready_path must differ from the MCP path")
         self._health_path = health_path
         self._ready_path = ready_path
-        self._instance_id = instance_id
         # None: no lifespan seen (served as ready); "starting", "ready", "stopping"
         self._phase: str | None = None
 
@@ -234,19 +232,19 @@ class StreamableHTTPApp:
     def _probe(self, request: _Request) -> None:
         """Answer a liveness or readiness probe, if the request is one.
 
-        Before the Host check: a balancer's probe names the instance's address, and the
-        answer tells nothing secret. Liveness: 200 while the process serves. Readiness:
-        200 once the lifespan started (the bus and the task bodies run), 503 before and
-        once shutdown began, so a balancer stops sending new legs to an instance that is
-        going away.
+        Before the Host check and authentication: a balancer's probe names the
+        instance's address, and the answer tells nothing (not even the instance's id).
+        Liveness: 200 while the process serves. Readiness: 200 once the lifespan started
+        (the bus and the task bodies run), 503 before and once shutdown began, so a
+        balancer stops sending new legs to an instance that is going away.
         """
         path = request.path.rstrip("/") or "/"
         if path == self._health_path:
-            raise _Reply(200, {"status": "alive", "instance": self._instance_id})
+            raise _Reply(200, {"status": "alive"})
         if path == self._ready_path:
             ready = self._phase in (None, "ready")
             status = "ready" if ready else (self._phase or "ready")
-            raise _Reply(200 if ready else 503, {"status": status, "instance": self._instance_id})
+            raise _Reply(200 if ready else 503, {"status": status})
 
     async def _lifespan(self, receive: ASGIReceive, send: ASGISend) -> None:
         self._phase = "starting"

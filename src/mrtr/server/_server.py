@@ -215,8 +215,8 @@ class Server:
             default limits is made around it, as ``server.tasks``).
         tasks: serve the Tasks extension with this `TaskRunner` (its store and limits);
             without it or ``task_store`` the extension is not declared.
-        instance_id: this instance's name, on every span (``service.instance.id``) and
-            in the readiness answer; default ``$MRTR_INSTANCE_ID``, else
+        instance_id: this instance's name, on every span (``service.instance.id``);
+            default ``$MRTR_INSTANCE_ID``, else
             ``hostname:pid``.
         notification_bus: carry every change (``notify_*``, task status) to the other
             instances of this server, and theirs to this one's listeners (a
@@ -734,7 +734,6 @@ class Server:
             background=self._background,
             health_path=health_path,
             ready_path=ready_path,
-            instance_id=self.instance_id,
         )
         if token_verifier is None:
             return app
