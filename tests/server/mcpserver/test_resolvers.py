@@ -183,7 +183,10 @@ async def test_missing_capability_is_32021_naming_the_question() -> None:
         "code": -32021,
         "message": (
             "Client did not declare the form elicitation capability required by resolver "
-            "'ask_region'"
+            "'ask_region'; declare it on the client: pass elicitation_callback= to the Client, "
+            'or capabilities={"elicitation": {"form": {}}} to mrtr\'s Client to answer by hand '
+            "(the server refuses before asking because the spec forbids an input request for a "
+            "capability the client did not declare)"
         ),
         "data": {"requiredCapabilities": {"elicitation": {"form": {}}}},
     }
