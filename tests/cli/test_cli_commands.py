@@ -272,6 +272,16 @@ def test_sampling_from_a_command_and_roots_from_flags(tmp_path: Path) -> None:
     assert done.stdout == tmp_path.as_uri() + "\n"
 
 
+def test_a_server_asking_for_roots_without_root_is_told_about_the_flag() -> None:
+    done = mrtr("call", "roots", *OURS)
+    assert done.returncode == 7
+    assert "pass --root PATH" in done.stderr
+    doc = one_json(mrtr("call", "roots", "--json", *OURS))
+    assert doc["error"]["code"] == -32021  # the server's refusal, in the command line's words
+    assert doc["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
+    assert "none were offered: pass --root PATH" in doc["error"]["message"]
+
+
 def test_url_mode_accepted_by_flag() -> None:
     assert mrtr("call", "link", "--accept", "login", *OURS).stdout == "link: accept\n"
     assert mrtr("call", "link", "--decline", "*", *OURS).stdout == "link: decline\n"
@@ -304,6 +314,8 @@ def test_legacy_era_back_channel_answers_with_the_official_server(tmp_path: Path
     assert sample.stdout == "human:hi\n"
     roots = mrtr("call", "legacy_roots", "--mode", "legacy", "--root", str(tmp_path), *OFFICIAL)
     assert roots.stdout == tmp_path.as_uri() + "\n"
+    no_root = mrtr("call", "legacy_roots", "--mode", "legacy", *OFFICIAL)
+    assert (no_root.returncode, "pass --root PATH" in no_root.stderr) == (7, True)
     unanswered = mrtr("call", "legacy_sample", "--mode", "legacy", "--json", *OFFICIAL)
     doc = one_json(unanswered)
     assert (unanswered.returncode, doc["status"]) == (6, "input_required")

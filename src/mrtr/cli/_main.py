@@ -132,7 +132,30 @@ def _reworded(exc: BaseException) -> BaseException:
             f"the server answered neither server/discover nor initialize within {exc.timeout:g} s;"
             " if it is an older MCP server, use --mode legacy (or raise --probe-timeout)"
         )
+    if isinstance(exc, errors.MCPError) and _wants_roots(exc):
+        return errors.MCPError(exc.code, _NO_ROOTS, exc.data, method=exc.method)
     return exc
+
+
+_NO_ROOTS = (
+    "the server asked for the client's roots (roots/list) and none were offered:"
+    " pass --root PATH (repeatable; a directory or a file:// URI)"
+)
+
+
+def _wants_roots(exc: Any) -> bool:
+    """A refusal that only ``--root`` avoids: the roots capability was never declared.
+
+    A 2026-07-28 server refuses with -32021 naming ``roots``; a back-channel server
+    passes on the client's own "List roots not supported" answer.
+    """
+    from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        return isinstance(required, dict) and "roots" in required
+    return "List roots not supported" in exc.message
 
 
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
