@@ -304,6 +304,20 @@ def test_answers_file_with_keys_and_rules(tmp_path: Path) -> None:
     assert "region: 'mars' is not one of the choices" in done.stderr
 
 
+def test_answers_file_takes_bare_values_as_a_person_writes_them(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    # a string and a boolean for two one-field forms, a string for a sampling request
+    answers.write_text(json.dumps({"answers": {"region": "us-east-1", "confirm": True}}))
+    done = mrtr("call", "provision", "--answers", str(answers), *OURS)
+    assert (done.returncode, done.stdout) == (0, "Provisioned in us-east-1.\n"), done.stderr
+    answers.write_text(json.dumps({"answers": {"llm": "hello"}}))
+    assert mrtr("call", "llm", "--answers", str(answers), *OURS).stdout == "human: hello\n"
+    answers.write_text(json.dumps({"answers": {"profile": "Ada"}}))  # a form of many fields
+    done = mrtr("call", "form", "--answers", str(answers), *OURS)
+    assert done.returncode == 2
+    assert "the answer for 'profile' is a single value, but the form has the fields" in done.stderr
+
+
 @pytest.mark.interop
 def test_legacy_era_back_channel_answers_with_the_official_server(tmp_path: Path) -> None:
     elicit = mrtr("call", "legacy_elicit", "--mode", "legacy", "--answer", "elicit-1.region=x",
