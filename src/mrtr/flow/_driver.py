@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import anyio
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
+from mrtr._lazy import publish
 from mrtr.errors import ClientStateError, MCPError
 from mrtr.flow._flow import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
@@ -377,3 +378,6 @@ async def run_input_required_driver(
                 "input_required" if isinstance(current, _types.InputRequiredResult) else "complete"
             )
             _report(on_round, call, number, asked, timing, outcome)
+
+
+publish("mrtr", CallIdentity, RoundEvent, run_input_required_driver)

@@ -19,6 +19,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
+
 __all__ = [
     "DEFAULT_EVENT_TTL",
     "DEFAULT_MAX_EVENTS_PER_STREAM",
@@ -97,3 +99,6 @@ class EventStore(Protocol):
         ``None`` when the id is malformed, unknown, expired, or of another owner.
         """
         ...
+
+
+publish("mrtr.server", EventStore)

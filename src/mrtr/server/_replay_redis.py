@@ -18,6 +18,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from mrtr._lazy import publish
+
 __all__ = ["RedisReplayStore"]
 
 
@@ -57,3 +59,6 @@ class RedisReplayStore:
             call = partial(self._client.set, key, b"1", nx=True, px=ttl_ms)
             done = await anyio.to_thread.run_sync(call)
         return bool(done)
+
+
+publish("mrtr.server", RedisReplayStore)

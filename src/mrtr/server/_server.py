@@ -7,6 +7,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
+from mrtr._lazy import publish
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
@@ -652,3 +653,6 @@ class Server:
             timeout_keep_alive=timeout_keep_alive,
             timeout_graceful_shutdown=timeout_graceful_shutdown,
         )
+
+
+publish("mrtr.server", Server)

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.session._session import ClientSession
     from mrtr.types import (
@@ -98,3 +100,5 @@ ChangeCallback: TypeAlias = Callable[[Any], Awaitable[None]]
 
 ProgressCallback: TypeAlias = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """``async (progress, total, message) -> None``, called in order from the reader."""
+
+publish("mrtr.session", ClientRequestContext)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
+from mrtr._lazy import publish
 from mrtr.errors import (
     MRTRError,
     NotInThisEraError,
@@ -349,3 +350,6 @@ async def listen(
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await done.wait()
         routes.close(route)
+
+
+publish("mrtr", Subscription, SubscriptionFilter)

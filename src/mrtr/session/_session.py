@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
 
 from typing_extensions import Self
 
+from mrtr._lazy import publish
 from mrtr._version import __version__
 from mrtr.errors import NotInThisEraError
 from mrtr.session._backchannel import BackChannel
@@ -779,3 +780,6 @@ class ClientSession:
         if message is not None:
             params["message"] = message
         await self._connection.send_notification("notifications/progress", params)
+
+
+publish("mrtr.session", ClientSession)

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mrtr._lazy import publish
 from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
@@ -507,3 +508,6 @@ class MCPServer:
         return ScriptedClient(
             self, answers=answers, capabilities=capabilities, max_rounds=max_rounds
         )
+
+
+publish("mrtr.server", MCPServer)

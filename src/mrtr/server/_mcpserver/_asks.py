@@ -23,6 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 import mrtr.types as wire
+from mrtr._lazy import publish
 from mrtr.server._mcpserver._errors import InvalidSignature, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
@@ -599,3 +600,6 @@ def _union_type() -> Any:
     import types
 
     return types.UnionType
+
+
+publish("mrtr.server", Elicit, ElicitUrl, ListRoots, Resolve, Sample)

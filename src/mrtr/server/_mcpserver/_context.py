@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mrtr._lazy import publish
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
@@ -280,3 +281,6 @@ class Context:
         """
         question = ElicitUrl(message, url, elicitation_id=elicitation_id, key=elicitation_id)
         return await self.ask(question)
+
+
+publish("mrtr.server", Context)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from mrtr._lazy import publish
 from mrtr.errors import MCPError
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
@@ -113,3 +114,6 @@ class PromptEntry:
         except Exception:
             _logger.exception("prompt %r raised", name)
             raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None
+
+
+publish("mrtr.server", AssistantMessage, UserMessage)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._engine import Outcome
@@ -422,3 +424,14 @@ def _changed_parts(a: Any, b: Any) -> list[str]:
         names = [n for n in ("message", "requestedSchema") if pa.get(n) != pb.get(n)]
         return [{"requestedSchema": "schema"}.get(n, n) for n in names] or ["question"]
     return ["sampling parameters" if a.get("method") == "sampling/createMessage" else "request"]
+
+
+publish(
+    "mrtr.server",
+    Answers,
+    Preview,
+    RoundRecord,
+    ScriptedClient,
+    Transcript,
+    assert_questions_stable,
+)
