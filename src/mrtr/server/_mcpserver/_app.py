@@ -125,6 +125,7 @@ class MCPServer:
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, ResourceEntry] = {}
         self._observers: list[Callable[[Outcome], None]] = []
+        self._failure_observers: list[Callable[[BaseException], None]] = []
         routes = Routes(self)
         self.server = Server(
             name or "",
@@ -398,6 +399,11 @@ class MCPServer:
         from mrtr.server._mcpserver._rounds import run
 
         return run(self, spec, request, arguments)  # awaited by the caller: no hop here
+
+    def _failed(self, exc: BaseException) -> None:
+        """A call failed with `exc` (the client sees a short message; a test sees why)."""
+        for observe in self._failure_observers:
+            observe(exc)
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome

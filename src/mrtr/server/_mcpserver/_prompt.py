@@ -108,11 +108,14 @@ class PromptEntry:
         except MCPError:
             raise
         except CallFailed as exc:
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, exc.message, exc.data) from None
         except ToolError as exc:
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}: {exc}") from None
-        except Exception:
+        except Exception as exc:
             _logger.exception("prompt %r raised", name)
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None
 
 
