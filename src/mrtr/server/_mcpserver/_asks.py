@@ -281,7 +281,8 @@ class Elicit(Ask, Generic[T]):
         schema: the answer's type: a pydantic model, a dataclass, a TypedDict, or a
             scalar (``bool``, ``int``, ``float``, ``str``, a ``Literal``, an ``Enum``),
             which is asked as a one-field form and unwrapped.
-        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
+        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`, and a
+            resolver that returns a question with another key fails the call).
         pin: ``"question"`` (message and schema; the default) or ``"schema"``: an
             answer stays valid when only the message changed. Weaker (the user may
             have confirmed other text); for messages that show live data.
@@ -415,7 +416,8 @@ class ElicitUrl(Ask):
         elicitation_id: the id a 2025-11-25 client receives (and a later
             ``notifications/elicitation/complete`` names); default: the question's key.
             A 2026-07-28 request carries none (the state correlates the answer).
-        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
+        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`, and a
+            resolver that returns a question with another key fails the call).
     """
 
     __slots__ = ("elicitation_id", "message", "url")

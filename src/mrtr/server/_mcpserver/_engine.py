@@ -164,6 +164,8 @@ class _Resolution:
         ``False`` when the question has to go over the legacy back-channel (`_ask`).
         """
         if isinstance(result, Ask):
+            if result.key is not None and result.key != node.key:
+                raise TypeError(_keyed_elsewhere(node, result))
             round_ = self.round
             if round_.backchannel is not None:
                 return False
@@ -256,6 +258,17 @@ class _Resolution:
         self.group = None
         if self.failure:
             raise self.failure[0]
+
+
+def _keyed_elsewhere(node: Node, ask: Ask) -> str:
+    """Why a resolver may not name its own question (its key is fixed when registered)."""
+    name = getattr(node.fn, "__name__", node.key)
+    return (
+        f"resolver {name!r} returned {type(ask).__name__}(..., key={ask.key!r}), but a "
+        f"resolver's question is keyed where the resolver is used (here {node.key!r}), so "
+        f"that its answer finds it on the next round: drop key=, or write "
+        f"Resolve({name}, key={ask.key!r}); key= names the questions of ctx.ask()"
+    )
 
 
 def override_kwargs(
