@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     *PACKAGES,
     "mrtr.client",
     "mrtr.errors",
+    "mrtr.server.stdio",
     "mrtr.transports.http",
 ]
 
