@@ -83,6 +83,15 @@ if TYPE_CHECKING:
         Server as Server,
         TokenVerifier as TokenVerifier,
     )
+    from mrtr.server._tasks._control import TaskControl as TaskControl
+    from mrtr.server._tasks._memory import MemoryTaskStore as MemoryTaskStore
+    from mrtr.server._tasks._record import TaskRecord as TaskRecord
+    from mrtr.server._tasks._runner import (
+        TaskBody as TaskBody,
+        TaskRunner as TaskRunner,
+    )
+    from mrtr.server._tasks._sqlite import SqliteTaskStore as SqliteTaskStore
+    from mrtr.server._tasks._store import TaskStore as TaskStore
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
@@ -121,6 +130,35 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "authenticated_principal",
     ),
     "mrtr.server._server": ("UNSEALED", "Server", "TokenVerifier"),
+    "mrtr.server._tasks._control": ("TaskControl",),
+    "mrtr.server._tasks._memory": ("MemoryTaskStore",),
+    "mrtr.server._tasks._record": ("TaskRecord",),
+    "mrtr.server._tasks._runner": ("TaskBody", "TaskRunner"),
+    "mrtr.server._tasks._sqlite": ("SqliteTaskStore",),
+    "mrtr.server._tasks._store": ("TaskStore",),
 }
+
+
+def _require_server_extra() -> None:
+    """Fail at import, naming the extra, when the server half's dependency is missing.
+
+    Asked with ``find_spec`` (nothing is imported): without it the first sealed round
+    would fail deep inside a request, as an internal error the client cannot explain.
+    """
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("cryptography") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ImportError(
+            "mrtr.server needs the 'server' extra (cryptography seals requestState): "
+            "pip install 'mrtr[server]'",
+            name="cryptography",
+        )
+
+
+_require_server_extra()
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
