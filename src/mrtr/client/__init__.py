@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from mrtr.session._legs import InputMethod
     from mrtr.session._legs import InputResponsesArg as _InputResponses
     from mrtr.session._listen import Subscription
+    from mrtr.session._task_polling import TaskPolling
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolResult,
@@ -157,6 +158,10 @@ class Client:
             (without one, once the application has set a global provider).
         meter_provider: record the call metrics with this provider (default: global).
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
+        tasks: declare the tasks extension (``io.modelcontextprotocol/tasks``) on every
+            request, so a server may answer ``tools/call`` with a task; `call_tool`
+            follows it to its result (``tasks=`` per call overrides this on 2026-07-28).
+        task_polling: the bounds and limits of following a task (`TaskPolling`).
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -194,6 +199,8 @@ class Client:
     tracer_provider: Any = field(default=None, repr=False)
     meter_provider: Any = field(default=None, repr=False)
     tracing: bool = True
+    tasks: bool = False
+    task_polling: TaskPolling | None = None
 
     def __post_init__(self) -> None:
         check_settings(
@@ -288,6 +295,7 @@ class Client:
             read_timeout_seconds=self.read_timeout_seconds,
             capabilities=self.capabilities,
             request_observer=request_observer(transport) if self.tracing else None,
+            tasks=self.tasks,
         )
 
     async def __aexit__(
@@ -500,6 +508,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
+        tasks: bool | None = None,
     ) -> CallToolResult: ...
     @overload
     @deprecated("pause=True is deprecated: use pause_call_tool(...)")
@@ -516,6 +525,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
+        tasks: bool | None = None,
     ) -> CallToolResult | PausedCall: ...
     async def call_tool(
         self,
@@ -530,6 +540,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
+        tasks: bool | None = None,
     ) -> CallToolResult | PausedCall:
         """Call a tool and answer every round of input it asks for.
 
@@ -546,6 +557,10 @@ class Client:
             on_round: this call's round hook (default: the client's).
             pause: deprecated (a `DeprecationWarning`): use `pause_call_tool`, which
                 this is the same as.
+            tasks: declare the tasks extension on this call alone (default: the
+                client's ``tasks``; 2026-07-28 only). A server may then answer with a
+                task, which the call follows to its result: polls, questions answered
+                through the same callbacks, ``tasks/cancel`` if the call is abandoned.
 
         Returns:
             The terminal `CallToolResult` (check ``is_error`` for tool-level failures).
@@ -561,9 +576,14 @@ class Client:
             RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open; a callback returned `mrtr.PAUSE`
                 in a call that may not pause (use `pause_call_tool`).
+            TaskFailedError, TaskCancelledError: the task the call became failed (its
+                JSON-RPC error) or was cancelled.
+            TaskLimitExceededError: the task broke a `TaskPolling` limit (cancelled).
             Exception: whatever a callback raised, as itself.
         """
-        call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
+        call = self._call(
+            "tools/call", name, arguments, progress_callback, read_timeout_seconds, tasks
+        )
         result: CallToolResult | PausedCall = await self._run(
             call,
             input_responses,
@@ -1061,6 +1081,7 @@ class Client:
         arguments: Mapping[str, Any] | None,
         progress_callback: ProgressCallback | None,
         read_timeout_seconds: float | None,
+        tasks: bool | None = None,
     ) -> Call:
         """Describe one call: its params are built here, once, and sent on every leg.
 
@@ -1077,6 +1098,7 @@ class Client:
             calls.call_params(method, name, arguments),
             progress_callback,
             read_timeout_seconds,
+            tasks,
         )
         return call
 
@@ -1112,6 +1134,7 @@ class Client:
             on_round=self.on_round if on_round is None else on_round,
             pausing=pausing,
             resumed=resumed,
+            polling=self.task_polling,
         )
         return run if trace is None else trace.run(run)
 

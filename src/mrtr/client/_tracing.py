@@ -39,6 +39,7 @@ __all__ = [
     "driver_hooks",
     "pause_current",
     "request_observer",
+    "task_trace",
     "traced",
 ]
 
@@ -139,6 +140,14 @@ def request_observer(transport: Transport) -> RequestObserver:
         return partial(trace.request, method)
 
     return observe
+
+
+def task_trace(session: Any) -> CallTrace | None:
+    """The traced call of `session` that follows a task, if tracing is on."""
+    trace = CURRENT_CALL.get()
+    if not isinstance(trace, CallTrace) or trace.transport is not session.transport:
+        return None
+    return trace
 
 
 def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sleep]:
@@ -383,6 +392,24 @@ class CallTrace(RequestTrace):
             _set_error_status(span)
         span.set_attributes(found)
         return error
+
+    # -- a task the call became (the tasks extension) -------------------------------------
+
+    def task_event(self, name: str, task: Any, **attributes: Any) -> None:
+        """Record a step of the task this call follows: an event on the call span.
+
+        ``mrtr.task.id`` goes on the span once; each poll, answer and cancel is an event
+        with the status the task had (never its questions, answers or result).
+        """
+        span = self._span
+        if span is None:
+            return
+        if "mrtr.task.id" not in self._call_attributes:
+            self._call_attributes["mrtr.task.id"] = task.id
+            span.set_attribute("mrtr.task.id", task.id)
+        if name == "mrtr.task.answered":
+            self._rounds += 1
+        span.add_event(name, {"mrtr.task.status": task.state, **attributes})
 
     # -- callbacks and waits -------------------------------------------------------------
 
