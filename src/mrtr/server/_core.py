@@ -664,6 +664,8 @@ class ServerConnection:
     ) -> JSONObject:
         if isinstance(result, InputRequiredResult):
             return self._stamp(ctx, self._finish_input_required(ctx, binding, result))
+        if ctx.method == "tools/call" and getattr(result, "result_type", None) == "task":
+            return self._stamp(ctx, self._finish_task(ctx, result))
         if route.result_type is None:  # a custom method: a model, a dict or nothing
             if isinstance(result, BaseModel):
                 return self._stamp(ctx, _dump(result))
@@ -733,6 +735,20 @@ class ServerConnection:
         if result.request_state is not None:
             wire["requestState"] = self._seal(ctx, binding, result.request_state)
         return wire
+
+    def _finish_task(self, ctx: ServerRequestContext, result: Any) -> JSONObject:
+        """A task handle (the Tasks extension), only for a client that declared it."""
+        from mrtr.server._tasks._runner import accepts_tasks
+        from mrtr.types import CreateTaskResult
+
+        if not isinstance(result, CreateTaskResult) or not accepts_tasks(ctx.client_capabilities):
+            _logger.error(
+                "the %s handler returned a task handle to a client that did not declare "
+                "the tasks extension (check the request's capabilities first)",
+                ctx.method,
+            )
+            raise HandlerError(INTERNAL_ERROR, INVALID_RESULT_MESSAGE)
+        return result.to_wire()
 
     def _seal(self, ctx: ServerRequestContext, binding: RequestBinding | None, state: str) -> str:
         policy: RequestStateSecurity | None = self._spec.request_state_policy

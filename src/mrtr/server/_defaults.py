@@ -11,9 +11,25 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "DEFAULT_TASK_MAX_INPUT_BYTES",
+    "DEFAULT_TASK_MAX_LIVE",
+    "DEFAULT_TASK_MAX_LIVE_PER_PRINCIPAL",
+    "DEFAULT_TASK_MAX_RESULT_BYTES",
+    "DEFAULT_TASK_MAX_ROUNDS",
+    "DEFAULT_TASK_POLL_INTERVAL_MS",
+    "DEFAULT_TASK_TTL_MS",
 ]
 
 DEFAULT_MAX_CONCURRENT_REQUESTS = 256
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
+
+# the Tasks extension (`mrtr.server.TaskRunner`)
+DEFAULT_TASK_TTL_MS = 3_600_000  # a task (and its result) is kept an hour from creation
+DEFAULT_TASK_POLL_INTERVAL_MS = 500  # the poll interval suggested to clients
+DEFAULT_TASK_MAX_LIVE_PER_PRINCIPAL = 100  # unfinished tasks one principal may hold
+DEFAULT_TASK_MAX_LIVE = 10_000  # unfinished tasks the whole server holds
+DEFAULT_TASK_MAX_INPUT_BYTES = 256 * 1024  # one tasks/update's inputResponses, as JSON
+DEFAULT_TASK_MAX_RESULT_BYTES = 4 * 1024 * 1024  # one task's result, as JSON
+DEFAULT_TASK_MAX_ROUNDS = 64  # input rounds one task may ask

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -85,6 +86,7 @@ Scope = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})  # mrtr.types.TASK_METHODS
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 _RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
@@ -169,6 +171,7 @@ class StreamableHTTPApp:
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
         hub: ChangeHub | None = None,
         tool_headers: ToolHeaderCache | None = None,
+        background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -181,6 +184,7 @@ class StreamableHTTPApp:
         self._stall = stream_stall_timeout
         self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
+        self._background = background  # runs for the app's lifespan (task bodies)
         # what the listing declares, kept by the server that can tell when it changes
         self._tool_headers = tool_headers
         self._path = path.rstrip("/") or "/"
@@ -208,6 +212,13 @@ class StreamableHTTPApp:
             await self._send_reply(send, reply)
 
     async def _lifespan(self, receive: ASGIReceive, send: ASGISend) -> None:
+        if self._background is None:
+            await self._lifespan_loop(receive, send)
+            return
+        async with self._background():
+            await self._lifespan_loop(receive, send)
+
+    async def _lifespan_loop(self, receive: ASGIReceive, send: ASGISend) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -377,6 +388,9 @@ class StreamableHTTPApp:
                 else params.get("name")
             )
             checks.append(("Mcp-Name", target))
+        elif message.get("method") in _TASK_METHODS and isinstance(params, dict):
+            # the Tasks extension routes a task's requests by its id (SEP-2663)
+            checks.append(("Mcp-Name", params.get("taskId")))
         for name, expected in checks:
             raw = request.header(name)
             if raw is None:

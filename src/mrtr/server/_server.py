@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
@@ -38,12 +39,15 @@ if TYPE_CHECKING:
     from mrtr.server._param_headers import ToolHeaderCache
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
+    from mrtr.server._tasks._runner import TaskRunner
+    from mrtr.server._tasks._store import TaskStore
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
         CompleteRequestParams,
         CompleteResult,
+        CreateTaskResult,
         GetPromptRequestParams,
         GetPromptResult,
         InputRequiredResult,
@@ -82,7 +86,7 @@ resource access or business logic.
 ListHandler = Callable[[ServerRequestContext, "PaginatedRequestParams | None"], Awaitable[Any]]
 CallToolHandler = Callable[
     [ServerRequestContext, "CallToolRequestParams"],
-    Awaitable["CallToolResult | InputRequiredResult"],
+    Awaitable["CallToolResult | InputRequiredResult | CreateTaskResult"],
 ]
 GetPromptHandler = Callable[
     [ServerRequestContext, "GetPromptRequestParams"],
@@ -101,6 +105,17 @@ TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 _UNSET_VERSION = ""  # as the official SDK: an unversioned server says so, nothing made up
 
 _ParamsT = TypeVar("_ParamsT", bound="BaseModel")
+
+
+def _task_runner(tasks: TaskRunner | None, store: TaskStore | None) -> TaskRunner | None:
+    """The runner of the Tasks extension a server was given (``None``: off)."""
+    if tasks is not None and store is not None:
+        raise ValueError("pass tasks= (a TaskRunner) or task_store=, not both")
+    if store is None:
+        return tasks
+    from mrtr.server._tasks._runner import TaskRunner
+
+    return TaskRunner(store)
 
 
 class Server:
@@ -160,11 +175,16 @@ class Server:
             to, in all (a listen is bounded by the message size instead).
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
+        task_store: serve the Tasks extension from this store (a `TaskRunner` with the
+            default limits is made around it, as ``server.tasks``).
+        tasks: serve the Tasks extension with this `TaskRunner` (its store and limits);
+            without it or ``task_store`` the extension is not declared.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
             (non-blank) name: the audience claim is what keeps another service that
-            shares the keys from redeeming this server's state.
+            shares the keys from redeeming this server's state; or both ``tasks`` and
+            ``task_store``.
         TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`; or a
             tracer or meter provider that is not one.
     """
@@ -195,6 +215,8 @@ class Server:
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
+        task_store: TaskStore | None = None,
+        tasks: TaskRunner | None = None,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -254,6 +276,8 @@ class Server:
                 "request_state_security must be a RequestStateSecurity, None (seal with an "
                 f"ephemeral key) or UNSEALED, not {type(request_state_security).__name__}"
             )
+        self.tasks: TaskRunner | None = _task_runner(tasks, task_store)
+        """The Tasks extension's runner (``None``: the extension is off)."""
 
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
@@ -321,6 +345,10 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.on_complete or "completion" in custom:
             caps["completions"] = {}
+        if self.__dict__.get("tasks") is not None:
+            from mrtr.types import TASKS_EXTENSION
+
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def discover_result(self) -> dict[str, Any]:
@@ -408,6 +436,12 @@ class Server:
             "completion/complete": self.on_complete,
         }
         handlers = {method: h for method, h in candidates.items() if h is not None}
+        params_models = {method: model for method, (model, _) in self._custom.items()}
+        if self.tasks is not None:
+            self.tasks.attach(self.request_state_policy)
+            for method, (model, handler) in self.tasks.handlers().items():
+                handlers.setdefault(method, handler)
+                params_models.setdefault(method, model)
         handlers.update({method: h for method, (_, h) in self._custom.items()})
         return ServerSpec(
             handlers=handlers,
@@ -423,7 +457,7 @@ class Server:
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
             max_subscription_bytes=self.max_subscription_bytes,
-            params_models={method: model for method, (model, _) in self._custom.items()},
+            params_models=params_models,
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
         )
@@ -473,7 +507,14 @@ class Server:
             self.connection,
             max_message_size=max_message_size,
             max_concurrent_requests=max_concurrent_requests,
+            background=self._background,
         )
+
+    def _background(self) -> AbstractAsyncContextManager[None]:
+        """What runs beside the shells for the server's life (the task bodies, if any)."""
+        if self.tasks is None:
+            return nullcontext()
+        return self.tasks.lifespan()
 
     async def run_stdio_async(
         self,
@@ -490,11 +531,12 @@ class Server:
         """
         from mrtr.server._stream import serve_stdio
 
-        await serve_stdio(
-            self.connection,
-            max_message_size=max_message_size,
-            max_concurrent_requests=max_concurrent_requests,
-        )
+        async with self._background():
+            await serve_stdio(
+                self.connection,
+                max_message_size=max_message_size,
+                max_concurrent_requests=max_concurrent_requests,
+            )
 
     def run_stdio(
         self,
@@ -593,6 +635,7 @@ class Server:
             stream_stall_timeout=stream_stall_timeout,
             hub=self._hub,
             tool_headers=self._tool_header_cache(),
+            background=self._background,
         )
         if token_verifier is None:
             return app

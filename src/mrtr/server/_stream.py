@@ -21,7 +21,7 @@ import logging
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
@@ -349,9 +349,15 @@ class InProcessTransport(Transport):
     """
 
     def __init__(
-        self, connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+        self,
+        connect: Connect,
+        *,
+        max_message_size: int,
+        max_concurrent_requests: int,
+        background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         self._connect = connect
+        self._background = background
         self._max_message_size = max_message_size
         self._max_concurrent_requests = max_concurrent_requests
         self._client_end: MemoryTransport | None = None
@@ -384,7 +390,10 @@ class InProcessTransport(Transport):
             data = encode_outgoing(message)
             return data is None or post_frame(server_end, data)
 
-        async with anyio.create_task_group() as task_group:
+        async with (
+            self._background() if self._background is not None else nullcontext(),
+            anyio.create_task_group() as task_group,
+        ):
             self._stream = _StreamServer(
                 self._connect(),
                 send,

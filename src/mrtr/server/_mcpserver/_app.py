@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+TaskSupport = Literal["forbidden", "optional", "required"]
 
 DEFAULT_MAX_STATE_BYTES = 64 * 1024
 """The default cap on the engine's plaintext ``requestState`` (before sealing)."""
@@ -178,6 +179,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -190,6 +192,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> Any:
         """Register a function as a tool (``@app.tool()`` or ``@app.tool``).
 
@@ -202,6 +205,13 @@ class MCPServer:
 
         ``input_schema`` advertises a hand-written JSON Schema verbatim instead (keywords
         pydantic does not emit, such as ``if``/``then``); the signature still validates.
+
+        ``task`` (the Tasks extension; the server needs a ``task_store``): ``"optional"``
+        runs the body in the background as a task for a client that declared the
+        extension, and in the request for one that did not; ``"required"`` refuses the
+        latter with -32021; ``"forbidden"`` (the default) never makes a task. Resolvers
+        are settled by ordinary multi-round calls before the task is created; a
+        ``ctx.ask`` in the body moves the task to ``input_required``.
         """
         localns = caller_namespace()
         if callable(name):
@@ -220,6 +230,7 @@ class MCPServer:
                 meta=meta,
                 structured_output=structured_output,
                 input_schema=input_schema,
+                task=task,
             )
             return fn
 
@@ -238,11 +249,24 @@ class MCPServer:
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
         localns: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> None:
-        """Register `fn` as a tool (what `tool` does)."""
+        """Register `fn` as a tool (what `tool` does).
+
+        Raises:
+            ValueError: ``task`` is not forbidden, optional or required, or asks for
+                tasks on a server without a task store.
+        """
         from mrtr.types import ToolAnnotations
 
         tool_name = name or fn.__name__
+        if task not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
+        if task != "forbidden" and self.server.tasks is None:
+            raise ValueError(
+                f"tool {tool_name!r} runs as a task but this server has no task store: "
+                "MCPServer(..., task_store=SqliteTaskStore(path) or MemoryTaskStore())"
+            )
         spec = HandlerSpec.build(fn, tool_name, "tool", localns=localns)
         self._check_rails(spec)
         returns = hints_of(fn, localns).get("return")
@@ -263,6 +287,7 @@ class MCPServer:
             meta=meta,
             output=output_spec(tool_name, returns, structured_output),
             schema=input_schema,
+            task=task,
         )
         self.server._tools_changed()  # the Mcp-Param checks read the listing anew
 
@@ -392,11 +417,17 @@ class MCPServer:
     # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
 
     def _run(
-        self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
+        self,
+        spec: HandlerSpec,
+        request: ServerRequestContext | None,
+        arguments: dict[str, Any],
+        *,
+        resolve_only: bool = False,
     ) -> Awaitable[Outcome]:
         from mrtr.server._mcpserver._rounds import run
 
-        return run(self, spec, request, arguments)  # awaited by the caller: no hop here
+        # awaited by the caller: no hop here
+        return run(self, spec, request, arguments, resolve_only=resolve_only)
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
+        CreateTaskResult,
         GetPromptRequestParams,
         GetPromptResult,
         InputRequiredResult,
@@ -45,11 +46,17 @@ class Routes:
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         entry = self.app._tools.get(params.name)
         if entry is None:
             return error_result(f"Unknown tool: {params.name}")
-        return await entry.call(self.app, ctx, dict(params.arguments or {}))
+        if entry.task != "forbidden":
+            from mrtr.server._tasks._tool_task import call_tool_task
+
+            return await call_tool_task(self.app, entry, ctx, dict(params.arguments or {}))
+        result = await entry.call(self.app, ctx, dict(params.arguments or {}))
+        assert result is not None  # only a resolve_only call gives None
+        return result
 
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
