@@ -462,7 +462,7 @@ class ClientSession:
         from mrtr.types import GetTaskResult, parse_result
 
         raw = await self._connection.send_request(
-            "tasks/get", {"taskId": task_id}, timeout=read_timeout_seconds
+            "tasks/get", self._task_params(task_id), timeout=read_timeout_seconds
         )
         from mrtr.session._task_check import check_task
 
@@ -484,7 +484,7 @@ class ClientSession:
         Raises:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
-        params = leg_params({"taskId": task_id}, input_responses, None)
+        params = leg_params(self._task_params(task_id), input_responses, None)
         await self._connection.send_request("tasks/update", params, timeout=read_timeout_seconds)
 
     async def cancel_task(self, task_id: str, *, read_timeout_seconds: float | None = None) -> None:
@@ -494,8 +494,15 @@ class ClientSession:
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
         await self._connection.send_request(
-            "tasks/cancel", {"taskId": task_id}, timeout=read_timeout_seconds
+            "tasks/cancel", self._task_params(task_id), timeout=read_timeout_seconds
         )
+
+    def _task_params(self, task_id: str) -> JSONObject:
+        """The params of a request about a task: it declares the extension it belongs to."""
+        params: JSONObject = {"taskId": task_id}
+        if self._tasks or self._era.era != "modern":
+            return params  # declared by the envelope, or by the handshake
+        return self._declaring(params, True)
 
     # -- typed wrappers of the calls that may ask for input ---------------------------
 

@@ -27,7 +27,7 @@ from tests.client.tasks.hand_server import TASKS, HandServer, HandTask, TaskFail
 pytestmark = pytest.mark.anyio
 
 JSON = dict[str, Any]
-FAST = TaskPolling(min_interval=0.001, initial_interval=0.001)
+FAST = TaskPolling(min_interval=0.001, max_interval=0.01, initial_interval=0.001)
 
 
 def text(value: str) -> JSON:
