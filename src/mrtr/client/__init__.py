@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     from mrtr.session._legs import InputMethod
     from mrtr.session._legs import InputResponsesArg as _InputResponses
     from mrtr.session._listen import Subscription
+    from mrtr.session._task import Task
     from mrtr.session._task_polling import TaskPolling
     from mrtr.transports import Transport
     from mrtr.types import (
@@ -162,6 +163,10 @@ class Client:
             request, so a server may answer ``tools/call`` with a task; `call_tool`
             follows it to its result (``tasks=`` per call overrides this on 2026-07-28).
         task_polling: the bounds and limits of following a task (`TaskPolling`).
+        on_task: called with the `Task` handle each time a call's task changes (made,
+            a new status or question, answers sent): for a progress display, or to
+            save the handle (``task.to_json()``) so another process can finish the
+            task if this one stops.
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -201,6 +206,7 @@ class Client:
     tracing: bool = True
     tasks: bool = False
     task_polling: TaskPolling | None = None
+    on_task: Callable[[Task], object] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_settings(
@@ -1135,6 +1141,7 @@ class Client:
             pausing=pausing,
             resumed=resumed,
             polling=self.task_polling,
+            on_task=self.on_task,
         )
         return run if trace is None else trace.run(run)
 

@@ -93,6 +93,7 @@ def drive(
     pausing: Pausing | None = None,
     resumed: FlowState | None = None,
     polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
 ) -> Awaitable[Any]:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
 
@@ -122,6 +123,7 @@ def drive(
         pausing,
         resumed,
         polling,
+        on_task,
     )
     return run if deadline is None else _within(run, deadline)
 
@@ -186,13 +188,14 @@ async def _drive(
     pausing: Pausing | None,
     resumed: FlowState | None,
     polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
     first = await call.leg(input_responses, request_state)
     if not isinstance(first, _types.InputRequiredResult):
         if isinstance(first, _types.Result):
             return first  # the common case: no round, no driver
-        return await _follow(call, first, None, max_rounds, on_round, polling)
+        return await _follow(call, first, None, max_rounds, on_round, polling, on_task)
     session = call.session
     answer, sleep = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
     rounds = _Rounds(call, pausing, 1 if resumed is None else resumed.round + 1, answer)
@@ -230,7 +233,7 @@ async def _drive(
         return replace(paused, trace=context) if context else paused
     if isinstance(result, _types.Result):
         return result
-    return await _follow(call, result, rounds, max_rounds, on_round, polling)
+    return await _follow(call, result, rounds, max_rounds, on_round, polling, on_task)
 
 
 async def _follow(
@@ -240,6 +243,7 @@ async def _follow(
     max_rounds: int,
     on_round: Callable[[RoundEvent], object] | None,
     polling: TaskPolling | None,
+    on_task: Callable[[Task], object] | None,
 ) -> Any:
     """Follow the task the call became to its result, answering through the callbacks."""
     from mrtr.client._tasks import follow_task
@@ -257,6 +261,7 @@ async def _follow(
         polling=polling or DEFAULT_TASK_POLLING,
         max_rounds=max_rounds,
         on_round=on_round,
+        on_task=on_task,
     )
 
 

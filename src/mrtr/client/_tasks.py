@@ -46,9 +46,13 @@ async def follow_task(
     polling: TaskPolling,
     max_rounds: int,
     on_round: Callable[[RoundEvent], object] | None,
+    on_task: Callable[[Task], object] | None = None,
     sleep: Sleep = anyio.sleep,
 ) -> CallToolResult:
     """Poll `task` to its end, answering its questions; its result, or its error.
+
+    `on_task` is told each new view of the task: when it is made, after each poll that
+    shows a change (status, message, questions), and after each answer.
 
     Raises:
         TaskFailedError: the task failed (its JSON-RPC error).
@@ -60,7 +64,9 @@ async def follow_task(
     trace = task_trace(session)
     if trace is not None:
         trace.task_event("mrtr.task.created", task)
+    _tell(on_task, task)
     follower = _Follower(task, session, rounds, polling, max_rounds, on_round, sleep, trace)
+    follower.on_task = on_task
     try:
         return await follower.run()
     except BaseException:
@@ -94,6 +100,7 @@ class _Follower:
         self.on_round = on_round
         self.sleep = sleep
         self.trace = trace
+        self.on_task: Callable[[Task], object] | None = None
 
     async def run(self) -> CallToolResult:
         polling = self.polling
@@ -119,15 +126,34 @@ class _Follower:
                 self.task = task = await _answer(
                     task, pending, self.session, self.rounds, self.on_round, self.trace
                 )
+                _tell(self.on_task, task)
                 previous = None  # the task resumes: see it soon
             polls += 1
             if polls > polling.max_polls:
                 raise TaskLimitExceededError("max_polls", polls, polling.max_polls, task_id=task.id)
             previous = polling.delay(task.poll_interval_ms, previous)
             await self.sleep(previous)
+            seen = task.snapshot
             self.task = task = await task.status(self.session)
             if self.trace is not None:
                 self.trace.task_event("mrtr.task.poll", task, **{"mrtr.task.polls": polls})
+            now = task.snapshot
+            if (now.status, now.status_message, now.input_requests) != (
+                seen.status,
+                seen.status_message,
+                seen.input_requests,
+            ):
+                _tell(self.on_task, task)
+
+
+def _tell(on_task: Callable[[Task], object] | None, task: Task) -> None:
+    """Give `on_task` the latest view of the task; a hook that raises is logged only."""
+    if on_task is None:
+        return
+    try:
+        on_task(task)
+    except Exception:
+        _logger.warning("the on_task hook raised; the call goes on", exc_info=True)
 
 
 async def _answer(

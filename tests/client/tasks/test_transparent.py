@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mrtr import Client, TaskPolling
+from mrtr import Client, Task, TaskPolling
 from mrtr.client import ClientRequestContext
 from mrtr.errors import (
     DeadlineExceededError,
@@ -382,3 +382,27 @@ async def test_a_task_for_a_request_that_did_not_declare_the_extension_is_refuse
     async with served(server) as client:
         with pytest.raises(ProtocolError, match="did not declare"):
             await client.call_tool("quick")
+
+
+async def test_on_task_sees_each_change_and_a_hook_that_raises_does_not_stop_the_call() -> None:
+    seen: list[tuple[str, tuple[str, ...], frozenset[str]]] = []
+
+    def watch(task: Task) -> None:
+        seen.append((task.state, tuple(task.requests), task.answered))
+        Task.from_json(task.to_json())  # a handle worth saving at every step
+        raise RuntimeError("a broken display")
+
+    async def answer(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async def one_question(task: HandTask, arguments: JSON) -> JSON:
+        return text((await task.ask("q", elicit()))["action"])
+
+    server = HandServer({"ask": one_question})
+    async with served(server, tasks=True, elicitation_callback=answer, on_task=watch) as client:
+        result = await client.call_tool("ask")
+    assert result.content[0].text == "accept"  # type: ignore[union-attr]
+    assert seen[0] == ("working", (), frozenset())
+    assert ("input_required", ("q",), frozenset()) in seen
+    assert ("input_required", (), frozenset({"q"})) in seen  # right after the answer
+    assert seen[-1][0] == "completed"
