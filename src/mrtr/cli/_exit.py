@@ -150,6 +150,11 @@ def exit_code_for(exc: BaseException) -> int:
         (errors.PausedCallIncompleteError, INPUT_REQUIRED),
         (errors.PausedCallExpiredError, STATE_REJECTED),
         (errors.PausedCallMismatchError, STATE_REJECTED),
+        (errors.TaskFormatError, USAGE),
+        (errors.TaskMismatchError, STATE_REJECTED),
+        (errors.TaskInputRequiredError, INPUT_REQUIRED),
+        (errors.TaskLimitExceededError, BOUND_EXCEEDED),
+        (errors.TaskCancelledError, STATE_REJECTED),  # it cannot go on: start over
         (errors.ClientStateError, USAGE),
         (errors.InputRequiredRoundsExceededError, BOUND_EXCEEDED),
         (errors.InputLimitExceededError, BOUND_EXCEEDED),

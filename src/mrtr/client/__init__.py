@@ -585,6 +585,8 @@ class Client:
             TaskFailedError, TaskCancelledError: the task the call became failed (its
                 JSON-RPC error) or was cancelled.
             TaskLimitExceededError: the task broke a `TaskPolling` limit (cancelled).
+            TaskInputRequiredError: a callback returned `mrtr.PAUSE` for a question of
+                the task: it waits, not cancelled; ``.task`` is its handle.
             Exception: whatever a callback raised, as itself.
         """
         call = self._call(

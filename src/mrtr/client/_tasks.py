@@ -21,8 +21,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mrtr.client._tracing import task_trace
-from mrtr.errors import InputRequiredRoundsExceededError, TaskLimitExceededError
+from mrtr.errors import (
+    InputRequiredRoundsExceededError,
+    TaskInputRequiredError,
+    TaskLimitExceededError,
+)
 from mrtr.flow._driver import CallIdentity, RoundEvent, answer_all
+from mrtr.flow._paused import PAUSE
 
 if TYPE_CHECKING:
     from mrtr.client._calls import _Rounds
@@ -54,9 +59,14 @@ async def follow_task(
     `on_task` is told each new view of the task: when it is made, after each poll that
     shows a change (status, message, questions), and after each answer.
 
+    A callback may return `mrtr.PAUSE` to leave its question for later: the answers
+    given are sent, and the call ends with `TaskInputRequiredError` carrying the handle;
+    the task is not cancelled, it waits for ``Task.answer`` from here or elsewhere.
+
     Raises:
         TaskFailedError: the task failed (its JSON-RPC error).
         TaskCancelledError: the task was cancelled (by the server or another client).
+        TaskInputRequiredError: a callback returned `PAUSE` (``.task`` is the handle).
         TaskLimitExceededError: more polls or questions than `polling` allows.
         InputRequiredRoundsExceededError: the task asked more than `max_rounds` times.
         the errors of the callbacks and of the session, as `Client.call_tool`.
@@ -69,6 +79,8 @@ async def follow_task(
     follower.on_task = on_task
     try:
         return await follower.run()
+    except TaskInputRequiredError:
+        raise  # a question left for later: the task waits for answers from elsewhere
     except BaseException:
         task = follower.task
         if not task.is_terminal:
@@ -171,11 +183,19 @@ async def _answer(
     start = time.perf_counter()
     callbacks = wire = 0.0
     try:
-        responses = await answer_all(pending, rounds.dispatch)
+        responses: dict[str, Any] = await answer_all(pending, rounds.dispatch, pausable=True)
         sent = time.perf_counter()
         callbacks = sent - start
-        task = await task.answer(session, responses)
+        left = [key for key, answer in responses.items() if answer is PAUSE]
+        given = {key: answer for key, answer in responses.items() if answer is not PAUSE}
+        if given:
+            task = await task.answer(session, given)
         wire = time.perf_counter() - sent
+        if left:  # a callback left its question for later: the task waits, the call ends
+            raise TaskInputRequiredError(task)
+    except TaskInputRequiredError:
+        _report(on_round, rounds, number, pending, task, callbacks, wire, "paused")
+        raise
     except Exception as exc:
         _report(on_round, rounds, number, pending, task, callbacks, wire, "error", exc)
         raise

@@ -197,17 +197,18 @@ async def _dispatch_all(
 
 
 async def answer_all(
-    requests: Mapping[str, InputRequest], dispatch: Dispatch
+    requests: Mapping[str, InputRequest], dispatch: Dispatch, *, pausable: bool = False
 ) -> dict[str, InputResponse]:
     """Answer `requests` as a round does: each answer checked, refusals as `MCPError`.
 
     For the questions of a task (the tasks extension), which go back with ``tasks/update``
-    rather than with a retry: the same callbacks, the same checks.
+    rather than with a retry: the same callbacks, the same checks. With `pausable`, an
+    answer may be `PAUSE` (left in the dict, unchecked, for the caller to filter out).
     """
     if len(requests) == 1:
         ((key, request),) = requests.items()
-        return {key: _accept(key, request, await dispatch(key, request), False)}
-    return await _dispatch_all(requests, dispatch)
+        return {key: _accept(key, request, await dispatch(key, request), pausable)}
+    return await _dispatch_all(requests, dispatch, pausable)
 
 
 def _log_round(event: RoundEvent) -> None:
