@@ -406,3 +406,25 @@ async def test_on_task_sees_each_change_and_a_hook_that_raises_does_not_stop_the
     assert ("input_required", ("q",), frozenset()) in seen
     assert ("input_required", (), frozenset({"q"})) in seen  # right after the answer
     assert seen[-1][0] == "completed"
+
+
+async def test_a_question_left_for_later_ends_the_call_and_the_task_waits() -> None:
+    from mrtr import PAUSE
+    from mrtr.errors import TaskInputRequiredError
+
+    async def later(ctx: ClientRequestContext, params: Any) -> Any:
+        return PAUSE
+
+    async def one_question(task: HandTask, arguments: JSON) -> JSON:
+        return text((await task.ask("q", elicit()))["action"])
+
+    server = HandServer({"ask": one_question})
+    async with served(server, tasks=True, elicitation_callback=later) as client:
+        with pytest.raises(TaskInputRequiredError) as caught:
+            await client.call_tool("ask")
+        task = caught.value.task
+        assert list(task.requests) == ["q"]
+        assert server.requests("tasks/cancel") == []  # it waits, not cancelled
+        task = await task.answer(client, {"q": ElicitResult(action="decline")})
+        result = await task.result(client, polling=FAST)
+    assert result.content[0].text == "decline"  # type: ignore[union-attr]
