@@ -74,7 +74,7 @@ async def test_without_the_opt_in_the_same_tool_answers_in_the_foreground(url: s
 async def test_a_handle_started_by_one_client_is_answered_and_finished_by_another(
     url: str,
 ) -> None:
-    manual = {"elicitation": {"form": {}}}  # answered by hand: declared by hand
+    manual: dict[str, Any] = {"elicitation": {"form": {}}}  # answered by hand: declared by hand
     async with Client(url, capabilities=manual) as first:
         task = await first.session.call_tool("approve", {"item": "budget"}, allow_task=True)
         assert isinstance(task, Task)

@@ -42,6 +42,12 @@ class FakeClock:
         await anyio.lowlevel.checkpoint()
 
 
+async def started(client: Any, tool: str) -> Task:
+    task = await client.session.call_tool(tool, allow_task=True)
+    assert isinstance(task, Task)
+    return task
+
+
 async def confirm(task: HandTask, arguments: JSON) -> JSON:
     answer = await task.ask("confirm", elicit("Delete it?"))
     return text(f"answer: {answer['action']}")
@@ -77,7 +83,7 @@ async def test_a_handle_is_a_json_value_that_follows_the_task_by_hand() -> None:
     clock = FakeClock()
     server = HandServer({"confirm": confirm}, poll_ms=250)
     async with served(server) as client:
-        first = await client.session.call_tool("confirm", allow_task=True)
+        first = await started(client, "confirm")
         assert isinstance(first, Task)
         saved = first.with_meta({"ticket": 7}).to_json()
         task = Task.from_json(saved)
@@ -99,7 +105,7 @@ async def test_a_handle_is_a_json_value_that_follows_the_task_by_hand() -> None:
 async def test_answers_are_checked_before_anything_is_sent() -> None:
     server = HandServer({"confirm": confirm})
     async with served(server) as client:
-        task = await client.session.call_tool("confirm", allow_task=True)
+        task = await started(client, "confirm")
         task = await task.wait(client, polling=FAST)
         with pytest.raises(TaskError, match="not asked"):
             await task.answer(client, {"other": ElicitResult(action="decline")})
@@ -123,11 +129,11 @@ async def test_cancel_and_the_terminal_errors() -> None:
 
     server = HandServer({"waits": waits, "fails": fails})
     async with served(server) as client:
-        task = await client.session.call_tool("waits", allow_task=True)
+        task = await started(client, "waits")
         assert (await task.cancel(client)) is task
         with pytest.raises(TaskCancelledError):
             await task.result(client, polling=FAST)
-        failing = await client.session.call_tool("fails", allow_task=True)
+        failing = await started(client, "fails")
         with pytest.raises(TaskFailedError, match="no"):
             await failing.result(client, polling=FAST)
     assert server.requests("tasks/cancel")[0]["params"]["taskId"] == "task-1"
@@ -140,7 +146,7 @@ async def test_wait_is_bounded_by_its_timeout_and_by_max_polls() -> None:
 
     server = HandServer({"waits": waits}, poll_ms=1)
     async with served(server) as client:
-        task = await client.session.call_tool("waits", allow_task=True)
+        task = await started(client, "waits")
         with pytest.raises(DeadlineExceededError):
             await task.wait(client, timeout=0.05)
         with pytest.raises(TaskLimitExceededError):
@@ -151,7 +157,7 @@ async def test_wait_is_bounded_by_its_timeout_and_by_max_polls() -> None:
 async def test_a_handle_refuses_another_server_and_sends_nothing() -> None:
     server = HandServer({"quick": quick})
     async with served(server) as client:
-        task = await client.session.call_tool("quick", allow_task=True)
+        task = await started(client, "quick")
         foreign = replace(task, server_name="elsewhere")
         before = len(server.received)
         with pytest.raises(TaskMismatchError) as caught:
@@ -177,6 +183,6 @@ async def test_a_handle_refuses_another_server_and_sends_nothing() -> None:
 async def test_a_damaged_handle_is_a_format_error(damage: Any) -> None:
     server = HandServer({"quick": quick})
     async with served(server) as client:
-        task = await client.session.call_tool("quick", allow_task=True)
+        task = await started(client, "quick")
     with pytest.raises(TaskFormatError):
         Task.from_json(damage(task.to_dict()))

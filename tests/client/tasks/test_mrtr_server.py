@@ -117,7 +117,7 @@ async def test_a_handle_saved_by_one_client_is_finished_by_another() -> None:
     app, _ = build()
     async with over_http(app) as http:
         # answered by hand, so the capability is declared by hand (no callback to derive it)
-        manual = {"elicitation": {"form": {}}}
+        manual: dict[str, Any] = {"elicitation": {"form": {}}}
         async with Client("http://127.0.0.1/mcp", http_client=http, capabilities=manual) as first:
             task = await first.session.call_tool("confirm", allow_task=True)
             assert isinstance(task, Task)

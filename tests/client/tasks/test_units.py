@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mrtr import TaskPolling
@@ -40,7 +42,7 @@ def test_without_a_suggestion_the_wait_ramps_up_to_a_steady_ceiling() -> None:
         {"min_interval": 5.0, "max_interval": 1.0},
     ],
 )
-def test_a_limit_that_is_not_positive_is_refused(bad: dict[str, float]) -> None:
+def test_a_limit_that_is_not_positive_is_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="TaskPolling"):
         TaskPolling(**bad)
 
@@ -58,7 +60,7 @@ def test_declaring_the_extension_keeps_the_other_extensions() -> None:
 def test_a_request_with_its_own_capabilities_keeps_them_in_the_envelope() -> None:
     era = EraState(Implementation(name="c", version="1"), {"roots": {}}, None)
     era.adopt_modern("2026-07-28", None)
-    own = {"roots": {}, "extensions": {TASKS: {}}}
+    own: dict[str, Any] = {"roots": {}, "extensions": {TASKS: {}}}
     sent = era.params({"name": "t", "_meta": {META_CLIENT_CAPABILITIES: own}}, None)
     assert sent is not None
     assert sent["_meta"][META_CLIENT_CAPABILITIES] == own
