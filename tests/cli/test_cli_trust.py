@@ -148,7 +148,7 @@ def test_4_a_missing_trio_is_a_usage_error() -> None:
     done = subprocess.run([PY, "-c", probe], capture_output=True, text=True, timeout=120)
     no_traceback(done)
     assert done.returncode == 2
-    assert "--backend trio: trio is not installed (pip install trio)" in done.stderr
+    assert "--backend trio: trio is not installed (pip install 'mrtr[trio]')" in done.stderr
 
 
 # -- 5. a misbehaving stdio server is visible ----------------------------------------------

@@ -84,7 +84,12 @@ class KeyringStore:
     async def _cipher(self) -> Any:
         if self._aead is None:
             secret = await anyio.to_thread.run_sync(self._data_key)
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            try:
+                from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                raise ImportError(
+                    "KeyringStore needs cryptography: pip install 'mrtr[keyring]'"
+                ) from exc
 
             self._aead = AESGCM(secret)
         return self._aead

@@ -233,7 +233,7 @@ def _backend(opts: argparse.Namespace) -> str:
             import trio  # noqa: F401  (the run needs it anyway)
         except ImportError:
             where = "--backend trio" if opts.backend else "MRTR_BACKEND=trio"
-            raise UsageError(f"{where}: trio is not installed (pip install trio)") from None
+            raise UsageError(f"{where}: trio is not installed (pip install 'mrtr[trio]')") from None
     return backend
 
 
@@ -354,6 +354,25 @@ def _main(argv: list[str] | None) -> int:
     return _dispatch(parser, opts, server_command)
 
 
+def _demo(command: str) -> int:
+    """``mrtr demo`` (a call against the bundled server) or ``mrtr demo-server`` (that server)."""
+    try:
+        import mrtr.server  # noqa: F401  (the bundled server is mrtr's own: the server extra)
+    except ImportError as exc:
+        say(f"mrtr {command}: {exc}")
+        return USAGE
+    if command == "demo":
+        import anyio
+
+        from mrtr._demo import run_demo
+
+        return anyio.run(run_demo)
+    from mrtr._demo import build_demo_server
+
+    build_demo_server().run_stdio()
+    return 0
+
+
 def _wants_json(words: list[str]) -> bool:
     pairs = zip(words, [*words[1:], ""], strict=False)
     return (
@@ -409,17 +428,8 @@ def _dispatch(
 
             SUBPARSERS[opts.command].print_help()
             return 0
-    if opts.command == "demo":
-        import anyio
-
-        from mrtr._demo import run_demo
-
-        return anyio.run(run_demo)
-    if opts.command == "demo-server":
-        from mrtr._demo import build_demo_server
-
-        build_demo_server().run_stdio()
-        return 0
+    if opts.command in ("demo", "demo-server"):
+        return _demo(opts.command)
     if opts.command == "servers":
         from mrtr.cli._commands import list_servers
 

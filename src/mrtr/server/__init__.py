@@ -138,4 +138,27 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._tasks._store": ("TaskStore",),
 }
 
+
+def _require_server_extra() -> None:
+    """Fail at import, naming the extra, when the server half's dependency is missing.
+
+    Asked with ``find_spec`` (nothing is imported): without it the first sealed round
+    would fail deep inside a request, as an internal error the client cannot explain.
+    """
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("cryptography") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ImportError(
+            "mrtr.server needs the 'server' extra (cryptography seals requestState): "
+            "pip install 'mrtr[server]'",
+            name="cryptography",
+        )
+
+
+_require_server_extra()
+
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

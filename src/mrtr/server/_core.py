@@ -492,7 +492,7 @@ class ServerConnection:
         if method == "logging/setLevel" and envelope.era == "legacy":
             return self._gate.set_level(params)
         if method == "subscriptions/listen" and envelope.era == "modern":
-            return await self._listen(request_id, params, emit)
+            return await self._listen(request_id, params, emit, principal, envelope)
         if method in _SUBSCRIBE_METHODS and envelope.era == "legacy" and self._has_resources():
             return self._subscribe(method, params)
         raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
@@ -580,7 +580,12 @@ class ServerConnection:
             raise _frozen_rejection(ctx.method, str(exc)) from None
 
     async def _listen(
-        self, request_id: str | int, params: dict[str, Any], emit: Emit
+        self,
+        request_id: str | int,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None = None,
+        envelope: Envelope | None = None,
     ) -> JSONObject:
         """Serve one ``subscriptions/listen`` stream until it ends.
 
@@ -604,12 +609,17 @@ class ServerConnection:
                 cap,
             )
         meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
+        tasks, owner = self._task_subscription(wire, cap, request_id, principal, envelope)
+        if tasks:
+            honored["tasksStatus"] = tasks
         listener = Listener(
             kinds=kinds,
             uris=frozenset(uris),
             max_pending=self._spec.max_pending_events,
             meta=meta,
             name=f"subscriptions/listen {request_id!r}",
+            tasks=frozenset(tasks),
+            owner=owner,
         )
         hub = self._spec.hub
         if not hub.add(listener):
@@ -623,6 +633,26 @@ class ServerConnection:
         if listener.graceful:
             return {"_meta": meta}
         raise HandlerError(SERVER_BUSY, f"Subscription dropped: {reason}")
+
+    def _task_subscription(
+        self,
+        wire: dict[str, Any],
+        cap: int,
+        request_id: str | int,
+        principal: Principal | None,
+        envelope: Envelope | None,
+    ) -> tuple[list[str], str | None]:
+        """The task ids a listen asks the status of, and whose they must be."""
+        owner_of = self._spec.task_owner
+        if owner_of is None or envelope is None:
+            return [], None
+        from mrtr.server._notify import task_filter
+
+        tasks = task_filter(wire, max_ids=cap)
+        if not tasks:
+            return [], None
+        ctx = _ContextBase("subscriptions/listen", request_id, principal, _drop, None)
+        return tasks, owner_of(ctx.context(envelope))
 
     def _has_resources(self) -> bool:
         return not _RESOURCE_METHODS.isdisjoint(self._spec.handlers)

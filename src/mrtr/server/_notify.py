@@ -16,6 +16,7 @@ from mrtr.server._listener import (
     DEFAULT_MAX_PENDING_EVENTS,
     PROMPTS,
     RESOURCES,
+    TASK_STATUS,
     TOOLS,
     UPDATED,
     Listener,
@@ -29,12 +30,14 @@ __all__ = [
     "META_SUBSCRIPTION_ID",
     "PROMPTS",
     "RESOURCES",
+    "TASK_STATUS",
     "TOOLS",
     "UPDATED",
     "ChangeHub",
     "Listener",
     "listen_filter",
     "pump",
+    "task_filter",
 ]
 
 _logger = logging.getLogger("mrtr.server.notify")
@@ -79,10 +82,16 @@ class ChangeHub:
             listener.drop("the server is shutting down")
         self._listeners.clear()
 
-    def publish(self, method: str, uri: str | None = None) -> None:
+    def publish(
+        self,
+        method: str,
+        uri: str | None = None,
+        params: JSONObject | None = None,
+        owner: str | None = None,
+    ) -> None:
         """Offer one change to every listener (each keeps what it asked for)."""
         for listener in list(self._listeners):
-            listener.offer(method, uri)
+            listener.offer(method, uri, params, owner)
 
 
 def listen_filter(wire: Any, *, max_uris: int) -> tuple[list[str], list[str], JSONObject, bool]:
@@ -120,3 +129,17 @@ def listen_filter(wire: Any, *, max_uris: int) -> tuple[list[str], list[str], JS
     if uris:
         honored["resourceSubscriptions"] = uris
     return kinds, uris, honored, truncated
+
+
+def task_filter(wire: Any, *, max_ids: int) -> list[str]:
+    """The task ids a ``subscriptions/listen`` asks the status of (``tasksStatus``)."""
+    raw = wire.get("tasksStatus") if isinstance(wire, dict) else None
+    if not isinstance(raw, list):
+        return []
+    ids: list[str] = []
+    for task_id in raw:
+        if isinstance(task_id, str) and task_id not in ids:
+            ids.append(task_id)
+            if len(ids) >= max_ids:
+                break
+    return ids

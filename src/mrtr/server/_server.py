@@ -438,7 +438,7 @@ class Server:
         handlers = {method: h for method, h in candidates.items() if h is not None}
         params_models = {method: model for method, (model, _) in self._custom.items()}
         if self.tasks is not None:
-            self.tasks.attach(self.request_state_policy)
+            self.tasks.attach(self.request_state_policy, self._hub)
             for method, (model, handler) in self.tasks.handlers().items():
                 handlers.setdefault(method, handler)
                 params_models.setdefault(method, model)
@@ -460,6 +460,7 @@ class Server:
             params_models=params_models,
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
+            task_owner=None if self.tasks is None else self.tasks.owner_of,
         )
 
     def _tool_header_cache(self) -> ToolHeaderCache:
@@ -672,7 +673,10 @@ class Server:
         Raises:
             ImportError: uvicorn is not installed (``pip install 'mrtr[server]'``).
         """
-        import uvicorn
+        try:
+            import uvicorn
+        except ImportError as exc:
+            raise ImportError("run_http needs uvicorn: pip install 'mrtr[server]'") from exc
 
         hosts = list(allowed_hosts)
         if host not in ("", "0.0.0.0", "::"):  # a wildcard bind has no name of its own

@@ -57,6 +57,8 @@ class ServerSpec:
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
         server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
+        task_owner: the principal digest a request's tasks are bound to (the Tasks
+            extension's runner; ``None`` without it): a listen gets only its own tasks.
     """
 
     handlers: Mapping[str, Handler]
@@ -76,3 +78,4 @@ class ServerSpec:
     params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None
+    task_owner: Callable[[ServerRequestContext], str] | None = None

@@ -319,3 +319,92 @@ async def test_what_a_task_holds_is_sealed_at_rest(sealed: bool) -> None:
     at_rest = await store.get(task_id, now=0)
     assert at_rest is not None
     assert ("launch code" in at_rest.payload) is (not sealed)
+
+
+async def test_status_notifications_reach_the_listen_streams_that_asked() -> None:
+    async def body(task: TaskControl) -> Any:
+        await task.ask({"ok": CONFIRM})
+        return text("done")
+
+    h = Harness(TaskRunner(MemoryTaskStore()))
+    h.body = body
+    alice, mallory = Principal("alice"), Principal("mallory")
+    heard: dict[str, list[dict[str, Any]]] = {"alice": [], "mallory": []}
+    assert h.server.tasks is not None
+    async with h.server.tasks.lifespan(), anyio.create_task_group() as group:
+        task_id = await h.start(principal=alice)
+
+        async def listen(who: str, principal: Principal) -> None:
+            async def emit(message: dict[str, Any]) -> None:
+                heard[who].append(message)
+
+            wanted = {"notifications": {"tasksStatus": [task_id]}}
+            listen_request = request("subscriptions/listen", wanted, caps=TASKS)
+            await h.server.connection().handle(listen_request, emit=emit, principal=principal)
+
+        group.start_soon(listen, "alice", alice)
+        group.start_soon(listen, "mallory", mallory)
+        with anyio.fail_after(10):
+            while len(heard["alice"]) < 1 or len(heard["mallory"]) < 1:  # both acknowledged
+                await anyio.lowlevel.checkpoint()
+        assert heard["alice"][0]["params"]["notifications"] == {"tasksStatus": [task_id]}
+        await h.until(task_id, "input_required", principal=alice)
+        yes = {"taskId": task_id, "inputResponses": {"ok": YES}}
+        await h.send("tasks/update", yes, principal=alice)
+        with anyio.fail_after(10):
+            while not any(
+                n["method"] == "notifications/tasks/status" and n["params"]["status"] == "completed"
+                for n in heard["alice"]
+            ):
+                await anyio.lowlevel.checkpoint()
+        group.cancel_scope.cancel()
+    statuses = [n["params"] for n in heard["alice"][1:]]
+    assert statuses[-1]["result"] == {"content": [{"type": "text", "text": "done"}]}
+    assert all(s["taskId"] == task_id for s in statuses)
+    assert len(heard["mallory"]) == 1  # the acknowledgement only: not its task
+
+
+async def test_a_restarted_server_reads_its_tasks_with_the_same_keys_only(tmp_path: Path) -> None:
+    db = tmp_path / "tasks.db"
+    first = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+    )
+    assert first.server.tasks is not None
+    async with first.server.tasks.lifespan():
+        task_id = await first.start()
+        await first.until(task_id, "completed")
+    same = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+    )
+    kept = await same.get(task_id)
+    assert kept["result"]["status"] == "completed"
+    assert kept["result"]["result"]["content"][0]["text"] == "done"
+    other = Harness(
+        TaskRunner(SqliteTaskStore(db)),
+        request_state_security=RequestStateSecurity(keys=[b"x" * 32]),
+    )
+    lost = await other.get(task_id)
+    assert lost["result"]["status"] == "failed"  # fail closed: never a forged result
+    assert "another key" in lost["result"]["error"]["message"]
+
+
+async def test_a_body_still_running_at_shutdown_fails_its_task() -> None:
+    store = MemoryTaskStore()
+    h = Harness(TaskRunner(store))
+    started = anyio.Event()
+
+    async def body(task: TaskControl) -> Any:
+        started.set()
+        await anyio.sleep_forever()
+
+    h.body = body
+    assert h.server.tasks is not None
+    async with h.server.tasks.lifespan():
+        task_id = await h.start()
+        with anyio.fail_after(10):
+            await started.wait()
+    after = await h.get(task_id)
+    assert after["result"]["status"] == "failed"
+    assert "stopped" in after["result"]["error"]["message"]

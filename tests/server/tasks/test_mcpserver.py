@@ -42,7 +42,7 @@ class Ok(BaseModel):
 
 def build() -> tuple[MCPServer, dict[str, int]]:
     app = MCPServer("tasked", task_store=MemoryTaskStore())
-    runs = {"body": 0}
+    runs = {"body": 0, "effects": 0}
 
     @app.tool(task="optional")
     async def quick(label: str = "x") -> str:
@@ -55,6 +55,8 @@ def build() -> tuple[MCPServer, dict[str, int]]:
     @app.tool(task="optional")
     async def confirm(ctx: Context) -> str:
         runs["body"] += 1
+        if ctx.once("effect"):
+            runs["effects"] += 1
         answer = await ctx.ask(Elicit("Sure?", Ok, key="sure"))
         assert isinstance(answer, AcceptedElicitation)
         return f"ok={answer.data.ok}"
@@ -131,6 +133,25 @@ async def test_ctx_ask_in_the_body_moves_the_task_to_input_required() -> None:
         done = await until(s, created["taskId"], "completed")
     assert done["result"]["content"][0]["text"] == "ok=True"
     assert runs["body"] == 2  # replay style: the body ran again with the answer
+    assert runs["effects"] == 1  # ctx.once: the side effect ran on the first pass only
+
+
+async def test_ctx_once_holds_across_the_rounds_of_a_plain_multi_round_call() -> None:
+    app, runs = build()
+    async with session(app, WITHOUT) as s:
+        first = await s.send_request("tools/call", {"name": "confirm"})
+        assert first["resultType"] == "input_required"
+        answer = {"action": "accept", "content": {"ok": True}}
+        done = await s.send_request(
+            "tools/call",
+            {
+                "name": "confirm",
+                "inputResponses": {"sure": answer},
+                "requestState": first["requestState"],
+            },
+        )
+    assert done["content"][0]["text"] == "ok=True"
+    assert runs == {"body": 2, "effects": 1}
 
 
 async def test_resolvers_are_asked_before_the_task_is_created() -> None:

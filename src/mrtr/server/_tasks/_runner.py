@@ -49,6 +49,7 @@ from mrtr.types import (
 
 if TYPE_CHECKING:
     from mrtr.server._context import ServerRequestContext
+    from mrtr.server._notify import ChangeHub
     from mrtr.server._security import RequestStateSecurity
     from mrtr.server._tasks._store import TaskStore
     from mrtr.types import ClientCapabilities
@@ -64,6 +65,8 @@ SERVER_BUSY = -32000
 _UNKNOWN = "Unknown task"  # the one answer for a task that is missing, expired or not yours
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 _KEEP = object()  # a status message left as it is
+_UNREADABLE = "\x00unreadable"  # the payload mark of a state that could not be opened
+_LOST = "The task's state cannot be read (sealed under another key)"
 _PURGE_EVERY = 30.0  # seconds between two purges of expired tasks
 _INPUT_REQUEST: TypeAdapter[InputRequest] | None = None
 
@@ -154,6 +157,7 @@ class TaskRunner:
         self.max_rounds = max_rounds
         self.clock = clock
         self._policy: RequestStateSecurity | None = None
+        self._hub: ChangeHub | None = None
         self._groups: list[anyio.abc.TaskGroup] = []
         self._live: dict[str, _Live] = {}
         self._last_purge = 0.0
@@ -161,9 +165,10 @@ class TaskRunner:
     def __repr__(self) -> str:
         return f"TaskRunner({type(self.store).__name__})"
 
-    def attach(self, policy: RequestStateSecurity | None) -> None:
-        """Seal with, and bind principals as, this policy (the server calls it)."""
+    def attach(self, policy: RequestStateSecurity | None, hub: ChangeHub | None = None) -> None:
+        """Seal with, and bind principals as, this policy; announce to `hub` (the server's)."""
         self._policy = policy
+        self._hub = hub
 
     # --- lifetime ---------------------------------------------------------------------
 
@@ -370,6 +375,16 @@ class TaskRunner:
             )
             await self.store.put(record)
             live.record = record
+        self._announce(record, payload)
+
+    def _announce(self, record: TaskRecord, payload: dict[str, Any]) -> None:
+        """Tell the listen streams that asked for this task (``notifications/tasks/status``)."""
+        if self._hub is None:
+            return
+        from mrtr.server._notify import TASK_STATUS
+
+        detailed = self._detailed(record, payload)
+        self._hub.publish(TASK_STATUS, record.task_id, detailed, record.owner)
 
     async def _note(self, live: _Live, message: str | None) -> None:
         payload = self._pending_payload(live)
@@ -437,29 +452,34 @@ class TaskRunner:
     async def get(self, ctx: ServerRequestContext, params: GetTaskRequestParams) -> GetTaskResult:
         """``tasks/get``: the task as it is now, with its questions, result or error."""
         record = await self._find(ctx, params.task_id)
-        payload = self._open(record)
-        fields: dict[str, Any] = {}
-        if record.status == "input_required":
-            fields["input_requests"] = payload.get("inputRequests") or {}
-        elif record.status == "completed":
-            fields["result"] = payload.get("result") or {"content": []}
-        elif record.status == "failed":
-            fields["error"] = payload.get("error") or {
+        return GetTaskResult.model_validate(self._detailed(record, self._open(record)))
+
+    def _detailed(self, record: TaskRecord, payload: dict[str, Any]) -> dict[str, Any]:
+        """The task as the wire shows it (``DetailedTask``), from its record and payload."""
+        status = record.status
+        if payload.get(_UNREADABLE):  # sealed under a key this server no longer has
+            status, payload = "failed", {"error": {"code": INTERNAL_ERROR, "message": _LOST}}
+        wire: dict[str, Any] = {
+            "taskId": record.task_id,
+            "status": status,
+            "createdAt": _iso(record.created_at),
+            "lastUpdatedAt": _iso(record.updated_at),
+            "ttlMs": self._ttl_of(record),
+        }
+        if record.status_message is not None:
+            wire["statusMessage"] = record.status_message
+        if record.poll_interval_ms is not None:
+            wire["pollIntervalMs"] = record.poll_interval_ms
+        if status == "input_required":
+            wire["inputRequests"] = payload.get("inputRequests") or {}
+        elif status == "completed":
+            wire["result"] = payload.get("result") or {"content": []}
+        elif status == "failed":
+            wire["error"] = payload.get("error") or {
                 "code": INTERNAL_ERROR,
                 "message": "Internal error",
             }
-        return GetTaskResult.model_validate(
-            {
-                "taskId": record.task_id,
-                "status": record.status,
-                "statusMessage": record.status_message,
-                "createdAt": _iso(record.created_at),
-                "lastUpdatedAt": _iso(record.updated_at),
-                "ttlMs": self._ttl_of(record),
-                "pollIntervalMs": record.poll_interval_ms,
-                **{_camel(k): v for k, v in fields.items()},
-            }
-        )
+        return wire
 
     def _ttl_of(self, record: TaskRecord) -> int | None:
         if record.expires_at is None:
@@ -546,14 +566,11 @@ class TaskRunner:
                 opened = json.loads(self._policy.codec.unseal(record.payload))
         except Exception:  # another key, or tampered with: fail closed
             _logger.warning("task %s: its stored state cannot be opened", record.task_id[:8])
-            return {"error": {"code": INTERNAL_ERROR, "message": "The task's state is unreadable"}}
-        return opened if isinstance(opened, dict) else {}
+            opened = None
+        if not isinstance(opened, dict):
+            return {_UNREADABLE: True}
+        return opened
 
 
 async def _nowhere(message: dict[str, Any]) -> None:
     """A task's notifications after its request ended: dropped."""
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
