@@ -37,7 +37,7 @@ exit codes:
   7    protocol or server error: a JSON-RPC error, a peer that breaks the protocol
   8    timeout: --request-timeout or the whole-call --timeout
   9    a bound was exceeded: --max-rounds, input limits, message size
-  10   the paused state was rejected on resume, or the task was cancelled: start over
+  10   the server rejected the paused state on resume, or the task was cancelled: start over
   11   resume refused: that paused call already finished (its result is in the file)
   130  interrupted (Ctrl-C)
 """
