@@ -6,7 +6,9 @@ extension) at the first leg or after rounds of questions. `follow_task` then pol
 each question the task asks through the same callbacks as every other round (checked
 the same way, each key once: a question still shown after it was answered is not asked
 again), sends the answers with ``tasks/update``, and returns the result of the completed
-task. If the call ends any other way (cancelled, past its deadline, a callback that
+task. A ``notifications/tasks/status`` about the task (on a ``subscriptions/listen``
+stream that asked for it: ``client.listen(tasks_status=[task.id])``) ends a wait between
+polls early. If the call ends any other way (cancelled, past its deadline, a callback that
 raised, a limit) the task is cancelled with ``tasks/cancel``, shielded and bounded, so
 no work is left running on the server for a caller that is gone.
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,8 +42,6 @@ __all__ = ["cancel_quietly", "follow_task"]
 
 _logger = logging.getLogger("mrtr.tasks")
 
-Sleep = Callable[[float], Awaitable[object]]
-
 
 async def follow_task(
     task: Task,
@@ -52,7 +52,6 @@ async def follow_task(
     max_rounds: int,
     on_round: Callable[[RoundEvent], object] | None,
     on_task: Callable[[Task], object] | None = None,
-    sleep: Sleep = anyio.sleep,
 ) -> CallToolResult:
     """Poll `task` to its end, answering its questions; its result, or its error.
 
@@ -75,7 +74,7 @@ async def follow_task(
     if trace is not None:
         trace.task_event("mrtr.task.created", task)
     _tell(on_task, task)
-    follower = _Follower(task, session, rounds, polling, max_rounds, on_round, sleep, trace)
+    follower = _Follower(task, session, rounds, polling, max_rounds, on_round, trace)
     follower.on_task = on_task
     try:
         return await follower.run()
@@ -88,6 +87,8 @@ async def follow_task(
             if trace is not None:
                 trace.task_event("mrtr.task.cancel_sent", task)
         raise
+    finally:
+        session.task_wakers.forget(task.id)
 
 
 class _Follower:
@@ -101,7 +102,6 @@ class _Follower:
         polling: TaskPolling,
         max_rounds: int,
         on_round: Callable[[RoundEvent], object] | None,
-        sleep: Sleep,
         trace: Any,
     ) -> None:
         self.task = task
@@ -110,7 +110,6 @@ class _Follower:
         self.polling = polling
         self.max_rounds = max_rounds
         self.on_round = on_round
-        self.sleep = sleep
         self.trace = trace
         self.on_task: Callable[[Task], object] | None = None
 
@@ -144,7 +143,10 @@ class _Follower:
             if polls > polling.max_polls:
                 raise TaskLimitExceededError("max_polls", polls, polling.max_polls, task_id=task.id)
             previous = polling.delay(task.poll_interval_ms, previous)
-            await self.sleep(previous)
+            # the wait ends early when the server says the task changed (a status
+            # notification on a listen stream that asked for it)
+            with anyio.move_on_after(previous):
+                await self.session.task_wakers.event(task.id).wait()
             seen = task.snapshot
             self.task = task = await task.status(self.session)
             if self.trace is not None:

@@ -97,6 +97,8 @@ class BackChannel:
 
     async def notify(self, method: str, params: Any) -> None:
         """Route one notification (progress is the connection's own)."""
+        if method == "notifications/tasks/status" and isinstance(params, dict):
+            self._session.task_wakers.wake(params.get("taskId"))  # a follower polls now
         if method in CHANGE_METHODS:
             for listener in self.change_listeners:
                 listener(method, params)

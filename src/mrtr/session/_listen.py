@@ -80,6 +80,7 @@ class SubscriptionFilter:
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
+    tasks_status: tuple[str, ...] = ()
 
     def to_wire(self) -> JSONObject:
         """The wire ``SubscriptionFilter``: only what is asked for."""
@@ -92,6 +93,8 @@ class SubscriptionFilter:
             wire["resourcesListChanged"] = True
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
+        if self.tasks_status:
+            wire["tasksStatus"] = list(self.tasks_status)
         return wire
 
     def allows(self, event: ChangeEvent) -> bool:
@@ -114,12 +117,16 @@ class SubscriptionFilter:
         if not isinstance(wire, dict):
             return cls()
         uris = wire.get("resourceSubscriptions")
+        tasks = wire.get("tasksStatus")
         return cls(
             tools_list_changed=wire.get("toolsListChanged") is True,
             prompts_list_changed=wire.get("promptsListChanged") is True,
             resources_list_changed=wire.get("resourcesListChanged") is True,
             resource_subscriptions=tuple(u for u in uris if isinstance(u, str))
             if isinstance(uris, list)
+            else (),
+            tasks_status=tuple(t for t in tasks if isinstance(t, str))
+            if isinstance(tasks, list)
             else (),
         )
 

@@ -49,6 +49,7 @@ from mrtr.session._context import (
 )
 from mrtr.session._envelope import EraState
 from mrtr.session._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
+from mrtr.session._task_wakers import TaskWakers
 from mrtr.types._constants import LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES
 
 if TYPE_CHECKING:
@@ -163,6 +164,8 @@ class ClientSession:
         else:
             advertised = dict(capabilities)
         self._tasks = tasks
+        self.task_wakers = TaskWakers()
+        """Ends a task follower's wait when the server says the task changed."""
         self._advertised = advertised  # before the extension: a call may opt in or out alone
         self._declared: dict[bool, JSONObject] = {}
         if tasks:

@@ -130,3 +130,39 @@ async def test_a_handle_saved_by_one_client_is_finished_by_another() -> None:
             with anyio.fail_after(10):
                 result = await task.result(second, polling=FAST)
     assert result.content[0].text == "ok=False"  # type: ignore[union-attr]
+
+
+async def test_a_status_notification_on_a_listen_stream_ends_the_wait_early() -> None:
+    app = MCPServer("gates", task_store=MemoryTaskStore())
+    go, made, done = anyio.Event(), anyio.Event(), anyio.Event()
+    ids: list[str] = []
+
+    @app.tool(task="required")
+    async def gated() -> str:
+        await go.wait()
+        return "through"
+
+    def seen(task: Task) -> None:
+        ids.append(task.id)
+        made.set()
+
+    once_a_minute = TaskPolling(min_interval=60, max_interval=60)  # unless woken
+    results: list[Any] = []
+    async with (
+        Client(app, tasks=True, task_polling=once_a_minute, on_task=seen) as client,
+        anyio.create_task_group() as tg,
+    ):
+
+        async def call() -> None:
+            results.append(await client.call_tool("gated"))
+            done.set()
+
+        tg.start_soon(call)
+        await made.wait()
+        async with client.listen(tasks_status=[ids[0]]) as subscription:
+            assert subscription.honored is not None
+            assert subscription.honored.tasks_status == (ids[0],)
+            go.set()
+            with anyio.fail_after(10):  # far less than the minute between polls
+                await done.wait()
+    assert results[0].content[0].text == "through"
