@@ -113,15 +113,29 @@ class _Follower:
         self.trace = trace
         self.on_task: Callable[[Task], object] | None = None
 
+    def _check_time(self, task: Task, started: float) -> None:
+        """Give up a task followed longer than `max_wait`, or past its ttl."""
+        elapsed = time.monotonic() - started
+        polling = self.polling
+        if polling.max_wait is not None and elapsed > polling.max_wait:
+            raise TaskLimitExceededError(
+                "max_wait", int(elapsed), int(polling.max_wait), task_id=task.id
+            )
+        ttl = task.snapshot.ttl_ms
+        if ttl is not None and elapsed > ttl / 1000 + polling.max_interval:
+            raise TaskLimitExceededError("ttl_ms", int(elapsed * 1000), ttl, task_id=task.id)
+
     async def run(self) -> CallToolResult:
         polling = self.polling
         answered_rounds = polls = 0
         previous: float | None = None
+        started = time.monotonic()
         while True:
             task = self.task
             outcome = task.outcome()  # raises for a failed or cancelled task
             if outcome is not None:
                 return outcome
+            self._check_time(task, started)
             pending = task.requests
             if pending:
                 if len(pending) > polling.max_input_requests:

@@ -42,6 +42,10 @@ class TaskPolling:
             5,000 concurrent callbacks).
         cancel_timeout: how long the ``tasks/cancel`` sent when a call is abandoned
             (cancelled, past its deadline, failed) may take, in seconds.
+        max_wait: how long `Client.call_tool` follows one task, in seconds, before it
+            gives up (`TaskLimitExceededError`, the task cancelled), whatever the call's
+            own ``timeout``; ``None``: no bound. A task past its ``ttlMs`` (plus
+            ``max_interval``) is given up too: the server may have discarded it.
 
     Raises:
         ValueError: a field that is not positive, or ``min_interval`` over
@@ -55,6 +59,7 @@ class TaskPolling:
     max_polls: int = 100_000
     max_input_requests: int = 64
     cancel_timeout: float = 5.0
+    max_wait: float | None = 24 * 3600.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -65,6 +70,8 @@ class TaskPolling:
             "cancel_timeout",
         ):
             _check_interval(name, getattr(self, name))
+        if self.max_wait is not None:
+            _check_interval("max_wait", self.max_wait)
         _check_count("max_polls", self.max_polls)
         _check_count("max_input_requests", self.max_input_requests)
         if self.min_interval > self.max_interval:

@@ -39,8 +39,9 @@ class TaskFails(Exception):
 class HandTask:
     """One task's state on the server, as ``tasks/get`` shows it."""
 
-    def __init__(self, task_id: str, poll_ms: int | None) -> None:
+    def __init__(self, task_id: str, poll_ms: int | None, ttl_ms: int | None = 60_000) -> None:
         self.id = task_id
+        self.ttl_ms = ttl_ms
         self.status = "working"
         self.poll_ms = poll_ms
         self.questions: dict[str, JSON] = {}
@@ -74,7 +75,7 @@ class HandTask:
             "status": self.status,
             "createdAt": STAMP,
             "lastUpdatedAt": STAMP,
-            "ttlMs": 60_000,
+            "ttlMs": self.ttl_ms,
         }
         if self.poll_ms is not None:
             wire["pollIntervalMs"] = self.poll_ms
@@ -102,9 +103,15 @@ class HandServer:
     """
 
     def __init__(
-        self, tools: Mapping[str, Body], *, poll_ms: int | None = 1, name: str = "hand"
+        self,
+        tools: Mapping[str, Body],
+        *,
+        poll_ms: int | None = 1,
+        name: str = "hand",
+        ttl_ms: int | None = 60_000,
     ) -> None:
         self.tools = dict(tools)
+        self.ttl_ms = ttl_ms
         self.poll_ms = poll_ms
         self.name = name
         self.tasks: dict[str, HandTask] = {}
@@ -192,7 +199,7 @@ class HandServer:
         arguments = params.get("arguments") or {}
         capabilities = params.get("_meta", {}).get("io.modelcontextprotocol/clientCapabilities")
         declared = TASKS in ((capabilities or {}).get("extensions") or {})
-        task = HandTask(f"task-{len(self.tasks) + 1}", self.poll_ms)
+        task = HandTask(f"task-{len(self.tasks) + 1}", self.poll_ms, self.ttl_ms)
         if not declared:  # a client that did not opt in never gets a task
             return {"resultType": "complete", **await body(task, arguments)}
         self.tasks[task.id] = task

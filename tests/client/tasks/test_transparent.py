@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -428,3 +429,25 @@ async def test_a_question_left_for_later_ends_the_call_and_the_task_waits() -> N
         task = await task.answer(client, {"q": ElicitResult(action="decline")})
         result = await task.result(client, polling=FAST)
     assert result.content[0].text == "decline"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("polling", "ttl_ms", "limit"),
+    [
+        (replace(FAST, max_wait=0.05), None, "max_wait"),  # an unlimited task, bounded here
+        (FAST, 20, "ttl_ms"),  # past its ttl the server may have discarded it
+    ],
+)
+async def test_a_task_that_never_ends_is_given_up_and_cancelled(
+    polling: TaskPolling, ttl_ms: int | None, limit: str
+) -> None:
+    async def waits(task: HandTask, arguments: JSON) -> JSON:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    server = HandServer({"waits": waits}, ttl_ms=ttl_ms)
+    async with served(server, tasks=True, task_polling=polling) as client:
+        with pytest.raises(TaskLimitExceededError) as caught:
+            await client.call_tool("waits")
+    assert caught.value.limit == limit
+    assert len(server.requests("tasks/cancel")) == 1
