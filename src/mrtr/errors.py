@@ -3,7 +3,9 @@
 ```
 MRTRError
 ├── MCPError                          the server answered with a JSON-RPC error
-│   └── RequestStateRejectedError     -32602 "Invalid or expired requestState": start over
+│   ├── RequestStateRejectedError     -32602 "Invalid or expired requestState": start over
+│   └── TaskFailedError               a task (tasks extension) ended failed with this
+│                                     JSON-RPC error (.task_id)
 ├── InputRequiredError                the multi-round-trip loop could not finish
 │   ├── InputRequiredRoundsExceededError   carries .max_rounds and .last
 │   ├── InputRequiredNotAllowedError       an InputRequiredResult reached a caller that did
@@ -50,7 +52,6 @@ MRTRError
 │   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
 │   └── LeaseLostError                 the claim's fence is stale: another worker took over
 ├── TaskError                         a task (the tasks extension) did not give a result
-│   ├── TaskFailedError               failed with a JSON-RPC error (also an MCPError: .code)
 │   ├── TaskCancelledError            the task was cancelled (.status_message)
 │   ├── TaskNotAllowedError           a task reached a caller that did not opt in
 │   │                                 (pass allow_task=True, or use Client)
@@ -174,6 +175,31 @@ class RequestStateRejectedError(MCPError):
 
     The flow cannot continue: start the call over without inputResponses or requestState.
     """
+
+
+class TaskFailedError(MCPError):
+    """The task ended ``failed``: its JSON-RPC error is this error's code, message and data.
+
+    An `MCPError`, so code that handles a refused call handles a failed task the same way.
+
+    Attributes:
+        task_id: the task.
+        status_message: the server's ``statusMessage``, if any.
+    """
+
+    def __init__(
+        self,
+        task_id: str,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        status_message: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        super().__init__(code, message, data, method=method)
+        self.task_id = task_id
+        self.status_message = status_message
 
 
 class InputRequiredError(MRTRError):
@@ -778,31 +804,6 @@ class TaskError(MRTRError):
     def __init__(self, message: str, *, task_id: str | None = None) -> None:
         super().__init__(message)
         self.task_id = task_id
-
-
-class TaskFailedError(MCPError, TaskError):
-    """The task ended ``failed``: its JSON-RPC error is this error's code, message and data.
-
-    Also an `MCPError`, so code that handles a refused call handles a failed task the same.
-
-    Attributes:
-        task_id: the task.
-        status_message: the server's ``statusMessage``, if any.
-    """
-
-    def __init__(
-        self,
-        task_id: str,
-        code: int,
-        message: str,
-        data: Any = None,
-        *,
-        status_message: str | None = None,
-        method: str | None = None,
-    ) -> None:
-        MCPError.__init__(self, code, message, data, method=method)
-        self.task_id = task_id
-        self.status_message = status_message
 
 
 class TaskCancelledError(TaskError):
