@@ -300,7 +300,9 @@ class Task:
     ) -> Task:
         """Poll until the task is over or waits for an answer this client has not given.
 
-        Polls at the server's suggested interval, bounded by `polling`.
+        Polls at the server's suggested interval, bounded by `polling`; a
+        ``notifications/tasks/status`` about the task (``client.listen(tasks_status=...)``)
+        ends a wait early.
 
         Args:
             via: a `Client` or `ClientSession` that reaches the task's server.
@@ -321,6 +323,12 @@ class Task:
         raise DeadlineExceededError(timeout)
 
     async def _wait(self, via: Any, polling: TaskPolling, sleep: Sleep) -> Task:
+        try:
+            return await self._poll_until_needed(via, polling, sleep)
+        finally:
+            session_of(via).task_wakers.forget(self.id)
+
+    async def _poll_until_needed(self, via: Any, polling: TaskPolling, sleep: Sleep) -> Task:
         task = self
         previous: float | None = None
         polls = 0
@@ -329,7 +337,11 @@ class Task:
             if polls > polling.max_polls:
                 raise TaskLimitExceededError("max_polls", polls, polling.max_polls, task_id=task.id)
             previous = polling.delay(task.poll_interval_ms, previous)
-            await sleep(previous)
+            if sleep is anyio.sleep:  # a status notification about the task ends it early
+                with anyio.move_on_after(previous):
+                    await session_of(via).task_wakers.event(task.id).wait()
+            else:
+                await sleep(previous)
             task = await task.status(via)
         return task
 
