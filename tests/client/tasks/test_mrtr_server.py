@@ -166,3 +166,22 @@ async def test_a_status_notification_on_a_listen_stream_ends_the_wait_early() ->
             with anyio.fail_after(10):  # far less than the minute between polls
                 await done.wait()
     assert results[0].content[0].text == "through"
+
+
+async def test_task_wait_by_hand_also_wakes_on_a_status_notification() -> None:
+    app = MCPServer("gates", task_store=MemoryTaskStore())
+    go = anyio.Event()
+
+    @app.tool(task="required")
+    async def gated() -> str:
+        await go.wait()
+        return "through"
+
+    async with Client(app) as client:
+        task = await client.session.call_tool("gated", allow_task=True)
+        assert isinstance(task, Task)
+        async with client.listen(tasks_status=[task.id]):
+            go.set()
+            with anyio.fail_after(10):  # far less than the minute between polls
+                done = await task.wait(client, polling=TaskPolling(min_interval=60))
+    assert done.state == "completed"
