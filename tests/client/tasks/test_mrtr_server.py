@@ -183,5 +183,7 @@ async def test_task_wait_by_hand_also_wakes_on_a_status_notification() -> None:
         async with client.listen(tasks_status=[task.id]):
             go.set()
             with anyio.fail_after(10):  # far less than the minute between polls
-                done = await task.wait(client, polling=TaskPolling(min_interval=60))
+                done = await task.wait(
+                    client, polling=TaskPolling(min_interval=60, max_interval=60)
+                )
     assert done.state == "completed"
