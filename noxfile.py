@@ -1,20 +1,41 @@
-"""Sessions: lint, typecheck, conformance, docs, tests, interop. `nox` runs all of these.
+"""Sessions: lint, typecheck, install, conformance, docs, tests, interop, units_lowest,
+units_newest. `nox` runs all of these.
 
 `tests` is everything but the interop tests (fast, in-process and local subprocesses);
 `interop` runs against the official MCP Python SDK in real subprocesses. Both run on
 asyncio and trio. `docs` builds the site with `--strict` (`nox -s docs -- serve` serves
 it); `tests` then checks the built site in headless Chromium. `bench` is on demand only.
+
+`install` installs the built wheel the way a user does (a fresh venv, the package and one
+extra, nothing else) on every Python the package claims and runs what a user runs;
+`units_lowest` runs a fast unit subset with every dependency at its floor on the lowest
+Python, `units_newest` with everything upgraded on the newest.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "typecheck", "conformance", "docs", "tests", "interop"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "install",
+    "conformance",
+    "docs",
+    "tests",
+    "interop",
+    "units_lowest",
+    "units_newest",
+]
 nox.options.reuse_existing_virtualenvs = False
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
@@ -27,7 +48,7 @@ WORKERS = ["-n", "auto"] if (os.cpu_count() or 1) >= 4 else []
 
 def _pytest(session: nox.Session, marker: str, *groups: str) -> None:
     deps = nox.project.dependency_groups(PYPROJECT, "test", *groups)
-    session.install("-e", ".[server]", *deps)
+    session.install("--upgrade", "-e", ".[server]", *deps)
     session.run("pytest", "-m", marker, *WORKERS, *session.posargs)
 
 
@@ -162,3 +183,139 @@ def bench(session: nox.Session) -> None:
     """Benchmarks against the official SDK (not a default session): `nox -s bench -- --quick`."""
     session.install("-e", ".[server]", "mcp==2.3.0")
     session.run("python", "-m", "bench", *session.posargs)
+
+
+# -- what a user installs -------------------------------------------------------------------
+
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")  # requires-python >= 3.10: every minor we claim
+
+
+def _interpreter(session: nox.Session, version: str) -> str:
+    """A working ``python3.X``: on PATH, or under pyenv's versions (its shims may refuse)."""
+    home = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(f"{home}/versions/{version}.*/bin/python{version}"))
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return candidate
+    session.error(
+        f"Python {version} is not installed (the package claims it): pyenv install {version}"
+    )
+    raise AssertionError  # unreachable: session.error raises
+
+
+def _venv(session: nox.Session, python: str, where: Path) -> str:
+    """A fresh venv made by ``python``; its interpreter's path."""
+    session.run(python, "-m", "venv", "--clear", str(where), external=True, silent=True)
+    return str(where / "bin" / "python")
+
+
+def _pip(session: nox.Session, python: str, *args: str) -> None:
+    session.run(python, "-m", "pip", "install", "-q", *args, external=True, silent=True)
+
+
+@nox.session
+def install(session: nox.Session) -> None:
+    """The wheel, as a user installs it, on 3.10-3.13: the demo, the README, the CLI, HTTP.
+
+    Builds the sdist and the wheel (the wheel from the sdist, so a file the sdist forgets
+    fails here), then per Python: a venv with ``mrtr[server]`` and nothing else runs
+    tests/install/smoke.py's server checks, and a venv with bare ``mrtr`` its core checks
+    (the client works; each extra's absence is an error that names it). Both run from a
+    directory outside the checkout.
+    """
+    session.install("build")
+    work = Path(tempfile.mkdtemp(prefix="mrtr-install-"))
+    dist = work / "dist"
+    session.run("python", "-m", "build", "--outdir", str(dist), silent=True)
+    (wheel,) = dist.glob("mrtr-*.whl")
+    (sdist,) = dist.glob("mrtr-*.tar.gz")
+    session.log(f"built {sdist.name} and {wheel.name}")
+    smoke = str(Path("tests/install/smoke.py").resolve())
+    checkout = str(Path.cwd())
+    for version in session.posargs or PYTHONS:
+        python = _interpreter(session, version)
+        for kind, requirement in (("server", f"{wheel}[server]"), ("core", str(wheel))):
+            venv = _venv(session, python, work / f"{kind}-{version}")
+            _pip(session, venv, requirement)
+            where = work / f"run-{kind}-{version}"
+            where.mkdir()
+            with session.chdir(where):
+                session.run(venv, smoke, kind, checkout, external=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+# A fast unit subset (no subprocess-heavy CLI, docs or interop tests): what the dependency
+# legs run. The lowest leg cannot hold the official SDK (it needs newer floors than ours),
+# so the few tests that build its models are left out there.
+UNIT_SUBSET = [
+    "tests/flow",
+    "tests/session",
+    "tests/types",
+    "tests/wire",
+    "tests/paused",
+    "tests/server",
+    "tests/client/test_tracing.py",
+    "tests/auth/test_keyring.py",
+    "tests/test_dependencies.py",
+]
+NEEDS_THE_OFFICIAL_SDK = [
+    "tests/session/test_session.py::test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params",
+]
+ALL_EXTRAS = ".[server,auth,keyring,redis,otel,trio]"
+
+
+def _floors() -> list[str]:
+    """``name==X`` for every ``name>=X`` the package declares (core and every extra)."""
+    project = PYPROJECT["project"]
+    specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        specs += extra
+    pins = {}
+    for spec in specs:
+        match = re.match(r"([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*>=\s*([0-9][^,;\s]*)", spec)
+        if match:
+            pins[match.group(1).lower()] = f"{match.group(1)}=={match.group(3)}"
+    # the tests' OpenTelemetry SDK pins its API exactly: the same release, or pip backtracks
+    api = pins["opentelemetry-api"].split("==")[1]
+    pins["opentelemetry-sdk"] = f"opentelemetry-sdk=={api}"
+    return sorted(pins.values())
+
+
+def _unit_tools() -> list[str]:
+    return [d for d in nox.project.dependency_groups(PYPROJECT, "test") if not d.startswith("mcp")]
+
+
+@nox.session
+def units_lowest(session: nox.Session) -> None:
+    """The unit subset on the lowest Python with every dependency at its declared floor.
+
+    A floor in pyproject.toml is a promise: this leg keeps it. Where it fails, raise the
+    floor to what passes.
+    """
+    python = _venv(session, _interpreter(session, PYTHONS[0]), Path(session.cache_dir) / "lowest")
+    floors = Path(session.cache_dir) / "floors.txt"
+    floors.write_text("\n".join(_floors()) + "\n", encoding="utf-8")
+    session.log("floors: " + ", ".join(_floors()))
+    _pip(session, python, "-c", str(floors), "-e", ALL_EXTRAS, *_unit_tools())
+    deselect = [f"--deselect={test}" for test in NEEDS_THE_OFFICIAL_SDK]
+    session.run(python, "-m", "pytest", "-q", "-m", "not interop", *deselect, *UNIT_SUBSET,
+                *session.posargs, external=True)  # fmt: skip
+
+
+@nox.session
+def units_newest(session: nox.Session) -> None:
+    """The unit subset on the newest Python with everything upgraded to its newest release."""
+    python = _venv(session, _interpreter(session, PYTHONS[-1]), Path(session.cache_dir) / "newest")
+    groups = nox.project.dependency_groups(PYPROJECT, "test")
+    _pip(session, python, "--upgrade", "--upgrade-strategy", "eager", "-e", ALL_EXTRAS, *groups)
+    session.run(python, "-m", "pytest", "-q", "-m", "not interop", *UNIT_SUBSET, *session.posargs,
+                external=True)  # fmt: skip

@@ -68,11 +68,6 @@ def _content(answer: Any) -> dict[str, Any]:
     return {}
 
 
-def _accepts_tasks(ctx: ServerRequestContext) -> bool:
-    caps = ctx.client_capabilities
-    return bool(caps and caps.extensions and TASKS_EXTENSION in caps.extensions)
-
-
 async def _body(name: str, arguments: dict[str, Any], task: TaskControl) -> CallToolResult:
     if name == "slow_compute":
         seconds = float(arguments.get("seconds", 1))
@@ -106,7 +101,8 @@ async def task_tool(
     """Answer a call of one of `TASK_TOOLS`."""
     if name == "greet":
         return _text(f"Hello, {arguments.get('name', 'World')}!")
-    if not _accepts_tasks(ctx):
+    assert server.tasks is not None
+    if not server.tasks.accepts(ctx):
         if name in _REQUIRED:
             raise MCPError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -115,7 +111,6 @@ async def task_tool(
             )
         if name == "slow_compute":  # the immediate path: no task for this client
             return _text(f"Computed {arguments.get('label') or 'result'} at once")
-    assert server.tasks is not None
     if name == "test_tool_with_task":
         answer = (ctx.input_responses or {}).get("user_name")
         user = _content(answer).get("name")

@@ -76,6 +76,18 @@ def test_the_cache_is_bounded_and_keeps_the_recent_ones() -> None:
     assert shared.get(envelope_key(recent)) is not None
 
 
+def test_a_huge_envelope_is_validated_but_never_kept() -> None:
+    # eight envelopes of the message size (32 MiB) would stay in a cache all clients share
+    shared = EnvelopeCache()
+    info = "io.modelcontextprotocol/clientInfo"
+    huge = {**meta(), info: {"name": "x" * 100_000, "version": "1"}}
+    envelope = EraGate(shared).envelope("tools/list", {"_meta": huge})
+    assert envelope.client_info is not None and envelope.client_info.name == "x" * 100_000
+    assert len(shared) == 0
+    EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    assert len(shared) == 1
+
+
 def test_a_legacy_connection_still_refuses_a_cached_modern_envelope() -> None:
     shared = EnvelopeCache()
     EraGate(shared).envelope("tools/list", {"_meta": meta()})

@@ -10,7 +10,7 @@ every transport.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +255,9 @@ class ServerConnection:
         self._listener: Listener | None = None  # a legacy connection's change listener
         self._subscribed: set[str] = set()  # its resources/subscribe URIs
         self._subscribed_bytes = 0  # their length in all
+        # whose share of the server's listeners its listeners take: this connection's
+        # own (a stream), unless the shell names the client (HTTP: principal or address)
+        self.client: Hashable = self
 
     @property
     def era(self) -> Era | None:
@@ -294,6 +297,7 @@ class ServerConnection:
                 uris=self._subscribed,
                 max_pending=self._spec.max_pending_events,
                 name="a legacy connection",
+                client=self.client,
             )
         return self._listener
 
@@ -475,7 +479,9 @@ class ServerConnection:
     ) -> Any:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
-            return self._spec.initialize_result(self._gate.initialize(params))
+            return self._spec.initialize_result(
+                self._gate.initialize(params, max_bytes=self._spec.max_client_info_bytes)
+            )
         if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
@@ -599,14 +605,16 @@ class ServerConnection:
             raise HandlerError(
                 INVALID_PARAMS, "Invalid params for subscriptions/listen: notifications: required"
             )
-        cap = self._spec.max_resource_subscriptions
-        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap)
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap, max_bytes=budget)
         if truncated:
             _logger.warning(
-                "subscriptions/listen %r asked for more than %d resources; honouring the first %d",
+                "subscriptions/listen %r asked for more than %d resources or %d characters "
+                "of them; honouring the first %d",
                 request_id,
                 cap,
-                cap,
+                budget,
+                len(uris),
             )
         meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
         tasks, owner = self._task_subscription(wire, cap, request_id, principal, envelope)
@@ -618,6 +626,7 @@ class ServerConnection:
             max_pending=self._spec.max_pending_events,
             meta=meta,
             name=f"subscriptions/listen {request_id!r}",
+            client=self.client,
             tasks=frozenset(tasks),
             owner=owner,
         )

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_LISTENERS_PER_CLIENT",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MAX_SESSIONS_PER_CLIENT",
+    "DEFAULT_MAX_URI_LENGTH",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
     "DEFAULT_TASK_MAX_INPUT_BYTES",
     "DEFAULT_TASK_MAX_LIVE",
@@ -33,3 +37,11 @@ DEFAULT_TASK_MAX_LIVE = 10_000  # unfinished tasks the whole server holds
 DEFAULT_TASK_MAX_INPUT_BYTES = 256 * 1024  # one tasks/update's inputResponses, as JSON
 DEFAULT_TASK_MAX_RESULT_BYTES = 4 * 1024 * 1024  # one task's result, as JSON
 DEFAULT_TASK_MAX_ROUNDS = 64  # input rounds one task may ask
+DEFAULT_MAX_URI_LENGTH = 8 * 1024
+"""Characters of the longest URI an `MCPServer` looks up (``resources/read``)."""
+DEFAULT_MAX_SESSIONS_PER_CLIENT = 256
+"""Legacy HTTP sessions one client (a principal, or an anonymous remote address) holds."""
+DEFAULT_MAX_LISTENERS_PER_CLIENT = 64
+"""Change listeners one client (a principal, an anonymous address, a stream) holds."""
+DEFAULT_MAX_CLIENT_INFO_BYTES = 64 * 1024
+"""Characters (as JSON) of the capabilities and client info a legacy session keeps."""

@@ -9,7 +9,7 @@ with a log line (never an unbounded queue). `pump` is its writer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Hashable
 
 import anyio
 
@@ -51,10 +51,12 @@ class Listener:
         max_pending: int = DEFAULT_MAX_PENDING_EVENTS,
         meta: JSONObject | None = None,
         name: str = "a listener",
+        client: Hashable | None = None,
         tasks: frozenset[str] = frozenset(),
         owner: str | None = None,
     ) -> None:
         self.kinds = frozenset(kinds)
+        self.client = client  # whose share of the server's listeners it takes (None: no one's)
         self.tasks = tasks  # the task ids whose status it asked for (tasksStatus)
         self.owner = owner  # the principal digest those tasks must belong to
         self.uris = uris  # a legacy session's set grows and shrinks with resources/subscribe

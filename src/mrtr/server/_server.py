@@ -12,8 +12,11 @@ from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_LISTENERS_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
 )
 from mrtr.server._security import RequestStateSecurity
@@ -166,13 +169,19 @@ class Server:
             connection (more fail at once with code -32000).
         max_listeners: change listeners held at once (``subscriptions/listen`` streams,
             legacy connections and GET streams); more are refused.
+        max_listeners_per_client: of those, the most one client holds (an
+            authenticated principal; over HTTP without one, a remote address; a stream
+            connection); more of its own are refused.
         max_pending_events: distinct changes waiting unsent for one listener; past it
             the listener is dropped (a slow reader), with a log line.
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
-        max_subscription_bytes: characters of the URIs one legacy session subscribes
-            to, in all (a listen is bounded by the message size instead).
+        max_subscription_bytes: characters of the URIs one listen stream or legacy
+            session subscribes to, in all (a listen honours the first ones that fit).
+        max_client_info_bytes: characters (as JSON) of the ``capabilities`` and
+            ``clientInfo`` a legacy ``initialize`` may carry (the session keeps them for
+            its life); a larger one gets -32602.
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
         task_store: serve the Tasks extension from this store (a `TaskRunner` with the
@@ -211,9 +220,11 @@ class Server:
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
         max_listeners: int = DEFAULT_MAX_LISTENERS,
+        max_listeners_per_client: int = DEFAULT_MAX_LISTENERS_PER_CLIENT,
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
+        max_client_info_bytes: int = DEFAULT_MAX_CLIENT_INFO_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
         task_store: TaskStore | None = None,
         tasks: TaskRunner | None = None,
@@ -227,6 +238,9 @@ class Server:
                 "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
                 "must be at least 1"
             )
+        if max_client_info_bytes < 1:
+            raise ValueError("max_client_info_bytes must be at least 1")
+        self.max_client_info_bytes = max_client_info_bytes
         self.max_subscription_bytes = max_subscription_bytes
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
@@ -234,7 +248,9 @@ class Server:
         self.max_resource_subscriptions = max_resource_subscriptions
         from mrtr.server._notify import ChangeHub
 
-        self._hub = ChangeHub(max_listeners=max_listeners)
+        self._hub = ChangeHub(
+            max_listeners=max_listeners, max_listeners_per_client=max_listeners_per_client
+        )
         self.name = name
         self.middleware: list[ServerMiddleware] = list(middleware)
         self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
@@ -277,6 +293,8 @@ class Server:
                 f"ephemeral key) or UNSEALED, not {type(request_state_security).__name__}"
             )
         self.tasks: TaskRunner | None = _task_runner(tasks, task_store)
+        if self.tasks is not None:  # sealing and the hub, before any connection is made
+            self.tasks.attach(self.request_state_policy, self._hub)
         """The Tasks extension's runner (``None``: the extension is off)."""
 
     def __repr__(self) -> str:
@@ -457,6 +475,7 @@ class Server:
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
             max_subscription_bytes=self.max_subscription_bytes,
+            max_client_info_bytes=self.max_client_info_bytes,
             params_models=params_models,
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
@@ -567,6 +586,7 @@ class Server:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
@@ -602,6 +622,9 @@ class Server:
                 or ``"*"`` for any.
             max_sessions: legacy sessions held at once; ``initialize`` beyond it gets 503
                 (live sessions are never evicted to make room).
+            max_sessions_per_client: of those, the most one client holds (its
+                principal, or without a ``token_verifier`` its remote address: behind a
+                proxy, let the ASGI server take it from ``X-Forwarded-For``); 503 beyond.
             session_idle_timeout: seconds after its last request a legacy session ends.
             max_concurrent_requests: requests in flight at once on one legacy session
                 (503 beyond it).
@@ -627,6 +650,7 @@ class Server:
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_sessions=max_sessions,
+            max_sessions_per_client=max_sessions_per_client,
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,

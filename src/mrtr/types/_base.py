@@ -47,6 +47,7 @@ class WireModel(BaseModel):
         extra="allow",
         frozen=True,
         defer_build=True,  # build validators on first use: keeps `import mrtr` cheap
+        protected_namespaces=(),  # `model_preferences` is a wire name (pydantic < 2.10 warns)
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -408,3 +408,55 @@ async def test_a_body_still_running_at_shutdown_fails_its_task() -> None:
     after = await h.get(task_id)
     assert after["result"]["status"] == "failed"
     assert "stopped" in after["result"]["error"]["message"]
+
+
+async def test_a_handler_can_ask_whether_the_request_accepts_a_task() -> None:
+    runner = TaskRunner(MemoryTaskStore())
+    seen: list[bool] = []
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        seen.append(runner.accepts(ctx))
+        return text("at once")
+
+    server = Server("optional", on_call_tool=call_tool, tasks=runner)
+
+    async def emit(message: dict[str, Any]) -> None:
+        pass
+
+    for caps in (TASKS, ALL_CAPS):
+        message = request("tools/call", {"name": "job"}, caps=caps)
+        await server.connection().handle(message, emit=emit)
+    assert seen == [True, False]
+
+
+class BrokenDiskStore(MemoryTaskStore):
+    """A store whose disk fails after the first write (a fault, as a real disk has)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+        self.failed = anyio.Event()
+
+    async def put(self, record: Any) -> None:
+        self.writes += 1
+        if self.writes > 1:
+            self.failed.set()
+            raise OSError("disk I/O error")
+        await super().put(record)
+
+
+async def test_a_store_failing_mid_task_never_breaks_the_server(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = BrokenDiskStore()
+    h = Harness(TaskRunner(store))
+    assert h.server.tasks is not None
+    with caplog.at_level(logging.ERROR, logger="mrtr.server.tasks"):
+        async with h.server.tasks.lifespan():  # no ExceptionGroup out of it
+            task_id = await h.start()
+            with anyio.fail_after(10):
+                await store.failed.wait()
+            second = await h.send("tools/call", {"name": "job"})
+            assert second["error"] == {"code": -32603, "message": "Internal error"}
+    assert "could not be stored" in caplog.text
+    assert (await h.get(task_id))["result"]["status"] == "working"  # what the disk kept

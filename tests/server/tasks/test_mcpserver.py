@@ -233,3 +233,67 @@ async def test_over_http_the_mcp_name_header_must_name_the_task() -> None:
         assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
         missing = await http.post("/mcp", json=get, headers={**headers, "Mcp-Method": "tasks/get"})
         assert missing.status_code == 400 and missing.json()["error"]["code"] == -32020
+
+
+def restartable(db: Any, effects: list[str]) -> MCPServer:
+    """One process of a server whose task tool survives a restart (SQLite, shared keys)."""
+    from mrtr.server import RequestStateSecurity, SqliteTaskStore
+
+    app = MCPServer(
+        "durable",
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+        task_store=SqliteTaskStore(db),
+    )
+
+    @app.tool(task="required")
+    async def deploy(target: str, ctx: Context) -> str:
+        if ctx.once("build"):
+            effects.append("build")
+        answer = await ctx.ask(Elicit(f"Deploy to {target}?", Ok, key="go"))
+        assert isinstance(answer, AcceptedElicitation)
+        return f"deployed to {target}: {answer.data.ok}"
+
+    return app
+
+
+async def test_a_task_tool_resumes_after_a_restart(tmp_path: Any) -> None:
+    db, effects = tmp_path / "tasks.db", []
+    first = restartable(db, effects)
+    async with session(first, WITH_TASKS) as s:
+        created = await s.send_request(
+            "tools/call", {"name": "deploy", "arguments": {"target": "prod"}}
+        )
+        task_id = created["taskId"]
+        asked = await until(s, task_id, "input_required")
+        assert list(asked["inputRequests"]) == ["go"]
+    # the process is gone (its lifespan ended); another one starts on the same store
+    second = restartable(db, effects)
+    async with session(second, WITH_TASKS) as s:  # resumed before the first request
+        again = await until(s, task_id, "input_required")
+        (key,) = again["inputRequests"]
+        assert key == "go~2"  # asked anew after the restart: a fresh key
+        yes = {"action": "accept", "content": {"ok": True}}
+        await s.send_request("tasks/update", {"taskId": task_id, "inputResponses": {key: yes}})
+        done = await until(s, task_id, "completed", "failed")
+    assert done["status"] == "completed", done
+    assert done["result"]["content"][0]["text"] == "deployed to prod: True"
+    assert effects == ["build"]  # ctx.once held across the restart
+
+
+async def test_a_task_whose_tool_is_gone_after_a_restart_fails(tmp_path: Any) -> None:
+    from mrtr.server import RequestStateSecurity, SqliteTaskStore
+
+    db = tmp_path / "tasks.db"
+    async with session(restartable(db, []), WITH_TASKS) as s:
+        created = await s.send_request(
+            "tools/call", {"name": "deploy", "arguments": {"target": "x"}}
+        )
+        await until(s, created["taskId"], "input_required")
+    without = MCPServer(
+        "durable",
+        request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+        task_store=SqliteTaskStore(db),
+    )
+    async with session(without, WITH_TASKS) as s:
+        failed = await until(s, created["taskId"], "failed")
+    assert "cannot be resumed" in failed["error"]["message"]

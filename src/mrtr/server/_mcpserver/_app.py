@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_URI_LENGTH
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._handler import HandlerSpec
@@ -81,6 +81,12 @@ class MCPServer:
             ``False`` gives the reference's ``-32603 Handler returned an invalid result``.
         legacy_shim_max_rounds: the bound on those re-entries per call (each question
             is bounded by the low-level server's ``client_request_timeout``).
+        max_uri_length: the longest URI ``resources/read`` looks up (characters);
+            a longer one gets -32602 before any template is tried.
+        allow_path_traversal: let a template variable hold a ``..`` path segment
+            (between slashes or backslashes, or percent-encoded); by default such a
+            ``resources/read`` gets -32602. ``@app.resource(allow_path_traversal=)``
+            decides for one resource.
         handler_error_log_level: as `Server`.
         tracer_provider: as `Server`.
         meter_provider: as `Server`.
@@ -103,6 +109,8 @@ class MCPServer:
         allow_unsealed_answers: bool = False,
         legacy_shim: bool = True,
         legacy_shim_max_rounds: int = DEFAULT_LEGACY_SHIM_MAX_ROUNDS,
+        max_uri_length: int = DEFAULT_MAX_URI_LENGTH,
+        allow_path_traversal: bool = False,
         handler_error_log_level: int = logging.ERROR,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -113,6 +121,10 @@ class MCPServer:
             raise ValueError("max_state_bytes must be positive")
         if legacy_shim_max_rounds <= 0:
             raise ValueError("legacy_shim_max_rounds must be positive")
+        if max_uri_length < 1:
+            raise ValueError("max_uri_length must be at least 1")
+        self.max_uri_length = max_uri_length
+        self.allow_path_traversal = allow_path_traversal
         self.legacy_shim = legacy_shim
         self.legacy_shim_max_rounds = legacy_shim_max_rounds
         self.name = name or "mcp-server"
@@ -147,6 +159,12 @@ class MCPServer:
         # "" above lets the low-level server refuse an explicit policy without a name or an
         # audience (parity); the name it reports is the real one
         self.server.name = self.name
+        if self.server.tasks is not None:  # a restarted server runs its task tools again
+            import functools
+
+            from mrtr.server._tasks._tool_task import resume_tool_task
+
+            self.server.tasks.resumer = functools.partial(resume_tool_task, self)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
@@ -341,11 +359,14 @@ class MCPServer:
         icons: list[Any] | None = None,
         annotations: Any = None,
         meta: dict[str, Any] | None = None,
+        allow_path_traversal: bool | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a resource (``{var}`` in `uri` makes it a template).
 
         A template's function takes the URI's variables by name; static resources and
-        templates may both take a `Context`, ask, and use resolvers.
+        templates may both take a `Context`, ask, and use resolvers. A variable holds
+        one or more characters other than ``/``, ``?`` and ``#``, and no ``..`` segment
+        unless ``allow_path_traversal`` (``None``: the server's setting).
         """
         if callable(uri):
             raise TypeError("use @app.resource(uri), with the URI")
@@ -363,9 +384,10 @@ class MCPServer:
                 icons=icons,
                 annotations=annotations,
                 meta=meta,
+                allow_path_traversal=allow_path_traversal,
             )
             self._check_rails(entry.spec)
-            (self._templates if entry.pattern is not None else self._resources)[uri] = entry
+            (self._templates if entry.matcher is not None else self._resources)[uri] = entry
             return fn
 
         return decorate

@@ -194,7 +194,10 @@ class Context:
         from mrtr.server._mcpserver._errors import ToolError
 
         app = self._server()
-        found = Routes(app).find_resource(uri)
+        try:
+            found = Routes(app).find_resource(uri)
+        except MCPError as exc:  # too long, or a '..' segment
+            raise ToolError(exc.message) from None
         if found is None:
             raise ToolError(f"Unknown resource: {uri}")
         entry, variables = found

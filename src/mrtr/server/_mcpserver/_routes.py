@@ -97,13 +97,41 @@ class Routes:
         )
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """The entry serving `uri` and its variables, or ``None``.
+
+        Raises:
+            MCPError: -32602, the URI is longer than ``max_uri_length``, or a variable
+                holds a ``..`` segment (unless path traversal is allowed).
+        """
+        from mrtr.errors import MCPError
+        from mrtr.server._mcpserver._resource import climbing_variable
+        from mrtr.types import INVALID_PARAMS
+
+        limit = self.app.max_uri_length
+        if len(uri) > limit:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"URI too long: {len(uri)} characters, the limit is {limit}",
+                {"maxUriLength": limit},
+            )
         static = self.app._resources.get(uri)
         if static is not None:
             return static, {}
         for entry in self.app._templates.values():
             variables = entry.match(uri)
-            if variables is not None:
-                return entry, variables
+            if variables is None:
+                continue
+            allowed = entry.allow_path_traversal
+            if allowed is None:
+                allowed = self.app.allow_path_traversal
+            name = None if allowed else climbing_variable(variables)
+            if name is not None:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid URI {uri}: the variable {name!r} holds a '..' path segment",
+                    {"uri": uri},
+                )
+            return entry, variables
         return None
 
     async def read_resource(

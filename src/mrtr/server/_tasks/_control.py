@@ -53,6 +53,14 @@ class TaskControl:
         """
         return await self._runner._ask(self._live, requests)
 
+    async def checkpoint(self, resume: dict[str, Any]) -> None:
+        """Save what the runner's ``resumer`` needs to run the body again (JSON).
+
+        Stored, sealed, with the task: after a restart the next server starts the body
+        again from it (replay) instead of failing the task.
+        """
+        await self._runner._checkpoint(self._live, resume)
+
     async def set_status_message(self, message: str | None) -> None:
         """Set the task's ``statusMessage`` (what ``tasks/get`` shows beside the status)."""
         await self._runner._note(self._live, message)

@@ -28,6 +28,7 @@ class _Live:
     used_keys: set[str] = field(default_factory=set)
     rounds: int = 0
     cancelled: bool = False
+    resume: dict[str, Any] | None = None  # how to run the body again after a restart
 
     @property
     def task_id(self) -> str:

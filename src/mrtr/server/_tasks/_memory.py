@@ -43,6 +43,14 @@ class MemoryTaskStore:
                 mine += record.owner == owner
         return mine, total
 
+    async def live(self, *, now: float) -> list[TaskRecord]:
+        """The unfinished, unexpired records (what a restarted runner resumes)."""
+        return [
+            record
+            for record in self._records.values()
+            if record.live and (record.expires_at is None or record.expires_at > now)
+        ]
+
     async def purge(self, *, now: float) -> int:
         """Forget the expired records."""
         gone = [

@@ -60,12 +60,15 @@ _logger = logging.getLogger("mrtr.server.tasks")
 
 TaskBody = Callable[[TaskControl], Awaitable[Any]]
 """``async (task) -> result``: the work of a task (a ``CallToolResult`` for tools/call)."""
+Resumer = Callable[[dict[str, Any]], "tuple[TaskBody, ServerRequestContext] | None"]
+"""Rebuilds a task's body and request from its checkpoint (``None``: it cannot)."""
 
 SERVER_BUSY = -32000
 _UNKNOWN = "Unknown task"  # the one answer for a task that is missing, expired or not yours
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 _KEEP = object()  # a status message left as it is
 _UNREADABLE = "\x00unreadable"  # the payload mark of a state that could not be opened
+_STOPPED = "The server stopped before the task ended"
 _LOST = "The task's state cannot be read (sealed under another key)"
 _PURGE_EVERY = 30.0  # seconds between two purges of expired tasks
 _INPUT_REQUEST: TypeAdapter[InputRequest] | None = None
@@ -158,6 +161,8 @@ class TaskRunner:
         self.clock = clock
         self._policy: RequestStateSecurity | None = None
         self._hub: ChangeHub | None = None
+        self.resumer: Resumer | None = None
+        """Rebuilds a body from what `TaskControl.checkpoint` saved (`MCPServer` sets it)."""
         self._groups: list[anyio.abc.TaskGroup] = []
         self._live: dict[str, _Live] = {}
         self._last_purge = 0.0
@@ -181,19 +186,80 @@ class TaskRunner:
     async def lifespan(self) -> AsyncIterator[None]:
         """Run task bodies while this is open (the server's shells open it for you).
 
-        Several may be open at once (one per shell); new bodies run in the latest. On
-        exit, the bodies it holds are cancelled and their tasks fail ("the server
-        stopped").
+        Several may be open at once (one per shell); new bodies run in the latest. The
+        first one open resumes the unfinished tasks a previous run left, when they can
+        be (see `resumer`). On exit, the bodies it holds are cancelled: a resumable task
+        is left as it is for the next start, any other fails ("the server stopped").
         """
         async with anyio.create_task_group() as group:
             self._groups.append(group)
             try:
+                if len(self._groups) == 1 and self.resumer is not None:
+                    await self._resume_all(group)
                 yield
             finally:
                 self._groups.remove(group)
                 group.cancel_scope.cancel()
 
+    async def _resume_all(self, group: anyio.abc.TaskGroup) -> None:
+        """Start again the bodies of the unfinished tasks a previous run left (replay).
+
+        Only tasks that say how (`TaskControl.checkpoint`, which `MCPServer` tools do)
+        and whose state this server can open; a store without ``live`` resumes nothing.
+        """
+        listing = getattr(self.store, "live", None)
+        if listing is None or self.resumer is None:
+            return
+        try:
+            records: list[TaskRecord] = await listing(now=self.clock())
+        except Exception:
+            _logger.exception("could not list the unfinished tasks to resume")
+            return
+        for record in records:
+            if record.task_id in self._live:
+                continue
+            try:
+                await self._resume(group, record)
+            except Exception:  # one task's trouble never stops the server from starting
+                _logger.exception("task %s: could not be resumed", record.task_id[:8])
+                self._live.pop(record.task_id, None)
+
+    async def _resume(self, group: anyio.abc.TaskGroup, record: TaskRecord) -> None:
+        """Start one left task's body again from its checkpoint (or fail it)."""
+        if self.resumer is None:
+            return
+        payload = self._open(record)
+        info = payload.get("resume")
+        if not isinstance(info, dict):
+            return
+        try:
+            found = self.resumer(info)
+        except Exception:
+            _logger.exception("task %s: cannot be resumed", record.task_id[:8])
+            found = None
+        live = _Live(record, resume=info)
+        live.used_keys = {k for k in payload.get("usedKeys", ()) if isinstance(k, str)}
+        rounds = payload.get("rounds")
+        live.rounds = rounds if isinstance(rounds, int) else 0
+        self._live[record.task_id] = live
+        if found is None:
+            await self._fail(live, INTERNAL_ERROR, "The task cannot be resumed here")
+            self._live.pop(record.task_id, None)
+            return
+        body, request = found
+        _logger.info("task %s: resumed after a restart", record.task_id[:8])
+        # its old questions are void (their keys are not reused): asked anew by the body
+        await self._write(live, "working", {})
+        group.start_soon(self._run, live, body, request)
+
     # --- creating ---------------------------------------------------------------------
+
+    def accepts(self, ctx: ServerRequestContext) -> bool:
+        """Whether this request may be answered with a task (it declared the extension).
+
+        A handler of an "optional" task tool runs the work in the request when not.
+        """
+        return accepts_tasks(ctx.client_capabilities)
 
     def owner_of(self, ctx: ServerRequestContext) -> str:
         """The digest of the principal a request's tasks are bound to (``""``: none)."""
@@ -217,12 +283,15 @@ class TaskRunner:
         body: TaskBody,
         *,
         status_message: str | None = None,
+        resume: dict[str, Any] | None = None,
     ) -> CreateTaskResult:
         """Create a task for this request, start `body` in the background; its handle.
 
         The task is in the store before this returns. Return the handle from a
         ``tools/call`` handler; only for a client that declared the extension
-        (`accepts_tasks`).
+        (`accepts`). ``resume`` is what the runner's ``resumer`` needs to start the body
+        again after a restart (JSON, sealed at rest); without it a task still running
+        when the server stops fails.
 
         Raises:
             MCPError: -32021 when the client did not declare the extension; -32000 when
@@ -263,10 +332,10 @@ class TaskRunner:
             expires_at=None if self.ttl_ms is None else now + self.ttl_ms / 1000,
             poll_interval_ms=self.poll_interval_ms,
             status_message=status_message,
-            payload=self._seal({}),
+            payload=self._seal({} if resume is None else {"resume": resume}),
         )
         await self.store.put(record)  # durable before the handle leaves
-        live = _Live(record)
+        live = _Live(record, resume=resume)
         self._live[record.task_id] = live
         request = dataclasses.replace(ctx, _emit=_nowhere, _close_stream=None, _backchannel=None)
         self._groups[-1].start_soon(self._run, live, body, request)
@@ -290,7 +359,17 @@ class TaskRunner:
     # --- running ----------------------------------------------------------------------
 
     async def _run(self, live: _Live, body: TaskBody, request: ServerRequestContext) -> None:
-        control = TaskControl(self, live, request)
+        """Run one body and record its outcome; nothing escapes into the task group."""
+        try:
+            await self._drive(live, body, TaskControl(self, live, request))
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:  # the store failed while the outcome was recorded
+            _logger.exception("task %s: its outcome could not be stored", live.task_id[:8])
+        finally:
+            self._live.pop(live.task_id, None)
+
+    async def _drive(self, live: _Live, body: TaskBody, control: TaskControl) -> None:
         expires = live.record.expires_at
         if expires is not None:
             live.scope.deadline = anyio.current_time() + max(0.0, expires - self.clock())
@@ -306,14 +385,17 @@ class TaskRunner:
         except MCPError as exc:
             await self._fail(live, exc.code, exc.message, exc.data)
         except anyio.get_cancelled_exc_class():
+            if live.resume is not None and self.resumer is not None:
+                raise  # left as it is: the next start of the server resumes it
             with anyio.CancelScope(shield=True):
-                await self._fail(live, INTERNAL_ERROR, "The server stopped before the task ended")
+                try:
+                    await self._fail(live, INTERNAL_ERROR, _STOPPED)
+                except Exception:
+                    _logger.exception("task %s: could not record the shutdown", live.task_id[:8])
             raise
         except Exception:
             _logger.exception("task %s: its body raised", live.task_id[:8])
             await self._fail(live, INTERNAL_ERROR, "Internal error")
-        finally:
-            self._live.pop(live.task_id, None)
 
     async def _complete(self, live: _Live, result: Any) -> None:
         if isinstance(result, BaseModel):
@@ -364,11 +446,19 @@ class TaskRunner:
         async with live.lock:
             if live.record.status in TERMINAL_TASK_STATUSES:
                 return  # cancelled (or already ended): the first word stands
+            stored = payload
+            if live.resume is not None and status not in TERMINAL_TASK_STATUSES:
+                stored = {
+                    **payload,
+                    "resume": live.resume,
+                    "usedKeys": sorted(live.used_keys),
+                    "rounds": live.rounds,
+                }
             record = dataclasses.replace(
                 live.record,
                 status=status,
                 updated_at=self.clock(),
-                payload=self._seal(payload),
+                payload=self._seal(stored),
                 status_message=live.record.status_message
                 if status_message is _KEEP
                 else status_message,  # type: ignore[arg-type]
@@ -385,6 +475,10 @@ class TaskRunner:
 
         detailed = self._detailed(record, payload)
         self._hub.publish(TASK_STATUS, record.task_id, detailed, record.owner)
+
+    async def _checkpoint(self, live: _Live, resume: dict[str, Any]) -> None:
+        live.resume = resume
+        await self._write(live, live.record.status, self._pending_payload(live))
 
     async def _note(self, live: _Live, message: str | None) -> None:
         payload = self._pending_payload(live)

@@ -124,6 +124,14 @@ class SqliteTaskStore:
 
         return await self._run(count)
 
+    async def live(self, *, now: float) -> list[TaskRecord]:
+        """The unfinished, unexpired records (what a restarted runner resumes)."""
+
+        def read(db: sqlite3.Connection) -> list[Any]:
+            return db.execute(f"SELECT {_COLUMNS} FROM mrtr_tasks WHERE {_LIVE}", (now,)).fetchall()
+
+        return [TaskRecord(*row) for row in await self._run(read)]
+
     async def purge(self, *, now: float) -> int:
         """Forget the expired records."""
 

@@ -16,7 +16,9 @@ class TaskStore(Protocol):
 
     A store keeps `TaskRecord` values by id and forgets them once expired; it checks
     nothing else (owners, caps and sealing are the runner's). ``put`` must be durable
-    when it returns: a task handle is only sent after it.
+    when it returns: a task handle is only sent after it. A store may also offer
+    ``async live(*, now) -> list[TaskRecord]`` (the unfinished records): a restarted
+    runner then resumes their bodies (both stores here do).
     """
 
     async def put(self, record: TaskRecord) -> None:
