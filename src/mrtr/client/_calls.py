@@ -252,7 +252,7 @@ async def _follow(
     session = call.session
     if rounds is None:
         answer, _ = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
-        rounds = _Rounds(call, None, 0, answer)
+        rounds = _Rounds(call, None, 1, answer)
     rounds.pausing = None  # a task's questions are answered now or the task is cancelled
     return await follow_task(
         task,

@@ -193,13 +193,15 @@ async def _answer(
     trace: Any,
 ) -> Task:
     """Answer one poll's new questions through the callbacks, and send them."""
-    rounds.round += 1
     rounds.task_id = task.id
-    number = rounds.round
+    number = rounds.round  # the next round of the call: its rounds before the task count
     start = time.perf_counter()
     callbacks = wire = 0.0
     try:
-        responses: dict[str, Any] = await answer_all(pending, rounds.dispatch, pausable=True)
+        try:
+            responses: dict[str, Any] = await answer_all(pending, rounds.dispatch, pausable=True)
+        finally:
+            rounds.round += 1  # the callbacks were told `number`; the next round is next
         sent = time.perf_counter()
         callbacks = sent - start
         left = [key for key, answer in responses.items() if answer is PAUSE]

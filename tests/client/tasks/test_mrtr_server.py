@@ -187,3 +187,37 @@ async def test_task_wait_by_hand_also_wakes_on_a_status_notification() -> None:
                     client, polling=TaskPolling(min_interval=60, max_interval=60)
                 )
     assert done.state == "completed"
+
+
+async def test_questions_before_the_task_are_rounds_and_after_it_are_the_tasks() -> None:
+    from typing import Annotated
+
+    from mrtr.server import Resolve
+
+    app = MCPServer("composed", task_store=MemoryTaskStore())
+
+    class Name(BaseModel):
+        name: str
+
+    async def ask_name() -> Elicit[Name]:
+        return Elicit("Your name?", Name)
+
+    @app.tool(task="required")
+    async def greet(ctx: Context, who: Annotated[Name, Resolve(ask_name, key="who")]) -> str:
+        go = await ctx.ask(Elicit(f"Greet {who.name}?", Ok, key="go"))
+        ok = isinstance(go, AcceptedElicitation) and go.data.ok
+        return f"Hello, {who.name}!" if ok else "..."
+
+    asked: list[tuple[str | None, int | None, bool]] = []
+
+    async def answer(ctx: ClientRequestContext, params: Any) -> ElicitResult:
+        asked.append((ctx.key, ctx.round, ctx.task_id is not None))
+        if ctx.key == "who":
+            return ElicitResult(action="accept", content={"name": "Ada"})
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async with Client(app, tasks=True, task_polling=FAST, elicitation_callback=answer) as c:
+        result = await c.call_tool("greet")
+    assert result.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+    # the resolver's question is a round of the call; the body's is the task's
+    assert asked == [("who", 1, False), ("go", 2, True)]
