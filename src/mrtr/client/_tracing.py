@@ -398,15 +398,21 @@ class CallTrace(RequestTrace):
     def task_event(self, name: str, task: Any, **attributes: Any) -> None:
         """Record a step of the task this call follows: an event on the call span.
 
-        ``mrtr.task.id`` goes on the span once; each poll, answer and cancel is an event
-        with the status the task had (never its questions, answers or result).
+        ``mrtr.task.id_digest`` goes on the span once: a digest, because a task id is a
+        bearer capability (whoever holds it may read the task's result from a server that
+        does not bind tasks to their caller), and traces travel further than the call.
+        Each poll, answer and cancel is an event with the status the task had (never
+        its questions, answers or result).
         """
         span = self._span
         if span is None:
             return
-        if "mrtr.task.id" not in self._call_attributes:
-            self._call_attributes["mrtr.task.id"] = task.id
-            span.set_attribute("mrtr.task.id", task.id)
+        if "mrtr.task.id_digest" not in self._call_attributes:
+            import hashlib
+
+            digest = hashlib.sha256(task.id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            self._call_attributes["mrtr.task.id_digest"] = digest
+            span.set_attribute("mrtr.task.id_digest", digest)
         if name == "mrtr.task.answered":
             self._rounds += 1
         span.add_event(name, {"mrtr.task.status": task.state, **attributes})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import anyio
@@ -51,7 +52,9 @@ async def test_the_call_span_holds_the_task_and_each_request_is_its_child() -> N
     spans = exporter.get_finished_spans()
     (call,) = [s for s in spans if s.name == "execute_tool ask"]
     assert call.attributes is not None
-    assert call.attributes["mrtr.task.id"] == "task-1"
+    digest = hashlib.sha256(b"task-1").hexdigest()[:16]
+    assert call.attributes["mrtr.task.id_digest"] == digest
+    assert all("task-1" not in str(s.attributes) + str(s.events) for s in spans)
     assert call.attributes["mrtr.rounds"] == 1
     events = [e.name for e in call.events]
     assert events[0] == "mrtr.task.created" and "mrtr.task.answered" in events
