@@ -266,4 +266,4 @@ async def cancel_quietly(task: Task, session: ClientSession, bound: float) -> No
         try:
             await task.cancel(session)
         except Exception as exc:
-            _logger.warning("could not cancel task %r: %s", task.id, exc)
+            _logger.warning("could not cancel the task of %r: %s", task.name, exc)
