@@ -116,7 +116,7 @@ def test_the_status_notification_carries_the_detailed_task() -> None:
             result={"content": [{"type": "text", "text": "done"}]},
         )
     ).to_wire()
-    assert note["method"] == "notifications/tasks/status"
+    assert note["method"] == "notifications/tasks"
     assert note["params"]["taskId"] == "t1" and note["params"]["result"]["content"]
 
 

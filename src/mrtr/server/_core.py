@@ -619,7 +619,7 @@ class ServerConnection:
         meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
         tasks, owner = self._task_subscription(wire, cap, request_id, principal, envelope)
         if tasks:
-            honored["tasksStatus"] = tasks
+            honored["taskIds"] = tasks
         listener = Listener(
             kinds=kinds,
             uris=frozenset(uris),

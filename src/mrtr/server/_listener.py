@@ -35,7 +35,7 @@ TOOLS = "notifications/tools/list_changed"
 PROMPTS = "notifications/prompts/list_changed"
 RESOURCES = "notifications/resources/list_changed"
 UPDATED = "notifications/resources/updated"
-TASK_STATUS = "notifications/tasks/status"  # the Tasks extension: params are the task
+TASK_STATUS = "notifications/tasks"  # the Tasks extension: params are the task
 
 Send = Callable[[JSONObject], Awaitable[None]]
 
@@ -57,7 +57,7 @@ class Listener:
     ) -> None:
         self.kinds = frozenset(kinds)
         self.client = client  # whose share of the server's listeners it takes (None: no one's)
-        self.tasks = tasks  # the task ids whose status it asked for (tasksStatus)
+        self.tasks = tasks  # the task ids whose status it asked for (taskIds)
         self.owner = owner  # the principal digest those tasks must belong to
         self.uris = uris  # a legacy session's set grows and shrinks with resources/subscribe
         self.name = name

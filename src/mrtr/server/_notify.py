@@ -171,8 +171,8 @@ def listen_filter(
 
 
 def task_filter(wire: Any, *, max_ids: int) -> list[str]:
-    """The task ids a ``subscriptions/listen`` asks the status of (``tasksStatus``)."""
-    raw = wire.get("tasksStatus") if isinstance(wire, dict) else None
+    """The task ids a ``subscriptions/listen`` asks the status of (``taskIds``)."""
+    raw = wire.get("taskIds") if isinstance(wire, dict) else None
     if not isinstance(raw, list):
         return []
     ids: list[str] = []

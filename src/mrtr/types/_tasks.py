@@ -5,8 +5,10 @@ capabilities) may answer ``tools/call`` with a task handle (``resultType: "task"
 client then polls ``tasks/get``, answers the task's ``inputRequests`` with
 ``tasks/update`` and may ``tasks/cancel`` it. The field names follow the conformance suite
 (0.2.0-alpha.12), which is newer than the SEP text: ``ttlMs`` and ``pollIntervalMs`` (the
-SEP says ``ttlSeconds`` and ``pollIntervalMilliseconds``), and no ``requestState`` on any
-task shape (the SEP has one).
+SEP says ``ttlSeconds`` and ``pollIntervalMilliseconds``), no ``requestState`` on any
+task shape (the SEP has one), and ``notifications/tasks`` with a ``taskIds`` listen
+filter, as the extension's own TypeScript package (0.2.2) sends them (the SEP says
+``notifications/tasks/status``).
 """
 
 from __future__ import annotations
@@ -180,13 +182,13 @@ class CancelTaskResult(UpdateTaskResult):
 
 
 class TaskStatusNotificationParams(NotificationParams, DetailedTask):
-    """The params of ``notifications/tasks/status``: the task as ``tasks/get`` would show it."""
+    """The params of ``notifications/tasks``: the task as ``tasks/get`` would show it."""
 
     meta: Meta | None = Field(default=None, alias="_meta")
 
 
 class TaskStatusNotification(TypedNotification):
-    """``notifications/tasks/status``: a task changed (optional; sent on listen streams)."""
+    """``notifications/tasks``: a task changed (optional; sent on listen streams)."""
 
-    method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
+    method: Literal["notifications/tasks"] = "notifications/tasks"
     params: TaskStatusNotificationParams

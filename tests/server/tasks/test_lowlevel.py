@@ -338,7 +338,7 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
             async def emit(message: dict[str, Any]) -> None:
                 heard[who].append(message)
 
-            wanted = {"notifications": {"tasksStatus": [task_id]}}
+            wanted = {"notifications": {"taskIds": [task_id]}}
             listen_request = request("subscriptions/listen", wanted, caps=TASKS)
             await h.server.connection().handle(listen_request, emit=emit, principal=principal)
 
@@ -347,13 +347,13 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
         with anyio.fail_after(10):
             while len(heard["alice"]) < 1 or len(heard["mallory"]) < 1:  # both acknowledged
                 await anyio.lowlevel.checkpoint()
-        assert heard["alice"][0]["params"]["notifications"] == {"tasksStatus": [task_id]}
+        assert heard["alice"][0]["params"]["notifications"] == {"taskIds": [task_id]}
         await h.until(task_id, "input_required", principal=alice)
         yes = {"taskId": task_id, "inputResponses": {"ok": YES}}
         await h.send("tasks/update", yes, principal=alice)
         with anyio.fail_after(10):
             while not any(
-                n["method"] == "notifications/tasks/status" and n["params"]["status"] == "completed"
+                n["method"] == "notifications/tasks" and n["params"]["status"] == "completed"
                 for n in heard["alice"]
             ):
                 await anyio.lowlevel.checkpoint()
@@ -460,3 +460,17 @@ async def test_a_store_failing_mid_task_never_breaks_the_server(
             assert second["error"] == {"code": -32603, "message": "Internal error"}
     assert "could not be stored" in caplog.text
     assert (await h.get(task_id))["result"]["status"] == "working"  # what the disk kept
+
+
+async def test_malformed_tasks_requests_get_invalid_params(harness: Harness) -> None:
+    task_id = await harness.start()
+    for method, params in (
+        ("tasks/get", {"taskId": 12345}),
+        ("tasks/get", {}),
+        ("tasks/update", {"taskId": task_id}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": ["not", "a", "map"]}),
+        ("tasks/update", {"taskId": task_id, "inputResponses": {"k": "not an object"}}),
+        ("tasks/cancel", {"taskId": None}),
+    ):
+        refused = await harness.send(method, params)
+        assert refused["error"]["code"] == -32602, (method, params, refused)

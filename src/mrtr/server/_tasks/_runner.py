@@ -65,7 +65,6 @@ Resumer = Callable[[dict[str, Any]], "tuple[TaskBody, ServerRequestContext] | No
 
 SERVER_BUSY = -32000
 _UNKNOWN = "Unknown task"  # the one answer for a task that is missing, expired or not yours
-_REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 _KEEP = object()  # a status message left as it is
 _UNREADABLE = "\x00unreadable"  # the payload mark of a state that could not be opened
 _STOPPED = "The server stopped before the task ended"
@@ -94,12 +93,12 @@ def accepts_tasks(caps: ClientCapabilities | None) -> bool:
     return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
 
-def missing_extension(method: str) -> MCPError:
-    """The -32021 error for a client that did not declare the extension."""
+def missing_extension(what: str) -> MCPError:
+    """The -32021 error for a client that did not declare the extension (`what` needs it)."""
     return MCPError(
         MISSING_REQUIRED_CLIENT_CAPABILITY,
-        f"Missing required client capability: {method} needs the {TASKS_EXTENSION} extension",
-        dict(_REQUIRED),
+        f"Missing required client capability: {what} needs the {TASKS_EXTENSION} extension",
+        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
     )
 
 
@@ -468,7 +467,7 @@ class TaskRunner:
         self._announce(record, payload)
 
     def _announce(self, record: TaskRecord, payload: dict[str, Any]) -> None:
-        """Tell the listen streams that asked for this task (``notifications/tasks/status``)."""
+        """Tell the listen streams that asked for this task (``notifications/tasks``)."""
         if self._hub is None:
             return
         from mrtr.server._notify import TASK_STATUS

@@ -45,12 +45,7 @@ async def call_tool_task(
     if not accepted or runner is None or not runner.running:
         if entry.task == "required":
             if not accepted:
-                error = missing_extension("tools/call")
-                error.message = (
-                    f"Missing required client capability: tool {entry.spec.name!r} runs "
-                    f"only as a task (the io.modelcontextprotocol/tasks extension)"
-                )
-                raise error
+                raise missing_extension(f"tool {entry.spec.name!r}")
             raise MCPError(SERVER_BUSY, "Server busy: tasks are not running")
         result = await entry.call(app, ctx, arguments)
         assert result is not None
