@@ -850,7 +850,7 @@ class Client:
         resources_list_changed: bool = False,
         resource_subscriptions: Sequence[str] = (),
         ack_timeout: float | None = None,
-        tasks_status: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[Subscription]:
         """Open a ``subscriptions/listen`` stream of change events (2026-07-28).
 
@@ -868,10 +868,11 @@ class Client:
             resource_subscriptions: URIs to get ``ResourceUpdated`` events about.
             ack_timeout: seconds to wait for the acknowledgement (default: the
                 client's ``read_timeout_seconds``, else 30).
-            tasks_status: task ids to get ``notifications/tasks/status`` about (the
-                tasks extension): a call following one of these tasks polls as soon as
-                one arrives, rather than at its next interval. They reach the
-                ``message_handler``, not the ``async for`` loop.
+            task_ids: task ids to get ``notifications/tasks`` about (the tasks
+                extension: each carries the task as ``tasks/get`` shows it): a call
+                following one of these tasks polls as soon as one arrives, rather than
+                at its next interval. They reach the ``message_handler``, not the
+                ``async for`` loop.
 
         Raises:
             NotInThisEraError: the connection is legacy (use `subscribe_resource` and
@@ -880,20 +881,20 @@ class Client:
             RequestTimeoutError: no acknowledgement in time.
             SubscriptionLostError: the stream ended before its acknowledgement.
             TransportError, ClientStateError: the connection failed, or is not open.
-            TypeError: `resource_subscriptions` or `tasks_status` is one string.
+            TypeError: `resource_subscriptions` or `task_ids` is one string.
         """
         from mrtr.session._listen import SubscriptionFilter, listen
 
         if isinstance(resource_subscriptions, str):
             raise TypeError("resource_subscriptions must be a list of URIs, not one string")
-        if isinstance(tasks_status, str):
-            raise TypeError("tasks_status must be a list of task ids, not one string")
+        if isinstance(task_ids, str):
+            raise TypeError("task_ids must be a list of task ids, not one string")
         requested = SubscriptionFilter(
             tools_list_changed=tools_list_changed,
             prompts_list_changed=prompts_list_changed,
             resources_list_changed=resources_list_changed,
             resource_subscriptions=tuple(str(uri) for uri in resource_subscriptions),
-            tasks_status=tuple(str(task_id) for task_id in tasks_status),
+            task_ids=tuple(str(task_id) for task_id in task_ids),
         )
         timeout = self.read_timeout_seconds if ack_timeout is None else ack_timeout
         return listen(self.session, requested, ack_timeout=timeout)

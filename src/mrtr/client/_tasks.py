@@ -6,8 +6,8 @@ extension) at the first leg or after rounds of questions. `follow_task` then pol
 each question the task asks through the same callbacks as every other round (checked
 the same way, each key once: a question still shown after it was answered is not asked
 again), sends the answers with ``tasks/update``, and returns the result of the completed
-task. A ``notifications/tasks/status`` about the task (on a ``subscriptions/listen``
-stream that asked for it: ``client.listen(tasks_status=[task.id])``) ends a wait between
+task. A ``notifications/tasks`` about the task (on a ``subscriptions/listen``
+stream that asked for it: ``client.listen(task_ids=[task.id])``) ends a wait between
 polls early. If the call ends any other way (cancelled, past its deadline, a callback that
 raised, a limit) the task is cancelled with ``tasks/cancel``, shielded and bounded, so
 no work is left running on the server for a caller that is gone.

@@ -80,7 +80,7 @@ class SubscriptionFilter:
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
-    tasks_status: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
 
     def to_wire(self) -> JSONObject:
         """The wire ``SubscriptionFilter``: only what is asked for."""
@@ -93,8 +93,8 @@ class SubscriptionFilter:
             wire["resourcesListChanged"] = True
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
-        if self.tasks_status:
-            wire["tasksStatus"] = list(self.tasks_status)
+        if self.task_ids:
+            wire["taskIds"] = list(self.task_ids)
         return wire
 
     def allows(self, event: ChangeEvent) -> bool:
@@ -117,7 +117,7 @@ class SubscriptionFilter:
         if not isinstance(wire, dict):
             return cls()
         uris = wire.get("resourceSubscriptions")
-        tasks = wire.get("tasksStatus")
+        tasks = wire.get("taskIds")
         return cls(
             tools_list_changed=wire.get("toolsListChanged") is True,
             prompts_list_changed=wire.get("promptsListChanged") is True,
@@ -125,7 +125,7 @@ class SubscriptionFilter:
             resource_subscriptions=tuple(u for u in uris if isinstance(u, str))
             if isinstance(uris, list)
             else (),
-            tasks_status=tuple(t for t in tasks if isinstance(t, str))
+            task_ids=tuple(t for t in tasks if isinstance(t, str))
             if isinstance(tasks, list)
             else (),
         )

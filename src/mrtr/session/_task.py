@@ -301,7 +301,7 @@ class Task:
         """Poll until the task is over or waits for an answer this client has not given.
 
         Polls at the server's suggested interval, bounded by `polling`; a
-        ``notifications/tasks/status`` about the task (``client.listen(tasks_status=...)``)
+        ``notifications/tasks`` about the task (``client.listen(task_ids=...)``)
         ends a wait early.
 
         Args:

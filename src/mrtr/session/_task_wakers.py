@@ -1,6 +1,6 @@
 """`TaskWakers`: the events that end a task follower's wait between polls early.
 
-A server may say a task changed (``notifications/tasks/status``, on a
+A server may say a task changed (``notifications/tasks``, on a
 ``subscriptions/listen`` stream that asked for the task, or on a ``tasks/get`` stream);
 the session's reader sets the event of that task, and the follower waiting on it polls
 at once rather than at its next interval. Only tasks someone follows have an event.

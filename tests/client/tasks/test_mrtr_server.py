@@ -159,9 +159,9 @@ async def test_a_status_notification_on_a_listen_stream_ends_the_wait_early() ->
 
         tg.start_soon(call)
         await made.wait()
-        async with client.listen(tasks_status=[ids[0]]) as subscription:
+        async with client.listen(task_ids=[ids[0]]) as subscription:
             assert subscription.honored is not None
-            assert subscription.honored.tasks_status == (ids[0],)
+            assert subscription.honored.task_ids == (ids[0],)
             go.set()
             with anyio.fail_after(10):  # far less than the minute between polls
                 await done.wait()
@@ -180,7 +180,7 @@ async def test_task_wait_by_hand_also_wakes_on_a_status_notification() -> None:
     async with Client(app) as client:
         task = await client.session.call_tool("gated", allow_task=True)
         assert isinstance(task, Task)
-        async with client.listen(tasks_status=[task.id]):
+        async with client.listen(task_ids=[task.id]):
             go.set()
             with anyio.fail_after(10):  # far less than the minute between polls
                 done = await task.wait(
