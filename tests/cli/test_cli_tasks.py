@@ -67,3 +67,12 @@ def test_a_file_that_is_not_a_task_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "not a task file" in done.stderr
     bad = mrtr("task", "poke", str(handle))
     assert bad.returncode == 2 and "status, answer, result, cancel" in bad.stderr
+
+
+def test_a_round_that_is_not_a_task_still_fails_plainly_with_a_task_file(tmp_path: Path) -> None:
+    handle = tmp_path / "task.json"
+    with http_server(*module_command(TASKS, "http")[1:]) as url:
+        done = mrtr("call", url, "plain_ask", "--task-file", str(handle))
+    assert done.returncode == 6, done.stderr
+    assert "has no answer" in done.stderr
+    assert not handle.exists()  # no task was made: nothing to keep

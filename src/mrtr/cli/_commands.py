@@ -307,7 +307,7 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
             check_writable(opts.task_file, "--task-file")
         extra = {"tasks": True, "on_task": task_watcher(ctx)}
         if opts.task_file and ctx.answerer is not None and opts.unanswered is None:
-            ctx.answerer.policy = "pause"  # a question nobody answers waits in the task
+            ctx.answerer.task_questions_wait = True  # a task's unanswered question waits
     async with ctx.client(**extra) as client:
         connected(ctx, client)
         if opts.tool_help:

@@ -29,6 +29,12 @@ def build() -> MCPServer:
         approved = isinstance(answer, AcceptedElicitation) and answer.data.confirm
         return f"{item}: {'approved' if approved else 'rejected'}"
 
+    @app.tool()
+    async def plain_ask(ctx: Context) -> str:
+        """Never a task: its question is a round of an ordinary multi-round call."""
+        answer = await ctx.ask(Elicit("Go on?", Confirm, key="confirm"))
+        return "went on" if isinstance(answer, AcceptedElicitation) else "stopped"
+
     @app.tool(task="required")
     async def forever() -> str:
         """Never finishes on its own: cancel it."""
