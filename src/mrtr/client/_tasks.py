@@ -74,8 +74,7 @@ async def follow_task(
     if trace is not None:
         trace.task_event("mrtr.task.created", task)
     _tell(on_task, task)
-    follower = _Follower(task, session, rounds, polling, max_rounds, on_round, trace)
-    follower.on_task = on_task
+    follower = _Follower(task, session, rounds, polling, max_rounds, on_round, on_task, trace)
     try:
         return await follower.run()
     except TaskInputRequiredError:
@@ -102,6 +101,7 @@ class _Follower:
         polling: TaskPolling,
         max_rounds: int,
         on_round: Callable[[RoundEvent], object] | None,
+        on_task: Callable[[Task], object] | None,
         trace: Any,
     ) -> None:
         self.task = task
@@ -110,8 +110,8 @@ class _Follower:
         self.polling = polling
         self.max_rounds = max_rounds
         self.on_round = on_round
+        self.on_task = on_task
         self.trace = trace
-        self.on_task: Callable[[Task], object] | None = None
 
     def _check_time(self, task: Task, started: float) -> None:
         """Give up a task followed longer than `max_wait`, or past its ttl."""
