@@ -59,11 +59,14 @@ BAD: dict[str, list[str]] = {
     "--force": SWITCH,
     "--paste": SWITCH,
     "--no-browser": SWITCH,
+    "--task": SWITCH,
+    "--task-file": ["/nonexistent/folder/task.json", "{tmp}"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
     "prompt": ["greet", "who=x"], "ping": [], "resume": ["{paused}"], "login": [],
     "logout": [], "servers": [], "demo": [], "demo-server": [],
+    "task": ["status", "{paused}"],
 }  # fmt: skip
 
 
