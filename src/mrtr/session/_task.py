@@ -314,8 +314,8 @@ class Task:
 
         Raises:
             DeadlineExceededError: past `timeout`.
-            TaskLimitExceededError: more polls than ``polling.max_polls``.
-            the errors of `status`.
+            TaskLimitExceededError: more polls than ``polling.max_polls``; and the
+                errors of `status`.
         """
         if timeout is None:
             return await self._wait(via, polling or DEFAULT_TASK_POLLING, sleep)
@@ -360,8 +360,7 @@ class Task:
             TaskInputRequiredError: the task waits for answers this handle has not given
                 (answer with `answer`, then call `result` on the new handle).
             TaskFailedError: the task failed (its JSON-RPC error).
-            TaskCancelledError: the task was cancelled.
-            the errors of `wait`.
+            TaskCancelledError: the task was cancelled; and the errors of `wait`.
         """
         task = await self.wait(via, timeout=timeout, polling=polling, sleep=sleep)
         outcome = task.outcome()
