@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from mrtr.server._tasks._control import TaskControl as TaskControl
     from mrtr.server._tasks._memory import MemoryTaskStore as MemoryTaskStore
     from mrtr.server._tasks._record import TaskRecord as TaskRecord
+    from mrtr.server._tasks._redis import RedisTaskStore as RedisTaskStore
     from mrtr.server._tasks._runner import (
         TaskBody as TaskBody,
         TaskRunner as TaskRunner,
@@ -133,6 +134,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._tasks._control": ("TaskControl",),
     "mrtr.server._tasks._memory": ("MemoryTaskStore",),
     "mrtr.server._tasks._record": ("TaskRecord",),
+    "mrtr.server._tasks._redis": ("RedisTaskStore",),
     "mrtr.server._tasks._runner": ("TaskBody", "TaskRunner"),
     "mrtr.server._tasks._sqlite": ("SqliteTaskStore",),
     "mrtr.server._tasks._store": ("TaskStore",),
