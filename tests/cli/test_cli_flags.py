@@ -59,11 +59,14 @@ BAD: dict[str, list[str]] = {
     "--force": SWITCH,
     "--paste": SWITCH,
     "--no-browser": SWITCH,
+    "--lease": ["abc", "-1", "nan", "inf"],
+    "--max-tasks": ["x", "0", "-3"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
     "prompt": ["greet", "who=x"], "ping": [], "resume": ["{paused}"], "login": [],
     "logout": [], "servers": [], "demo": [], "demo-server": [],
+    "worker": ["tests.server.tasks.fleet_app:app"],
 }  # fmt: skip
 
 

@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     )
     from mrtr.server._tasks._sqlite import SqliteTaskStore as SqliteTaskStore
     from mrtr.server._tasks._store import TaskStore as TaskStore
+    from mrtr.server._tasks._worker import TaskWorker as TaskWorker
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
@@ -138,6 +139,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._tasks._runner": ("TaskBody", "TaskRunner"),
     "mrtr.server._tasks._sqlite": ("SqliteTaskStore",),
     "mrtr.server._tasks._store": ("TaskStore",),
+    "mrtr.server._tasks._worker": ("TaskWorker",),
 }
 
 
