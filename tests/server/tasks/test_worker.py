@@ -42,7 +42,7 @@ from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
-WITH_TASKS = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
+WITH_TASKS: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 KEY = bytes(range(32))
 ROOT = Path(__file__).resolve().parents[3]
 
