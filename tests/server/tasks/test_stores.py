@@ -158,3 +158,11 @@ async def test_the_inbox_keeps_the_first_answer_per_key_and_is_taken_once(leased
     await leased.post_input("t", {"a": "2", "b": "3"})
     assert await leased.take_input("t") == {"a": "1", "b": "3"}
     assert await leased.take_input("t") == {}
+
+
+async def test_a_conditional_write_never_replaces_a_finished_task(leased: Any) -> None:
+    await leased.put(record("t"))
+    assert await leased.put_if_live(record("t", status="cancelled"))
+    assert not await leased.put_if_live(record("t", status="completed"))
+    found = await leased.get("t", now=2.0)
+    assert found is not None and found.status == "cancelled"

@@ -80,6 +80,14 @@ class MemoryTaskStore:
         self._records[record.task_id] = record
         return True
 
+    async def put_if_live(self, record: TaskRecord) -> bool:
+        """Replace the record only while the stored task is unfinished."""
+        old = self._records.get(record.task_id)
+        if old is not None and not old.live:
+            return False
+        self._records[record.task_id] = record
+        return True
+
     async def claim(self, task_id: str, holder: str, *, ttl: float) -> bool:
         """Take the task's lease for ``ttl`` seconds unless someone holds it."""
         if self._holder(task_id) is not None:

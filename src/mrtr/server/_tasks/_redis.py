@@ -34,12 +34,13 @@ _FINISHED = (
 )
 
 # KEYS: record, live, owner's live, expiring, lease
-# ARGV: json, id, live (1/0), score, expires (1/0), lease holder ('' = unconditional)
+# ARGV: json, id, live (1/0), score, expires (1/0),
+#       lease holder ('': unconditional, '*': only while unfinished, else: that holder's lease)
 _PUT = (
     _FINISHED
     + """
 if ARGV[6] ~= '' then
-  if redis.call('GET', KEYS[5]) ~= ARGV[6] then return 0 end
+  if ARGV[6] ~= '*' and redis.call('GET', KEYS[5]) ~= ARGV[6] then return 0 end
   local old = redis.call('GET', KEYS[1])
   if old and finished(cjson.decode(old)['status']) then return 0 end
 end
@@ -112,6 +113,11 @@ def _score(record: TaskRecord) -> str:
     return "+inf" if record.expires_at is None else repr(record.expires_at)
 
 
+def _check_holder(holder: str) -> None:
+    if holder in ("", "*"):
+        raise ValueError(f"{holder!r} is not a worker id")
+
+
 def _decode(raw: Any) -> TaskRecord:
     return TaskRecord(**json.loads(_text(raw)))
 
@@ -161,7 +167,12 @@ class RedisTaskStore:
         ``False``: the lease was lost (another worker has the task) or the task ended
         meanwhile (``tasks/cancel``); the write did not happen.
         """
+        _check_holder(holder)
         return await self._put(record, holder)
+
+    async def put_if_live(self, record: TaskRecord) -> bool:
+        """Replace the record only while the stored task is unfinished (``tasks/cancel``)."""
+        return await self._put(record, "*")
 
     async def _put(self, record: TaskRecord, holder: str) -> bool:
         tid = record.task_id
@@ -248,6 +259,7 @@ class RedisTaskStore:
     async def claim(self, task_id: str, holder: str, *, ttl: float) -> bool:
         """Take the task's lease for ``ttl`` seconds unless someone holds it."""
         ms = max(1, math.ceil(ttl * 1000))
+        _check_holder(holder)
         return bool(await self._call("set", f"{self._tag}:lease:{task_id}", holder, nx=True, px=ms))
 
     async def renew(self, task_id: str, holder: str, *, ttl: float) -> bool:

@@ -685,11 +685,14 @@ class TaskRunner:
             return CancelTaskResult()
         live = self._live.get(record.task_id)
         if live is None:  # its body is not here (another process, or a restart)
-            await self.store.put(
-                dataclasses.replace(
-                    record, status="cancelled", updated_at=self.clock(), payload=self._seal({})
-                )
+            cancelled = dataclasses.replace(
+                record, status="cancelled", updated_at=self.clock(), payload=self._seal({})
             )
+            put_if_live = getattr(self.store, "put_if_live", None)
+            if put_if_live is not None:  # a worker may end it meanwhile: the first end stands
+                await put_if_live(cancelled)
+            else:
+                await self.store.put(cancelled)
             return CancelTaskResult()
         await self._write(live, "cancelled", {})
         live.cancelled = True

@@ -89,6 +89,8 @@ class TaskWorker:
         self.poll_interval = poll_interval
         self.max_tasks = max_tasks
         self.drain = drain
+        if worker_id in ("", "*"):
+            raise ValueError(f"{worker_id!r} is not a worker id")
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._held: set[str] = set()
         self._stopping = anyio.Event()
