@@ -195,10 +195,10 @@ def _accept(ok: bool) -> dict[str, Any]:
 
 
 @contextmanager
-def worker_process(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+def worker_process(env: dict[str, str], lease: float = 1.5) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "mrtr", "worker", "tests.server.tasks.fleet_app:app",
-         "--lease", "1.5"],
+         "--lease", str(lease)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
@@ -213,6 +213,43 @@ def worker_process(env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
                 process.wait()
 
 
+def fleet_env(url: str, prefix: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+        "MRTR_TEST_REDIS": url,
+        "MRTR_TEST_PREFIX": prefix,
+        "MRTR_TEST_KEY": KEY.hex(),
+    }
+
+
+async def test_a_worker_stopped_by_sigterm_hands_its_task_over_at_once(
+    redis_url: str,  # noqa: F811 - the fixture imported above
+    anyio_backend: str,
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("one backend is enough for a subprocess test")
+    from tests.server.tasks.fleet_app import build as build_fleet
+
+    prefix = f"w{uuid.uuid4().hex[:10]}"
+    env = fleet_env(redis_url, prefix)
+    server = build_fleet(redis_url, prefix, KEY.hex())
+    async with session(server) as s:
+        created = await s.send_request(
+            "tools/call", {"name": "charge", "arguments": {"order": "t1"}}
+        )
+        task_id = created["taskId"]
+        # leases of a minute: the task moves only because the first worker released it
+        with worker_process(env, lease=60) as first:
+            await until(s, task_id, "input_required")
+            with worker_process(env, lease=60) as second:
+                first.send_signal(signal.SIGTERM)
+                # bounded: TimeoutExpired fails the test
+                assert await anyio.to_thread.run_sync(lambda: first.wait(timeout=20)) == 0
+                asked = await until(s, task_id, "input_required", asking="ship~")
+                assert second.poll() is None and asked["inputRequests"]
+
+
 async def test_a_worker_killed_mid_task_is_replaced_and_the_effect_runs_once(
     redis_url: str,  # noqa: F811 - the fixture imported above
     anyio_backend: str,
@@ -224,13 +261,7 @@ async def test_a_worker_killed_mid_task_is_replaced_and_the_effect_runs_once(
     from tests.server.tasks.fleet_app import build as build_fleet
 
     prefix = f"w{uuid.uuid4().hex[:10]}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-        "MRTR_TEST_REDIS": redis_url,
-        "MRTR_TEST_PREFIX": prefix,
-        "MRTR_TEST_KEY": KEY.hex(),
-    }
+    env = fleet_env(redis_url, prefix)
     counter = redis.Redis.from_url(redis_url, socket_timeout=10)
     server = build_fleet(redis_url, prefix, KEY.hex())
     async with session(server) as s:

@@ -49,8 +49,9 @@ class TaskWorker:
         heartbeat: seconds between two renewals (default: a third of ``lease``).
         poll_interval: seconds between two looks for new tasks, answers and cancels.
         max_tasks: bodies this worker runs at once.
-        drain: seconds a stopping worker lets its bodies finish before it hands them
-            back (cancelled, leases released: another worker resumes them).
+        drain: seconds a stopping worker lets its working bodies finish before it hands
+            them back (cancelled, leases released: another worker resumes them at once);
+            a body waiting for the client's answers is handed back without waiting.
         worker_id: this worker's name in the leases (default: host, pid and a random part).
 
     Raises:
@@ -121,7 +122,7 @@ class TaskWorker:
                         with anyio.move_on_after(self.poll_interval):
                             await self._stopping.wait()
                     with anyio.move_on_after(self.drain):
-                        while runner._live:  # noqa: ASYNC110 - the runner signals no "all ended"
+                        while self._running():  # noqa: ASYNC110 - no event says "all ended"
                             await anyio.sleep(self.poll_interval)
                 finally:
                     runner._groups.remove(group)
@@ -129,6 +130,10 @@ class TaskWorker:
         finally:
             with anyio.CancelScope(shield=True):
                 await self._release_all()
+
+    def _running(self) -> bool:
+        """Whether a body is working (one waiting for the client is handed back at once)."""
+        return any(not live.questions for live in self.runner._live.values())
 
     async def _claim(self, group: anyio.abc.TaskGroup) -> None:
         runner = self.runner
