@@ -287,3 +287,42 @@ async def test_a_worker_killed_mid_task_is_replaced_and_the_effect_runs_once(
     assert done["result"]["content"][0]["text"] == "charged k1, ship=True"
     assert int(counter.get(f"{prefix}:effects:k1") or 0) == 1
     counter.close()
+
+
+async def test_tasks_methods_work_on_any_instance_sharing_a_redis_store(
+    redis_url: str,  # noqa: F811 - the fixture imported above
+    anyio_backend: str,
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("the sync Redis client runs in threads: one backend is enough")
+    from tests.server.tasks.fleet_app import build as build_fleet
+
+    prefix = f"a{uuid.uuid4().hex[:10]}"
+    first, second = (build_fleet(redis_url, prefix, KEY.hex()) for _ in range(2))
+    worker = TaskWorker(
+        build_fleet(redis_url, prefix, KEY.hex(), run_bodies=True), lease=2.0, poll_interval=0.02
+    )
+    async with (
+        anyio.create_task_group() as group,
+        session(first) as on_first,
+        session(second) as on_second,
+    ):
+        group.start_soon(worker.run)
+        made = await on_first.send_request(
+            "tools/call", {"name": "charge", "arguments": {"order": "a1"}}
+        )
+        asked = await until(on_second, made["taskId"], "input_required")  # read on the other
+        await on_second.send_request(
+            "tasks/update",
+            {"taskId": made["taskId"], "inputResponses": {"ship": _accept(False)}},
+        )
+        done = await until(on_first, made["taskId"], "completed")
+        assert list(asked["inputRequests"]) == ["ship"]
+        assert done["result"]["content"][0]["text"] == "charged a1, ship=False"
+        other = await on_first.send_request(
+            "tools/call", {"name": "charge", "arguments": {"order": "a2"}}
+        )
+        await until(on_first, other["taskId"], "input_required")
+        await on_second.send_request("tasks/cancel", {"taskId": other["taskId"]})
+        assert (await until(on_first, other["taskId"], "cancelled"))["status"] == "cancelled"
+        worker.stop()
