@@ -8,7 +8,9 @@ app:app``, from this folder) builds the same app from the environment:
 - ``MRTR_REDIS``: the Redis URL for single-use states (`RedisReplayStore`), legacy SSE
   streams (`RedisEventStore`), tasks (`RedisTaskStore`) and the effect counters;
 - ``MRTR_PREFIX``: the key prefix of this deployment (default ``fleet``);
-- ``MRTR_INSTANCE``: this process's name, returned by the tools (to see the spread).
+- ``MRTR_INSTANCE``: this process's name, returned by the tools (to see the spread);
+- ``MRTR_WORK``: seconds of "work" before each effect (default 0.05; a task works 4x),
+  so that a process killed at random often dies in the middle of a leg or a body.
 
 The instances run no task body (``run_bodies=False``): the workers do.
 """
@@ -19,6 +21,7 @@ import os
 import sys
 from typing import Any
 
+import anyio
 from pydantic import BaseModel
 
 from mrtr.server import (
@@ -45,6 +48,7 @@ def build() -> tuple[MCPServer, Any]:
     url = os.environ.get("MRTR_REDIS", "redis://127.0.0.1:6379/0")
     prefix = os.environ.get("MRTR_PREFIX", "fleet")
     instance = os.environ.get("MRTR_INSTANCE", f"pid{os.getpid()}")
+    work = float(os.environ.get("MRTR_WORK", "0.05"))
     keys = [bytes.fromhex(k) for k in os.environ["MRTR_KEYS"].split(",")]
     client = redis.Redis.from_url(url, socket_timeout=10)
     security = RequestStateSecurity(
@@ -64,6 +68,7 @@ def build() -> tuple[MCPServer, Any]:
         answer = await ctx.ask(Elicit(f"Transfer {amount}?", Confirm, key="confirm"))
         if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
             return f"{instance}: not transferred"
+        await anyio.sleep(work)
         if ctx.once("pay"):
             effect(call_id)
         return f"{instance}: transferred {amount}"
@@ -74,6 +79,7 @@ def build() -> tuple[MCPServer, Any]:
         answer = await ctx.ask(Elicit("Publish the report?", Confirm, key="publish"))
         if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
             return f"{instance}: not published"
+        await anyio.sleep(work * 4)
         if ctx.once("publish"):
             effect(call_id)
         return f"{instance}: published"
