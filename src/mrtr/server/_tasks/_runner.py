@@ -638,7 +638,7 @@ class TaskRunner:
             {key: self._seal_text(json.dumps(responses[key])) for key in accepted},
         )
 
-    async def take_posted(self, live: _Live) -> None:
+    async def _take_posted(self, live: _Live) -> None:
         """Apply the answers another instance left for this task (a worker polls this)."""
         take = getattr(self.store, "take_input", None)
         if take is None or not live.questions:

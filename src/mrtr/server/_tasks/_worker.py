@@ -190,7 +190,7 @@ class TaskWorker:
             live.cancelled = True
             live.scope.cancel()
         elif live.questions:
-            await self.runner.take_posted(live)
+            await self.runner._take_posted(live)
 
     async def _release(self, task_id: str) -> None:
         self._held.discard(task_id)
