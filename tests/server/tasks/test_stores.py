@@ -142,6 +142,16 @@ async def test_a_lease_has_one_holder_until_released(leased: Any) -> None:
     assert await leased.claim("t", "w2", ttl=30.0)
 
 
+async def test_unleased_lists_the_live_tasks_nobody_holds(leased: Any) -> None:
+    for name in ("a", "b", "c"):
+        await leased.put(record(name))
+    await leased.put(record("done", status="completed"))
+    await leased.put(record("old", expires=5.0))
+    assert await leased.claim("b", "w1", ttl=30.0)
+    assert sorted(await leased.unleased(now=6.0, limit=10)) == ["a", "c"]
+    assert len(await leased.unleased(now=6.0, limit=1)) == 1
+
+
 async def test_a_leased_write_needs_the_lease_and_an_unfinished_task(leased: Any) -> None:
     await leased.put(record("t"))
     assert not await leased.put_leased(record("t", status="completed"), "w1")  # no lease

@@ -88,6 +88,16 @@ class MemoryTaskStore:
         self._records[record.task_id] = record
         return True
 
+    async def unleased(self, *, now: float, limit: int) -> list[str]:
+        """Up to ``limit`` ids of unfinished, unexpired tasks nobody holds."""
+        found = []
+        for record in await self.live(now=now):
+            if self._holder(record.task_id) is None:
+                found.append(record.task_id)
+                if len(found) >= limit:
+                    break
+        return found
+
     async def claim(self, task_id: str, holder: str, *, ttl: float) -> bool:
         """Take the task's lease for ``ttl`` seconds unless someone holds it."""
         if self._holder(task_id) is not None:

@@ -74,6 +74,19 @@ end
 return #ids
 """
 
+# KEYS: live ; ARGV: now, tag, limit
+_UNLEASED = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')
+local free = {}
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[2] .. ':lease:' .. id) == 0 then
+    free[#free + 1] = id
+    if #free >= tonumber(ARGV[3]) then break end
+  end
+end
+return free
+"""
+
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -255,6 +268,14 @@ class RedisTaskStore:
                 return total
 
     # --- leases and the answers inbox (`TaskWorker`) --------------------------------------
+
+    async def unleased(self, *, now: float, limit: int) -> list[str]:
+        """Up to ``limit`` ids of unfinished tasks nobody holds (what a worker may claim).
+
+        One script: the records themselves never leave Redis for the look.
+        """
+        ids = await self._eval(_UNLEASED, [f"{self._tag}:live"], repr(now), self._tag, limit)
+        return [_text(i) for i in ids]
 
     async def claim(self, task_id: str, holder: str, *, ttl: float) -> bool:
         """Take the task's lease for ``ttl`` seconds unless someone holds it."""

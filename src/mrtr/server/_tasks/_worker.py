@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["TaskWorker", "run_worker"]
 
 _logger = logging.getLogger("mrtr.server.tasks")
-_LEASED = ("claim", "renew", "release", "put_leased", "post_input", "take_input", "live")
+_LEASED = ("unleased", "claim", "renew", "release", "put_leased", "post_input", "take_input")
 
 
 class TaskWorker:
@@ -137,20 +137,20 @@ class TaskWorker:
 
     async def _claim(self, group: anyio.abc.TaskGroup) -> None:
         runner = self.runner
-        if len(runner._live) >= self.max_tasks:
+        room = self.max_tasks - len(runner._live)
+        if room <= 0:
             return
         try:
-            records = await self.store.live(now=runner.clock())
+            free: list[str] = await self.store.unleased(now=runner.clock(), limit=room)
         except Exception:
             _logger.exception("worker %s: could not list the tasks", self.worker_id)
             return
-        for listed in records:
-            task_id = listed.task_id
+        for task_id in free:
             if task_id in runner._live or len(runner._live) >= self.max_tasks:
                 continue
             try:
                 if not await self.store.claim(task_id, self.worker_id, ttl=self.lease):
-                    continue
+                    continue  # another worker was quicker
                 self._held.add(task_id)
                 record = await self.store.get(task_id, now=runner.clock())  # changed meanwhile?
                 if record is not None and record.live:
