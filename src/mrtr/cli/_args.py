@@ -352,6 +352,13 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     SUBPARSERS["demo-server"] = sub.add_parser(
         "demo-server", help="serve the bundled demo server on stdio"
     )
+    worker = sub.add_parser(
+        "worker", help="run the task bodies of module:app (an MCPServer) until SIGTERM"
+    )
+    worker.add_argument("app", metavar="MODULE:APP")
+    worker.add_argument("--lease", type=float, default=None, metavar="SECONDS")
+    worker.add_argument("--max-tasks", type=int, default=None, metavar="N")
+    SUBPARSERS["worker"] = worker
     help_parser = sub.add_parser("help", help="show the help of mrtr or of one COMMAND")
     help_parser.add_argument("topic", nargs="?", metavar="COMMAND")
     return parser

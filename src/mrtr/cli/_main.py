@@ -377,6 +377,36 @@ def _main(argv: list[str] | None) -> int:
     return _dispatch(parser, opts, server_command)
 
 
+def _worker(opts: argparse.Namespace) -> int:
+    """``mrtr worker module:app``: the app's own ``run_worker`` (the CLI imports no server)."""
+    import importlib
+
+    module_name, _, attribute = opts.app.partition(":")
+    if not module_name or not attribute:
+        say(f"mrtr worker: expected MODULE:APP, got {opts.app!r}")
+        return USAGE
+    if opts.lease is not None and not 0 < opts.lease < float("inf"):
+        say("mrtr worker: --lease takes a positive number of seconds")
+        return USAGE
+    if opts.max_tasks is not None and opts.max_tasks < 1:
+        say("mrtr worker: --max-tasks takes a number of at least 1")
+        return USAGE
+    sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        say(f"mrtr worker: cannot load {opts.app}: {exc}")
+        return USAGE
+    if not callable(getattr(found, "run_worker", None)):
+        say(f"mrtr worker: {opts.app} is not an MCPServer (it has no run_worker)")
+        return USAGE
+    options = {"lease": opts.lease, "max_tasks": opts.max_tasks}
+    found.run_worker(**{k: v for k, v in options.items() if v is not None})
+    return 0
+
+
 def _demo(command: str) -> int:
     """``mrtr demo`` (a call against the bundled server) or ``mrtr demo-server`` (that server)."""
     from mrtr._demo import server_extra_missing
@@ -454,6 +484,8 @@ def _dispatch(
             return 0
     if opts.command in ("demo", "demo-server"):
         return _demo(opts.command)
+    if opts.command == "worker":
+        return _worker(opts)
     if opts.command == "servers":
         from mrtr.cli._commands import list_servers
 

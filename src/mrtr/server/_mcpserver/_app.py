@@ -499,6 +499,15 @@ class MCPServer:
         """Serve over streamable HTTP with uvicorn (see `Server.run_http`; blocking)."""
         self.server.run_http(**kwargs)
 
+    def run_worker(self, **options: Any) -> None:
+        """Run this server's task bodies as a `TaskWorker` until SIGTERM (blocking).
+
+        What ``mrtr worker module:app`` calls; the options are `TaskWorker`'s.
+        """
+        from mrtr.server._tasks._worker import run_worker
+
+        run_worker(self, **options)
+
     def run(
         self,
         transport: Literal["stdio", "streamable-http"] = "stdio",
