@@ -6,6 +6,7 @@ defaults, its exception bases) against mrtr, and checks it means the same here.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -17,6 +18,7 @@ import mrtr.types as types
 from mrtr import Client, ClientRequestContext
 from mrtr.errors import InputRequiredNotAllowedError, InputRequiredRoundsExceededError
 from mrtr.server import UNSEALED, Server, ServerRequestContext
+from tests.helpers.launch import ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -158,3 +160,75 @@ def test_server_request_context_is_generic_like_the_official_one() -> None:
     )
     assert ctx.method == "tools/call" and ctx.params is None
     assert UNSEALED is not None  # the opt-out a port of an unsealed server needs
+
+
+# A low-level stdio server as the official SDK's documentation writes it; the port below
+# changes only the package name of its imports (``mcp`` -> ``mrtr``).
+OFFICIAL_LOWLEVEL_STDIO = """
+import anyio
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+
+async def list_tools(ctx: ServerRequestContext, params) -> types.ListToolsResult:
+    tool = types.Tool(name="shout", input_schema={"type": "object"})
+    return types.ListToolsResult(tools=[tool])
+
+
+async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams):
+    text = str((params.arguments or {}).get("text", "")).upper()
+    return types.CallToolResult(content=[types.TextContent(text=text)])
+
+
+server = Server("shouter", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+
+def _ported(tmp_path: Any, source: str) -> Any:
+    ported = source.replace("import mcp.", "import mrtr.").replace("from mcp.", "from mrtr.")
+    assert "mcp" not in ported.replace("mrtr", "")  # nothing else was touched
+    path = tmp_path / "server.py"
+    path.write_text(ported)
+    return path
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_low_level_stdio_server_ports_by_renaming_its_imports(
+    tmp_path: Any, mode: str
+) -> None:
+    path = _ported(tmp_path, OFFICIAL_LOWLEVEL_STDIO)
+    env = {"PYTHONPATH": str(ROOT / "src")}
+    server = mrtr.StdioServerParameters(sys.executable, [str(path)], env=env)
+    with anyio.fail_after(BOUND):
+        async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+            assert client.server_info is not None and client.server_info.name == "shouter"
+            tools = await client.list_tools()
+            result = await client.call_tool("shout", {"text": "ported"})
+    assert [tool.name for tool in tools.tools] == ["shout"]
+    assert result.content == [types.TextContent(text="PORTED")]
+
+
+def test_create_initialization_options_says_what_the_server_announces() -> None:
+    server = Server("named", version="1.2", instructions="Be brief.", on_list_tools=_tools)
+    options = server.create_initialization_options()
+    assert options == {
+        "serverInfo": {"name": "named", "version": "1.2"},
+        "capabilities": server.capabilities(),
+        "instructions": "Be brief.",
+    }
+    assert options["capabilities"]["tools"] == {"listChanged": True}
+    with pytest.raises(ValueError, match="experimental"):
+        server.create_initialization_options(experimental_capabilities={"x": {}})
+
+
+async def _tools(ctx: ServerRequestContext, params: Any) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[])

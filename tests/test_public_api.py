@@ -19,6 +19,7 @@ PUBLIC_MODULES = [
     *PACKAGES,
     "mrtr.client",
     "mrtr.errors",
+    "mrtr.server.stdio",
     "mrtr.transports.http",
 ]
 
@@ -72,7 +73,7 @@ def test_the_flow_and_its_actions_are_public_in_one_place() -> None:
     flow = InputRequiredFlow()
     assert isinstance(flow.state, FlowState)
     for action in (DispatchInputs, Finish, Retry, Wait):
-        assert action.__module__.startswith("mrtr.")
+        assert action.__module__ == "mrtr"  # where it is imported from
 
 
 def test_types_hold_wire_models_and_constants_only() -> None:
@@ -122,3 +123,29 @@ def test_the_session_package_still_has_the_names_of_the_session_module() -> None
     assert mrtr.session.call_params is mrtr.session._legs.call_params
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = mrtr.session.no_such_name  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", [*PUBLIC_MODULES, "mrtr.auth"])
+def test_public_classes_and_functions_carry_their_public_module(name: str) -> None:
+    module = importlib.import_module(name)
+    for attribute in module.__all__:
+        value = getattr(module, attribute)
+        if not (inspect.isclass(value) or inspect.isfunction(value)):
+            continue
+        home = value.__module__
+        where = f"{name}.{attribute} says {home}.{value.__qualname__}"
+        assert not any(part.startswith("_") for part in home.split(".")), where
+        assert getattr(importlib.import_module(home), value.__name__) is value, where
+
+
+def test_an_exception_prints_its_public_name_without_the_package_imported() -> None:
+    script = (
+        "from mrtr.server._mcpserver._errors import InvalidSignature\n"
+        "import traceback\n"
+        "print(traceback.format_exception_only(InvalidSignature('bad'))[-1].strip())\n"
+        "import pickle\n"
+        "print(type(pickle.loads(pickle.dumps(InvalidSignature('bad')))).__qualname__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["mrtr.server.InvalidSignature: bad", "InvalidSignature"]

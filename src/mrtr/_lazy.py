@@ -6,6 +6,9 @@ from its module on first access and then kept in the package's namespace, so
 ``import mrtr`` builds no pydantic model and imports neither httpx nor the server.
 For type checkers, each package repeats its table as ``from module import name as
 name`` under ``TYPE_CHECKING``; a test keeps the two in agreement.
+
+A public class or function is defined in a private module and shown under the package
+it is imported from (`publish`), so a traceback says ``mrtr.server.InvalidSignature``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["export_order", "lazy_exports"]
+__all__ = ["export_order", "lazy_exports", "publish"]
 
 
 def export_order(name: str) -> tuple[int, str]:
@@ -60,3 +63,15 @@ def lazy_exports(
         return sorted(set(namespace) | set(exported))
 
     return exported, __getattr__, __dir__
+
+
+def publish(package: str, *objects: Any) -> None:
+    """Show public classes and functions under ``package``, where users import them from.
+
+    Called at the end of the private module that defines them (not lazily by the
+    package: an error raised inside mrtr must print its public name even when nobody
+    imported it). ``package`` exports each name, so pickling still finds them; the
+    annotations of a class are resolved when it is defined, before its module changes.
+    """
+    for obj in objects:
+        obj.__module__ = package

@@ -272,6 +272,16 @@ def test_sampling_from_a_command_and_roots_from_flags(tmp_path: Path) -> None:
     assert done.stdout == tmp_path.as_uri() + "\n"
 
 
+def test_a_server_asking_for_roots_without_root_is_told_about_the_flag() -> None:
+    done = mrtr("call", "roots", *OURS)
+    assert done.returncode == 7
+    assert "pass --root PATH" in done.stderr
+    doc = one_json(mrtr("call", "roots", "--json", *OURS))
+    assert doc["error"]["code"] == -32021  # the server's refusal, in the command line's words
+    assert doc["error"]["data"] == {"requiredCapabilities": {"roots": {}}}
+    assert "none were offered: pass --root PATH" in doc["error"]["message"]
+
+
 def test_url_mode_accepted_by_flag() -> None:
     assert mrtr("call", "link", "--accept", "login", *OURS).stdout == "link: accept\n"
     assert mrtr("call", "link", "--decline", "*", *OURS).stdout == "link: decline\n"
@@ -294,6 +304,20 @@ def test_answers_file_with_keys_and_rules(tmp_path: Path) -> None:
     assert "region: 'mars' is not one of the choices" in done.stderr
 
 
+def test_answers_file_takes_bare_values_as_a_person_writes_them(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    # a string and a boolean for two one-field forms, a string for a sampling request
+    answers.write_text(json.dumps({"answers": {"region": "us-east-1", "confirm": True}}))
+    done = mrtr("call", "provision", "--answers", str(answers), *OURS)
+    assert (done.returncode, done.stdout) == (0, "Provisioned in us-east-1.\n"), done.stderr
+    answers.write_text(json.dumps({"answers": {"llm": "hello"}}))
+    assert mrtr("call", "llm", "--answers", str(answers), *OURS).stdout == "human: hello\n"
+    answers.write_text(json.dumps({"answers": {"profile": "Ada"}}))  # a form of many fields
+    done = mrtr("call", "form", "--answers", str(answers), *OURS)
+    assert done.returncode == 2
+    assert "the answer for 'profile' is a single value, but the form has the fields" in done.stderr
+
+
 @pytest.mark.interop
 def test_legacy_era_back_channel_answers_with_the_official_server(tmp_path: Path) -> None:
     elicit = mrtr("call", "legacy_elicit", "--mode", "legacy", "--answer", "elicit-1.region=x",
@@ -304,6 +328,8 @@ def test_legacy_era_back_channel_answers_with_the_official_server(tmp_path: Path
     assert sample.stdout == "human:hi\n"
     roots = mrtr("call", "legacy_roots", "--mode", "legacy", "--root", str(tmp_path), *OFFICIAL)
     assert roots.stdout == tmp_path.as_uri() + "\n"
+    no_root = mrtr("call", "legacy_roots", "--mode", "legacy", *OFFICIAL)
+    assert (no_root.returncode, "pass --root PATH" in no_root.stderr) == (7, True)
     unanswered = mrtr("call", "legacy_sample", "--mode", "legacy", "--json", *OFFICIAL)
     doc = one_json(unanswered)
     assert (unanswered.returncode, doc["status"]) == (6, "input_required")

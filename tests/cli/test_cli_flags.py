@@ -59,11 +59,17 @@ BAD: dict[str, list[str]] = {
     "--force": SWITCH,
     "--paste": SWITCH,
     "--no-browser": SWITCH,
+    "--task": SWITCH,
+    "--task-file": ["/nonexistent/folder/task.json", "{tmp}"],
+    "--lease": ["abc", "-1", "nan", "inf"],
+    "--max-tasks": ["x", "0", "-3"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
     "prompt": ["greet", "who=x"], "ping": [], "resume": ["{paused}"], "login": [],
     "logout": [], "servers": [], "demo": [], "demo-server": [],
+    "task": ["status", "{paused}"],
+    "worker": ["tests.server.tasks.fleet_app:app"],
 }  # fmt: skip
 
 

@@ -48,9 +48,7 @@ def test_menu_reprompt_review_and_record(backend: str, tmp_path: Path) -> None:
     child.sendline("7")
     child.expect_exact("choose 1-2 or one of: eu-west-1, us-east-1; try again")
     child.expect_exact("region > ")
-    child.sendline("2")
-    child.expect_exact('send {"region": "us-east-1"}? [Y]es / [e]dit / [d]ecline / [c]ancel > ')
-    child.sendline("")
+    child.sendline("2")  # a menu pick is its own review: the next round comes at once
     child.expect_exact("round 2 · elicitation 1/1 [confirm]")
     child.expect_exact("confirm [y/n] > ")
     child.sendline("maybe")
@@ -114,18 +112,15 @@ def test_two_requests_in_one_round_are_numbered(backend: str) -> None:
     child.expect(r"elicitation (\d)/2 \[(left|right)\]")
     first = child.match.group(2)
     child.expect_exact(" > ")
-    child.sendline("one")
-    child.expect_exact("send ")
-    child.sendline("")
+    child.sendline("one")  # one field: no review step
     child.expect(r"elicitation (\d)/2 \[(left|right)\]")
     second = child.match.group(2)
     assert {first, second} == {"left", "right"}
     child.expect_exact(" > ")
     child.sendline("two")
-    child.expect_exact("send ")
-    child.sendline("")
     code, output = finish(child)
     assert code == 0
+    assert "send " not in output
     typed = {first: "one", second: "two"}
     assert f"left={typed['left']} right={typed['right']}" in output
 
@@ -167,8 +162,6 @@ def test_legacy_back_channel_is_answered_on_the_terminal(backend: str) -> None:
     child.expect_exact("back-channel · elicitation 1/1 [elicit-1]")
     child.expect_exact(" > ")
     child.sendline("north")
-    child.expect_exact("send ")
-    child.sendline("")
     code, output = finish(child)
     assert (code, "accept:north" in output) == (0, True)
 
@@ -200,8 +193,6 @@ def test_the_readme_command_line_session_works() -> None:
     child.expect_exact("Which region should the database live in?")
     child.expect_exact("region > ")
     child.sendline("eu-west-1")
-    child.expect_exact('send {"region": "eu-west-1"}?')
-    child.sendline("")
     code, output = finish(child)
     assert code == 0
     assert "Provisioned 'orders' in eu-west-1." in output
@@ -218,8 +209,6 @@ def test_the_connection_is_served_while_the_person_types(backend: str) -> None:
     while len(seen) < 2:
         seen.add(child.expect_exact(["[server info] pong while asking", "word > "]))
     child.sendline("hello")
-    child.expect_exact("send ")
-    child.sendline("")
     code, output = finish(child)
     assert code == 0
     assert "accept:hello pinged-during-prompt=True" in output
@@ -250,3 +239,41 @@ def test_a_status_line_on_a_capable_terminal() -> None:
         "\r\x1b[K⠋ cli-test · round 2: asked [confirm (elicitation/create)] -> complete" in output
     )
     assert output.endswith("\r\x1b[KProvisioned in eu-west-1.\r\n")
+
+
+SCALAR_SERVER = """
+import sys
+sys.path.insert(0, {src!r})
+from typing import Annotated
+
+from mrtr.server import Elicit, MCPServer, Resolve
+
+app = MCPServer("scaler")
+
+
+async def ask_replicas() -> int | Elicit[int]:
+    return Elicit("How many replicas?", int)
+
+
+@app.tool()
+async def scale(replicas: Annotated[int, Resolve(ask_replicas)]) -> str:
+    return f"scaled to {{replicas}}"
+
+
+app.run()
+"""
+
+
+def test_a_scalar_question_shows_its_message_and_no_field_name(tmp_path: Path) -> None:
+    server = tmp_path / "scaler.py"
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    server.write_text(SCALAR_SERVER.format(src=src))
+    child = spawn("call", "scale", "--", PY, str(server), backend="asyncio")
+    child.expect_exact("How many replicas?")
+    child.expect_exact("> ")
+    assert child.before.strip() == "(integer)"  # not "value (integer)": a name nobody wrote
+    child.sendline("3")  # one value: no review step
+    code, output = finish(child)
+    assert code == 0, output
+    assert "scaled to 3" in output
+    assert "send " not in output

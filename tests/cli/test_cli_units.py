@@ -91,6 +91,34 @@ def test_answer_flags_become_responses() -> None:
         plain.find("plain", "elicitation/create", params)
 
 
+def test_a_bare_value_in_an_answers_file_fits_the_request_it_meets(tmp_path: Path) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text('{"answers": {"n": 3, "ok": false, "s": "hi", "f": 2.5, "bad": [1]}}')
+    with pytest.raises(UsageError, match=r"answers.bad: expected a JSON object, string"):
+        AnswerBook().add_file(str(path))
+    path.write_text('{"answers": {"n": 3, "ok": false, "s": "hi", "f": 2.5}}')
+    book = AnswerBook()
+    book.add_file(str(path))
+
+    def form(prop: dict[str, object]) -> dict[str, object]:
+        return {"requestedSchema": {"type": "object", "properties": {"value": prop}}}
+
+    def content(key: str, params: dict[str, object]) -> object:
+        spec = book.find(key, "elicitation/create", params)
+        assert spec is not None
+        return elicit_response(spec, key, params)["content"]
+
+    assert content("n", form({"type": "integer"})) == {"value": 3}
+    assert content("ok", form({"type": "boolean"})) == {"value": False}
+    assert content("s", form({"type": "string"})) == {"value": "hi"}
+    assert content("f", form({"type": "number"})) == {"value": 2.5}
+    said = book.find("s", "sampling/createMessage", {})
+    assert said is not None
+    assert sampling_response(said, "s")["content"] == {"type": "text", "text": "hi"}
+    with pytest.raises(UsageError, match=r"the answer for 's' \(hi\): not an integer"):
+        content("s", form({"type": "integer"}))
+
+
 def test_a_server_key_may_contain_dots() -> None:
     book = AnswerBook()
     book.add_flags(answers=["pkg.mod:ask.region=eu", 'other.key={"region": "us"}'])

@@ -94,6 +94,13 @@ def test_the_page_loads_without_console_errors(
     shot = browser.screenshot(tmp_path / f"{name}.png")
     assert shot.stat().st_size > 10_000  # a rendered page, not a blank one
     assert browser.errors() == []
+    if name == "home":  # the benchmark working notes are built and linked, not in the nav
+        notes = browser.evaluate(
+            "[...document.querySelectorAll('.md-nav a')].map(a => new URL(a.href).pathname)"
+            ".filter(p => /^\\/(bench|bench-history)\\//.test(p) || p === '/benchmarks/')"
+        )
+        assert notes == []
+        assert "MCPServer" in browser.evaluate("document.querySelector('article').innerText")
     if name == "api":  # the reference is generated: a documented class is on the page
         assert browser.evaluate("!!document.getElementById('mrtr.Client')")
     if name == "guide":  # the exception tree is drawn from mrtr/errors.py
@@ -114,3 +121,35 @@ def test_a_search_for_request_state_finds_pages(
     assert "requestState" in text
     browser.screenshot(tmp_path / "search.png")
     assert browser.errors() == []
+
+
+# Code whose end is hidden: a block that scrolls sideways (a trailing comment cut off).
+HIDDEN_CODE = """[...document.querySelectorAll('.md-typeset pre > code')]
+  .filter(code => code.scrollWidth > code.clientWidth + 1)
+  .map(code => code.textContent.slice(0, 60))"""
+# Code under a block's copy button: any text box of the code crossing the button's box.
+COVERED_CODE = """[...document.querySelectorAll('.md-typeset pre')].filter(pre => {
+  const button = pre.querySelector('.md-code__button'), code = pre.querySelector('code');
+  if (!button || !code) return false;
+  const b = button.getBoundingClientRect(), range = document.createRange();
+  range.selectNodeContents(code);
+  return [...range.getClientRects()].some(t => t.width >= 1 && t.left < b.right
+    && t.right > b.left && t.top < b.bottom && t.bottom > b.top);
+}).map(pre => pre.textContent.slice(0, 60))"""
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_code_blocks_show_every_line_whole_and_free_of_the_copy_button(
+    browser: Browser, base_url: str, width: int, tmp_path: Path
+) -> None:
+    metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600}
+    browser.send("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        for page in ("", "guides/quickstart/", "guides/cli/", "guides/porting/"):
+            browser.open(base_url + page)
+            browser.wait_until("document.querySelectorAll('.md-code__button').length")
+            assert browser.evaluate(HIDDEN_CODE) == [], f"{page or 'home'} at {width} px"
+            assert browser.evaluate(COVERED_CODE) == [], f"{page or 'home'} at {width} px"
+        browser.screenshot(tmp_path / f"code-{width}.png")
+    finally:
+        browser.send("Emulation.clearDeviceMetricsOverride")

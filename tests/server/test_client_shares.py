@@ -160,18 +160,24 @@ async def test_an_anonymous_address_holds_its_share_of_listen_streams_only() -> 
     assert len(server.spec().hub) == 0
 
 
+async def _message(end: Any) -> dict[str, Any]:
+    message = await end.receive()
+    assert isinstance(message, dict), message
+    return message
+
+
 async def test_a_stream_connection_is_one_client() -> None:
     server = make_server(max_listeners=10, max_listeners_per_client=1)
     params = {"notifications": {"toolsListChanged": True}}
     with anyio.fail_after(30):
         async with server.client_transport() as one, server.client_transport() as two:
             await one.send(request("subscriptions/listen", params, id="a"))
-            assert (await one.receive())["method"].endswith("acknowledged")
+            assert (await _message(one))["method"].endswith("acknowledged")
             await one.send(request("subscriptions/listen", params, id="b"))
-            refused = await one.receive()
+            refused = await _message(one)
             assert refused["id"] == "b" and refused["error"]["code"] == -32000
             await two.send(request("subscriptions/listen", params, id="c"))
-            assert (await two.receive())["method"].endswith("acknowledged")
+            assert (await _message(two))["method"].endswith("acknowledged")
 
 
 async def test_an_ipv6_host_is_one_client_across_its_64() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 import pytest
 
+from mrtr import Client, MCPError
 from mrtr.server import UNSEALED, Principal, RequestStateSecurity, Server
 from mrtr.server._core import ServerConnection
 
@@ -211,6 +213,23 @@ async def test_missing_client_capability_is_32021(
     error = (await ask(make_server().connection(), call(tool, {"name": "x"}, caps=caps)))["error"]
     assert error["code"] == -32021
     assert error["data"]["requiredCapabilities"] == missing
+    # the message says what to declare, and why nothing was asked
+    callback = {"elicitation": "elicitation_callback=", "sampling": "sampling_callback="}
+    callback["roots"] = "list_roots_callback="
+    assert callback[next(iter(missing))] in error["message"]
+    assert f"capabilities={json.dumps(missing)}" in error["message"]
+    assert "refuses before asking because the spec forbids" in error["message"]
+    assert ("elicitation_url_mode=True" in error["message"]) == ("url" in str(missing))
+
+
+async def test_a_client_without_callbacks_is_told_what_to_declare() -> None:
+    async with Client(make_server()) as client:  # no callback: no capability declared
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("provision", {"name": "x"})
+    assert refused.value.error.code == -32021
+    assert refused.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert "pass elicitation_callback= to the Client" in str(refused.value)
+    assert 'capabilities={"elicitation": {"form": {}}}' in str(refused.value)
 
 
 async def test_an_empty_elicitation_capability_means_form() -> None:

@@ -20,6 +20,7 @@ import anyio
 import httpx
 from anyio.abc import SocketAttribute, SocketListener
 
+from mrtr._lazy import publish
 from mrtr.errors import AuthError, AuthorizationRequiredError
 
 if TYPE_CHECKING:
@@ -386,3 +387,13 @@ class FollowRedirectAuthorizer:
             "the authorization redirects did not reach the loopback listener"
             + (f": {type(error).__name__}" if error else "")
         ) from error
+
+
+publish(
+    "mrtr.auth",
+    AuthorizationRequest,
+    Authorizer,
+    FollowRedirectAuthorizer,
+    LoopbackAuthorizer,
+    PasteAuthorizer,
+)

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from mrtr._lazy import publish
 from mrtr.auth._authorizers import AuthorizationRequest, Authorizer
 from mrtr.auth._discovery import check_pkce, check_response_issuer, origin_of, select_scopes
 from mrtr.auth._dpop import DPoPKey
@@ -526,3 +527,6 @@ async def exchange_id_token(
             status=reply.status,
         )
     return issued
+
+
+publish("mrtr.auth", exchange_id_token)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote_plus, urlsplit
 
+from mrtr._lazy import publish
 from mrtr.auth._challenge import scopes_of
 from mrtr.auth._http import Reply
 from mrtr.auth._jose import SigningKey, client_assertion
@@ -310,3 +311,15 @@ def parse_token_reply(
         client_id=client_id,
         dpop_key=dpop_key if token_type.lower() == "dpop" else None,
     )
+
+
+publish(
+    "mrtr.auth",
+    AssertionContext,
+    AuthorizationCode,
+    ClientCredentials,
+    ClientProfile,
+    IdentityAssertion,
+    JWTBearer,
+    StaticClient,
+)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from mrtr._lazy import publish
+
 __all__ = ["SigningKey", "client_assertion"]
 
 _ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA")
@@ -146,3 +148,6 @@ def generate_ec_pem() -> str:
         crypto.serialization.NoEncryption(),
     )
     return pem.decode("ascii")
+
+
+publish("mrtr.auth", SigningKey)

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from mrtr._lazy import publish
 from mrtr.auth._stores import FileStore
 from mrtr.errors import AuthError
 
@@ -110,3 +111,6 @@ class KeyringStore:
                 f"the OS keychain is unavailable ({type(exc).__name__}); use FileStore"
             ) from exc
         return base64.b64decode(stored)
+
+
+publish("mrtr.auth", KeyringStore)

@@ -23,6 +23,7 @@ from typing import Literal
 
 import httpx
 
+from mrtr._lazy import publish
 from mrtr.auth._challenge import Challenge, bearer_challenge, is_scope_challenge, scopes_of
 from mrtr.auth._discovery import discover
 from mrtr.auth._dpop import DPoPKey
@@ -493,3 +494,6 @@ def _challenge_of(headers: httpx.Headers) -> Challenge | None:
 
 def _is_scope_challenge(headers: httpx.Headers) -> bool:
     return is_scope_challenge(headers.get_list("www-authenticate"))
+
+
+publish("mrtr.auth", OAuth)

@@ -11,6 +11,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from mrtr._lazy import publish
+
 __all__ = ["MAX_SECONDS", "ClientRegistration", "Discovery", "TokenSet", "bounded_seconds"]
 
 MAX_SECONDS = 10**10
@@ -202,3 +204,6 @@ class Discovery:
             server_metadata=server_metadata,
             resource_metadata=resource_metadata if isinstance(resource_metadata, dict) else None,
         )
+
+
+publish("mrtr.auth", ClientRegistration, Discovery, TokenSet)

@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from mrtr._lazy import publish
 from mrtr.errors import AuthError
 
 __all__ = ["FileStore", "MemoryStore", "TokenStore"]
@@ -209,3 +210,6 @@ class FileStore:
         except BaseException:
             Path(temp).unlink(missing_ok=True)
             raise
+
+
+publish("mrtr.auth", FileStore, MemoryStore, TokenStore)

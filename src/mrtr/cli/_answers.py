@@ -46,6 +46,7 @@ class AnswerSpec:
     fields: dict[str, str] = field(default_factory=dict)  # KEY.field=text, typed later
     sampling: dict[str, Any] | None = None
     response: dict[str, Any] | None = None  # a full response given verbatim
+    value: str | None = None  # a bare value from a file: the request's kind decides its use
     source: str = "flag"
 
 
@@ -81,11 +82,20 @@ def _sampling_spec(sampling: Any, what: str, source: str) -> AnswerSpec:
 
 
 def _spec_from_json(value: Any, what: str, source: str) -> AnswerSpec:
-    """An answer value: a form's content object, a full response, or a sampling reply."""
+    """An answer value: a form's content object, a full response, or a bare value.
+
+    A bare string, number or boolean is kept as text (``--answer KEY=VALUE`` reads it
+    the same way) and used when the request arrives: the value of a one-field form (a
+    scalar question is one), or a sampling reply's text.
+    """
     if isinstance(value, str):
-        return AnswerSpec(sampling={"text": value}, source=source)
+        return AnswerSpec(value=value, source=source)
+    if isinstance(value, (bool, int, float)):
+        return AnswerSpec(value=json.dumps(value), source=source)
     if not isinstance(value, dict):
-        raise UsageError(f"{what}: expected a JSON object or string, not {_json_kind(value)}")
+        raise UsageError(
+            f"{what}: expected a JSON object, string, number or boolean, not {_json_kind(value)}"
+        )
     if "sampling" in value:
         return _sampling_spec(value["sampling"], what, source)
     if "roots" in value or ("role" in value and "content" in value):
@@ -366,6 +376,8 @@ def elicit_response(spec: AnswerSpec, key: str, params: Mapping[str, Any]) -> di
     schema = params.get("requestedSchema") or {}
     properties = schema.get("properties") or {}
     content = {**defaults(schema), **(spec.content or {})}
+    if spec.value is not None:
+        content.update(_bare_value(spec.value, key, params))
     for name, text in spec.fields.items():
         prop = properties.get(name)
         if not isinstance(prop, dict):
@@ -380,11 +392,29 @@ def elicit_response(spec: AnswerSpec, key: str, params: Mapping[str, Any]) -> di
     return {"action": "accept", "content": content}
 
 
+def _bare_value(value: str, key: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """A bare value from the answers file as the content of a one-field form."""
+    properties = (params.get("requestedSchema") or {}).get("properties") or {}
+    only = one_field(params)
+    if only is None:
+        names = ", ".join(map(str, properties)) or "none"
+        raise UsageError(
+            f"the answer for {key!r} is a single value, but the form has the fields"
+            f' {names}: give an object of them ({{"field": value, ...}})'
+        )
+    try:
+        return {only: parse_field(value, properties[only])}
+    except ValueError as exc:
+        raise UsageError(f"the answer for {key!r} ({value}): {exc}") from None
+
+
 def sampling_response(spec: AnswerSpec, key: str) -> dict[str, Any]:
     """The ``CreateMessageResult`` (as wire data) an answer makes for one sampling request."""
     if spec.response is not None:
         return spec.response
     reply = spec.sampling or {}
+    if "text" not in reply and spec.value is not None:
+        reply = {"text": spec.value}
     if "text" not in reply and "text" in spec.fields:
         reply = {"text": spec.fields["text"]}
     if "text" not in reply:

@@ -4,9 +4,11 @@ These functions block on the person, so they run in a worker thread (see `_answe
 A form is asked field by field from its ``requestedSchema``: enums as numbered menus,
 multi-select as comma-separated choices, booleans as ``[y/n]``, numbers and strings with
 their bounds and formats; an empty line takes the default or skips an optional field; a
-bad value is re-asked (3 times). A review step comes before anything is sent. Commands
-start with ``!`` so they never collide with a value: ``!decline``, ``!cancel``, ``!pause``.
-A URL is shown in full with its host emphasised and opened only on a keypress.
+bad value is re-asked (3 times). A review step comes before a form of several fields is
+sent (one answer, a menu pick or a value, is its own review), and a scalar question shows
+its message and no synthetic field name. Commands start with ``!`` so they never collide
+with a value: ``!decline``, ``!cancel``, ``!pause``. A URL is shown in full with its host
+emphasised and opened only on a keypress.
 """
 
 from __future__ import annotations
@@ -51,7 +53,20 @@ def _command(text: str, can_pause: bool) -> None:
         raise _Reask(NO_PAUSE)
 
 
+SCALAR_FIELD = "value"
+"""The field a scalar question's form wraps its answer in (``Elicit("How many?", int)``)."""
+
+
+def scalar_question(properties: Mapping[str, Any]) -> bool:
+    """A form of one untitled ``value`` field: the question's message is all there is to say."""
+    if list(properties) != [SCALAR_FIELD]:
+        return False
+    prop = properties[SCALAR_FIELD]
+    return isinstance(prop, dict) and not prop.get("title")
+
+
 def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: bool) -> str:
+    """The lines that ask for one field (``name`` empty: the message said it all)."""
     title = sanitize(str(prop.get("title") or name), multiline=False)
     lines = []
     if prop.get("description"):
@@ -77,7 +92,10 @@ def _field_prompt(term: Terminal, name: str, prop: Mapping[str, Any], required: 
         hint += f" [default {_default_label(prop, options)}]"
     elif not required:
         hint += " [optional]"
-    lines.append(f"{term.style(title, '1')}{hint} > ")
+    if title:
+        lines.append(f"{term.style(title, '1')}{hint} > ")
+    else:
+        lines.append(f"{hint.strip()} > ".lstrip())
     return "\n".join(lines)
 
 
@@ -131,9 +149,10 @@ def _fill(term: Terminal, schema: Mapping[str, Any], can_pause: bool) -> dict[st
     properties = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     content: dict[str, Any] = {}
+    unnamed = scalar_question(properties)
     for name, prop in properties.items():
-        value = _ask_field(term, name, prop if isinstance(prop, dict) else {}, name in required,
-                           can_pause)  # fmt: skip
+        value = _ask_field(term, "" if unnamed else name, prop if isinstance(prop, dict) else {},
+                           name in required, can_pause)  # fmt: skip
         if value is not _SKIP:
             content[name] = value
     return content
@@ -145,13 +164,10 @@ def ask_form(
     """Ask one form; returns an ``ElicitResult`` as wire data, or `PAUSE`."""
     term.write(f"{header}\n{sanitize(message)}\n")
     properties = schema.get("properties") or {}
-    yes_no = len(properties) == 1 and all(
-        isinstance(p, dict) and field_kind(p) == "boolean" for p in properties.values()
-    )
     try:
         while True:
             content = _fill(term, schema, can_pause)
-            if yes_no:  # the answer to a single yes/no question is its own review
+            if len(properties) == 1:  # one answer (a pick, a yes, a value) is its own review
                 return {"action": "accept", "content": content}
             review = f"  send {json.dumps(content)}? [Y]es / [e]dit / [d]ecline / [c]ancel > "
             choice = term.read_line(review).strip().lower()

@@ -132,7 +132,30 @@ def _reworded(exc: BaseException) -> BaseException:
             f"the server answered neither server/discover nor initialize within {exc.timeout:g} s;"
             " if it is an older MCP server, use --mode legacy (or raise --probe-timeout)"
         )
+    if isinstance(exc, errors.MCPError) and _wants_roots(exc):
+        return errors.MCPError(exc.code, _NO_ROOTS, exc.data, method=exc.method)
     return exc
+
+
+_NO_ROOTS = (
+    "the server asked for the client's roots (roots/list) and none were offered:"
+    " pass --root PATH (repeatable; a directory or a file:// URI)"
+)
+
+
+def _wants_roots(exc: Any) -> bool:
+    """A refusal that only ``--root`` avoids: the roots capability was never declared.
+
+    A 2026-07-28 server refuses with -32021 naming ``roots``; a back-channel server
+    passes on the client's own "List roots not supported" answer.
+    """
+    from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+        data = exc.data if isinstance(exc.data, dict) else {}
+        required = data.get("requiredCapabilities")
+        return isinstance(required, dict) and "roots" in required
+    return "List roots not supported" in exc.message
 
 
 def _root_cause(ctx: Any, exc: BaseException) -> BaseException:
@@ -354,6 +377,36 @@ def _main(argv: list[str] | None) -> int:
     return _dispatch(parser, opts, server_command)
 
 
+def _worker(opts: argparse.Namespace) -> int:
+    """``mrtr worker module:app``: the app's own ``run_worker`` (the CLI imports no server)."""
+    import importlib
+
+    module_name, _, attribute = opts.app.partition(":")
+    if not module_name or not attribute:
+        say(f"mrtr worker: expected MODULE:APP, got {opts.app!r}")
+        return USAGE
+    if opts.lease is not None and not 0 < opts.lease < float("inf"):
+        say("mrtr worker: --lease takes a positive number of seconds")
+        return USAGE
+    if opts.max_tasks is not None and opts.max_tasks < 1:
+        say("mrtr worker: --max-tasks takes a number of at least 1")
+        return USAGE
+    sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as exc:
+        say(f"mrtr worker: cannot load {opts.app}: {exc}")
+        return USAGE
+    if not callable(getattr(found, "run_worker", None)):
+        say(f"mrtr worker: {opts.app} is not an MCPServer (it has no run_worker)")
+        return USAGE
+    options = {"lease": opts.lease, "max_tasks": opts.max_tasks}
+    found.run_worker(**{k: v for k, v in options.items() if v is not None})
+    return 0
+
+
 def _demo(command: str) -> int:
     """``mrtr demo`` (a call against the bundled server) or ``mrtr demo-server`` (that server)."""
     from mrtr._demo import server_extra_missing
@@ -431,6 +484,8 @@ def _dispatch(
             return 0
     if opts.command in ("demo", "demo-server"):
         return _demo(opts.command)
+    if opts.command == "worker":
+        return _worker(opts)
     if opts.command == "servers":
         from mrtr.cli._commands import list_servers
 

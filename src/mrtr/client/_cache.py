@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from mrtr._lazy import publish
+
 __all__ = [
     "DEFAULT_CACHE_MAX_ENTRIES",
     "MAX_TTL_MS",
@@ -145,3 +147,6 @@ class ResponseCache:
     def clear(self) -> None:
         """Drop every entry."""
         self._entries.clear()
+
+
+publish("mrtr", ResponseCache)

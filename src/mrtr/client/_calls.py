@@ -42,6 +42,8 @@ from mrtr.session._legs import InputMethod, InputResponsesArg, call_params
 if TYPE_CHECKING:
     from mrtr.flow._flow import FlowState
     from mrtr.session import ClientSession
+    from mrtr.session._task import Task
+    from mrtr.session._task_polling import TaskPolling
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
@@ -76,10 +78,17 @@ class Call:
     params: JSONObject
     progress_callback: ProgressCallback | None
     read_timeout_seconds: float | None
+    tasks: bool | None = None
 
     def leg(self, input_responses: InputResponsesArg | None, request_state: str | None) -> Leg:
-        """Send one leg: the call's params plus this round's answers and state."""
-        return self.session.request_leg(
+        """Send one leg: the call's params plus this round's answers and state.
+
+        A leg that declares the tasks extension (the call's ``tasks``, else the
+        session's) may come back as a `Task`, which the call then follows.
+        """
+        session = self.session
+        tasks = self.tasks
+        return session.request_leg(
             self.method,
             self.params,
             input_responses=input_responses,
@@ -87,6 +96,8 @@ class Call:
             allow_input_required=True,
             progress_callback=self.progress_callback,
             read_timeout_seconds=self.read_timeout_seconds,
+            tasks=tasks,
+            allow_task=session.tasks if tasks is None else tasks,
         )
 
 
@@ -101,9 +112,15 @@ def drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None = None,
     resumed: FlowState | None = None,
+    polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
     resends: int = 0,
 ) -> Awaitable[Any]:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
+
+    A call the server turns into a task (at its first leg or after rounds of
+    questions) is followed to the task's result (`follow_task`) within the same
+    deadline, with `polling`'s bounds.
 
     ``resends``: times a leg whose answer was lost is sent again, only after a result
     that said the next leg may be (`replayable`).
@@ -129,6 +146,8 @@ def drive(
         on_round,
         pausing,
         resumed,
+        polling,
+        on_task,
         resends,
     )
     return run if deadline is None else _within(run, deadline)
@@ -144,7 +163,16 @@ async def _within(run: Awaitable[Any], deadline: float) -> Any:
 class _Rounds:
     """What a call's rounds need besides the call: one object instead of a dozen cells."""
 
-    __slots__ = ("answer", "call", "pausing", "replayable", "resends", "round", "version")
+    __slots__ = (
+        "answer",
+        "call",
+        "pausing",
+        "replayable",
+        "resends",
+        "round",
+        "task_id",
+        "version",
+    )
 
     def __init__(
         self,
@@ -160,6 +188,7 @@ class _Rounds:
         self.round = round_number
         self.answer = answer
         self.version = call.session.protocol_version
+        self.task_id: str | None = None  # set once the call became a task
         self.resends = resends
         self.replayable = replayable
 
@@ -177,6 +206,7 @@ class _Rounds:
             key=key,
             protocol_version=self.version,
             request_id=key,  # the official SDK's spelling: the key stands in for the id
+            task_id=self.task_id,
         )
         return self.answer(request, context)
 
@@ -267,12 +297,16 @@ async def _drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None,
     resumed: FlowState | None,
+    polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
     resends: int = 0,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
     first = await call.leg(input_responses, request_state)
     if not isinstance(first, _types.InputRequiredResult):
-        return first  # the common case: no round, no driver
+        if isinstance(first, _types.Result):
+            return first  # the common case: no round, no driver
+        return await _follow(call, first, None, max_rounds, on_round, polling, on_task)
     session = call.session
     answer, sleep = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
     number = 1 if resumed is None else resumed.round + 1
@@ -294,7 +328,7 @@ async def _drive(
     )
     del first  # the driver lets go of each round's result before its retry waits
     try:
-        return await driver
+        result = await driver
     except RoundPaused as signal:
         assert pausing is not None  # the driver pauses only when it may
         paused = paused_from_round(
@@ -309,6 +343,38 @@ async def _drive(
         context = pause_current(session, paused.id, [r.method for r in paused.requests.values()])
         # a traced pause stores its own span's context; an untraced one keeps the last stored
         return replace(paused, trace=context) if context else paused
+    if isinstance(result, _types.Result):
+        return result
+    return await _follow(call, result, rounds, max_rounds, on_round, polling, on_task)
+
+
+async def _follow(
+    call: Call,
+    task: Task,
+    rounds: _Rounds | None,
+    max_rounds: int,
+    on_round: Callable[[RoundEvent], object] | None,
+    polling: TaskPolling | None,
+    on_task: Callable[[Task], object] | None,
+) -> Any:
+    """Follow the task the call became to its result, answering through the callbacks."""
+    from mrtr.client._tasks import follow_task
+    from mrtr.session._task_polling import DEFAULT_TASK_POLLING
+
+    session = call.session
+    if rounds is None:
+        answer, _ = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
+        rounds = _Rounds(call, None, 1, answer)
+    rounds.pausing = None  # a task's questions are answered now or the task is cancelled
+    return await follow_task(
+        task,
+        session,
+        rounds,
+        polling=polling or DEFAULT_TASK_POLLING,
+        max_rounds=max_rounds,
+        on_round=on_round,
+        on_task=on_task,
+    )
 
 
 async def walk_pages(

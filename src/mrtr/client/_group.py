@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import anyio
 import anyio.abc
 
+from mrtr._lazy import publish
 from mrtr.errors import MCPError
 from mrtr.flow._defaults import MAX_PAGES
 
@@ -478,3 +479,12 @@ async def _serve(
         _logger.warning("closing a server's connection failed", exc_info=True)
     finally:
         connection.closed.set()
+
+
+publish(
+    "mrtr",
+    ClientSessionGroup,
+    ClientSessionParameters,
+    SseServerParameters,
+    StreamableHttpParameters,
+)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
+from mrtr._lazy import publish
 from mrtr._wire.framing import utf8_size
 from mrtr.errors import ClientStateError, InputLimitExceededError, InputRequiredRoundsExceededError
 from mrtr.flow._defaults import DEFAULT_INPUT_REQUIRED_MAX_ROUNDS
@@ -362,3 +363,6 @@ class InputRequiredFlow:
             raise ClientStateError("the flow is not waiting out a state-only round")
         self._pending = None
         return Retry(self._round, None, pending.request_state)
+
+
+publish("mrtr", DispatchInputs, Finish, FlowState, InputLimits, InputRequiredFlow, Retry, Wait)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from mrtr._lazy import publish
 from mrtr.errors import (
     AlreadyAnsweredError,
     MRTRError,
@@ -368,3 +369,6 @@ def _read_trace(trace: Any) -> dict[str, str] | None:
             "paused call member 'trace' must map 'traceparent'/'tracestate' to strings"
         )
     return dict(trace)
+
+
+publish("mrtr", PausedCall)

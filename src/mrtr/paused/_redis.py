@@ -23,6 +23,7 @@ from typing import Any
 import anyio.to_thread
 
 from mrtr._anyio import in_asyncio_task
+from mrtr._lazy import publish
 from mrtr.errors import (
     AlreadyAnsweredError,
     ClientStateError,
@@ -497,3 +498,6 @@ class RedisPausedCallStore:
 
     async def aclose(self) -> None:
         """Nothing to release: the Redis client belongs to the caller."""
+
+
+publish("mrtr.paused", RedisPausedCallStore)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.to_thread
 
+from mrtr._lazy import publish
 from mrtr.errors import (
     PausedCallClosedError,
     PausedCallError,
@@ -369,3 +370,6 @@ class SqlitePausedCallStore:
 
         if self._conn is not None:
             await self._run(close)
+
+
+publish("mrtr.paused", SqlitePausedCallStore)

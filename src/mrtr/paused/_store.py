@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from mrtr._lazy import publish
 from mrtr.errors import (
     AlreadyAnsweredError,
     LeaseLostError,
@@ -458,3 +459,6 @@ def do_cancel(rec: Record, now: float, keep: float) -> Effect:
         rec, status="cancelled", lease_owner=None, lease_until=None, updated_at=now,
         purge_at=now + keep,
     ), None  # fmt: skip
+
+
+publish("mrtr.paused", Claim, Completed, Failed, PausedCallStore, Repaused, StoredCall)

@@ -93,12 +93,14 @@ if TYPE_CHECKING:
     from mrtr.server._tasks._control import TaskControl as TaskControl
     from mrtr.server._tasks._memory import MemoryTaskStore as MemoryTaskStore
     from mrtr.server._tasks._record import TaskRecord as TaskRecord
+    from mrtr.server._tasks._redis import RedisTaskStore as RedisTaskStore
     from mrtr.server._tasks._runner import (
         TaskBody as TaskBody,
         TaskRunner as TaskRunner,
     )
     from mrtr.server._tasks._sqlite import SqliteTaskStore as SqliteTaskStore
     from mrtr.server._tasks._store import TaskStore as TaskStore
+    from mrtr.server._tasks._worker import TaskWorker as TaskWorker
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
@@ -143,9 +145,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._tasks._control": ("TaskControl",),
     "mrtr.server._tasks._memory": ("MemoryTaskStore",),
     "mrtr.server._tasks._record": ("TaskRecord",),
+    "mrtr.server._tasks._redis": ("RedisTaskStore",),
     "mrtr.server._tasks._runner": ("TaskBody", "TaskRunner"),
     "mrtr.server._tasks._sqlite": ("SqliteTaskStore",),
     "mrtr.server._tasks._store": ("TaskStore",),
+    "mrtr.server._tasks._worker": ("TaskWorker",),
 }
 
 

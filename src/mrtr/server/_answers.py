@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
+
 __all__ = ["AnswerStore", "LegOpening", "LegRecord"]
 
 
@@ -83,3 +85,6 @@ class LegOpening:
     expires_at: float
     answer: dict[str, Any] | None = None
     running: bool = False
+
+
+publish("mrtr.server", AnswerStore, LegOpening, LegRecord)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
+
 __all__ = ["NotificationBus"]
 
 
@@ -42,3 +44,6 @@ class NotificationBus(Protocol):
         background, and the server keeps serving.
         """
         ...
+
+
+publish("mrtr.server", NotificationBus)

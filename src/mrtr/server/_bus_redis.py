@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from mrtr._lazy import publish
 from mrtr.server._defaults import (
     DEFAULT_BUS_MAX_BUFFER,
     DEFAULT_BUS_MAX_CHANGE_BYTES,
@@ -266,3 +267,6 @@ def _order(entry_id: Any) -> tuple[int, int]:
         return int(ms), int(seq or 0)
     except ValueError:
         return (0, 0)
+
+
+publish("mrtr.server", RedisNotificationBus)

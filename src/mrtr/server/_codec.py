@@ -29,6 +29,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
 from mrtr.errors import InvalidRequestState
 
 if TYPE_CHECKING:
@@ -199,3 +200,5 @@ class AESGCMCodec:
 
 AESGCMRequestStateCodec = AESGCMCodec
 """The official SDK's name for the built-in codec (porting is a rename)."""
+
+publish("mrtr.server", AESGCMCodec, RequestStateCodec)

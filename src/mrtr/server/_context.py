@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Generic
 
 from typing_extensions import TypeVar
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._backchannel import BackChannel
     from mrtr.types import (
@@ -263,3 +265,6 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         from mrtr.server._talkback import list_roots
 
         return await list_roots(self, timeout=timeout)
+
+
+publish("mrtr.server", Principal, ServerRequestContext)

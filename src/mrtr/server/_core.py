@@ -9,6 +9,7 @@ every transport.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
@@ -247,6 +248,32 @@ def _required_capabilities(
         elif isinstance(request, ListRootsRequest) and caps.roots is None:
             missing["roots"] = {}
     return missing
+
+
+_CALLBACKS = {
+    "elicitation": "elicitation_callback=",
+    "sampling": "sampling_callback=",
+    "roots": "list_roots_callback=",
+}
+
+
+def declare_hint(missing: dict[str, Any]) -> str:
+    """What a client that lacks ``missing`` should declare, and why the server did not ask.
+
+    Appended to every ``-32021`` message: a client written without callbacks (a manual
+    loop, a first try) otherwise learns only the capability's name.
+    """
+    callbacks = " and ".join(_CALLBACKS[name] for name in _CALLBACKS if name in missing)
+    extra = ""
+    if "url" in missing.get("elicitation", {}):
+        extra = ", with elicitation_url_mode=True on mrtr's Client"
+    declared = json.dumps(missing, separators=(", ", ": "))
+    return (
+        f"; declare it on the client: pass {callbacks} to the Client{extra}, or "
+        f"capabilities={declared} to mrtr's Client to answer by hand (the server refuses "
+        "before asking because the spec forbids an input request for a capability the "
+        "client did not declare)"
+    )
 
 
 class ServerConnection:
@@ -892,7 +919,9 @@ class ServerConnection:
         if missing:
             raise HandlerError(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
-                "Missing required client capability: " + ", ".join(sorted(missing)),
+                "Missing required client capability: "
+                + ", ".join(sorted(missing))
+                + declare_hint(missing),
                 {"requiredCapabilities": missing},
             )
         wire = result.to_wire()

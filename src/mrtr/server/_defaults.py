@@ -28,6 +28,10 @@ __all__ = [
     "DEFAULT_TASK_MAX_ROUNDS",
     "DEFAULT_TASK_POLL_INTERVAL_MS",
     "DEFAULT_TASK_TTL_MS",
+    "DEFAULT_WORKER_DRAIN",
+    "DEFAULT_WORKER_LEASE",
+    "DEFAULT_WORKER_MAX_TASKS",
+    "DEFAULT_WORKER_POLL_INTERVAL",
 ]
 
 DEFAULT_MAX_CONCURRENT_REQUESTS = 256
@@ -43,6 +47,12 @@ DEFAULT_TASK_MAX_LIVE = 10_000  # unfinished tasks the whole server holds
 DEFAULT_TASK_MAX_INPUT_BYTES = 256 * 1024  # one tasks/update's inputResponses, as JSON
 DEFAULT_TASK_MAX_RESULT_BYTES = 4 * 1024 * 1024  # one task's result, as JSON
 DEFAULT_TASK_MAX_ROUNDS = 64  # input rounds one task may ask
+
+# task workers (`mrtr.server.TaskWorker`, ``mrtr worker``)
+DEFAULT_WORKER_LEASE = 15.0  # seconds a claim lasts unrenewed: a dead worker's tasks move then
+DEFAULT_WORKER_POLL_INTERVAL = 0.2  # seconds between looks for tasks, answers, cancellations
+DEFAULT_WORKER_MAX_TASKS = 32  # bodies one worker runs at once
+DEFAULT_WORKER_DRAIN = 10.0  # seconds a stopping worker lets its bodies finish
 DEFAULT_MAX_URI_LENGTH = 8 * 1024
 """Characters of the longest URI an `MCPServer` looks up (``resources/read``)."""
 DEFAULT_MAX_SESSIONS_PER_CLIENT = 256

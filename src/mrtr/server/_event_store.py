@@ -20,6 +20,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
+
 __all__ = [
     "DEFAULT_EVENT_TTL",
     "DEFAULT_MAX_EVENTS_PER_STREAM",
@@ -108,3 +110,6 @@ class EventStore(Protocol):
         ended sessions then stay readable until they expire.)
         """
         ...
+
+
+publish("mrtr.server", EventStore)

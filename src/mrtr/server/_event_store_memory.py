@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from mrtr._lazy import publish
 from mrtr.server._event_store import (
     DEFAULT_EVENT_TTL,
     DEFAULT_MAX_EVENTS_PER_STREAM,
@@ -213,3 +214,6 @@ class MemoryEventStore:
                 return
             del self._streams[stream_id]
             self._forget(stream_id, stream)
+
+
+publish("mrtr.server", MemoryEventStore)

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from mrtr._lazy import publish
 from mrtr.server._event_store import (
     DEFAULT_EVENT_TTL,
     DEFAULT_MAX_EVENTS_PER_STREAM,
@@ -168,3 +169,6 @@ class RedisEventStore:
             message = json.loads(data) if kind == _MESSAGE and data else None
             events.append((f"{stream_id}.{n}", message))
         return StreamRead(stream_id, events, ended)
+
+
+publish("mrtr.server", RedisEventStore)

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
+from mrtr._lazy import publish
 from mrtr.server._context import ServerRequestContext
 
 __all__ = ["CallNext", "HandlerResult", "ServerMiddleware", "chain"]
@@ -50,3 +51,6 @@ def _link(layer: ServerMiddleware, call_next: CallNext) -> CallNext:
         return layer(ctx, call_next)
 
     return run
+
+
+publish("mrtr.server", ServerMiddleware)

@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from mrtr._lazy import publish
 from mrtr.server._answers import LegRecord
 
 __all__ = ["RedisReplayStore"]
@@ -115,3 +116,6 @@ def _record(raw: Any) -> LegRecord:
         done=bool(value.get("d")),
         answer=answer if isinstance(answer, str) else None,
     )
+
+
+publish("mrtr.server", RedisReplayStore)

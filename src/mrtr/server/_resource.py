@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._http import ASGIApp, ASGIReceive, ASGISend, Scope
 
@@ -131,3 +133,6 @@ async def _reply(
     headers = [*headers, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+publish("mrtr.server", ProtectedResource)

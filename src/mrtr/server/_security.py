@@ -35,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
 from mrtr.errors import InvalidRequestState
 from mrtr.server._answers import AnswerStore, LegOpening, LegRecord
 from mrtr.server._codec import AESGCMCodec, RequestStateCodec, b64url
@@ -632,3 +633,13 @@ def leg_digest(input_responses: Any) -> str:
 def _principal_digest(principal: str) -> str:
     encoded = principal.encode("utf-8", "surrogatepass")
     return b64url(hashlib.sha256(_PRINCIPAL_LABEL + encoded).digest()[:16])
+
+
+publish(
+    "mrtr.server",
+    MemoryReplayStore,
+    ReplayStore,
+    RequestBinding,
+    RequestStateSecurity,
+    authenticated_principal,
+)

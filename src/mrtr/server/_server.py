@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
+from mrtr._lazy import publish
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
@@ -637,6 +638,67 @@ class Server:
             )
         )
 
+    async def run(
+        self,
+        read_stream: Any,
+        write_stream: Any,
+        initialization_options: Any = None,
+        raise_exceptions: bool = False,
+        *,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    ) -> None:
+        """Serve one client over the streams of ``mrtr.server.stdio.stdio_server()``.
+
+        The official SDK's spelling, so its serving code ports by a rename; it does what
+        `run_stdio_async` does. The server describes itself (its handlers decide its
+        capabilities), so ``initialization_options`` is accepted as ported code passes
+        it and not read; so is ``raise_exceptions`` (a handler's exception is logged and
+        the client gets ``-32603``).
+
+        Args:
+            read_stream: what ``stdio_server()`` yields first (anything with an async
+                ``receive()`` of the next message, raising `TransportError` at the end).
+            write_stream: what it yields second (an async ``send(message)``).
+            initialization_options: `create_initialization_options()`, or ``None``.
+            raise_exceptions: accepted for the official signature.
+            max_concurrent_requests: requests in flight at once (back-pressure).
+        """
+        from mrtr.server._stream import serve_messages
+
+        await serve_messages(
+            self.connection,
+            read_stream.receive,
+            write_stream.send,
+            max_concurrent_requests=max_concurrent_requests,
+        )
+
+    def create_initialization_options(
+        self,
+        notification_options: Any = None,
+        experimental_capabilities: Mapping[str, Any] | None = None,
+        extensions: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """What this server announces: its ``serverInfo``, capabilities and instructions.
+
+        The official SDK's spelling, for `run`. ``notification_options`` changes
+        nothing: every list this server has is announced as one that can change.
+
+        Raises:
+            ValueError: ``experimental_capabilities`` or ``extensions``, which this
+                server does not announce (rather than drop them silently).
+        """
+        if experimental_capabilities or extensions:
+            raise ValueError(
+                "mrtr's Server does not announce experimental capabilities or extensions"
+            )
+        options: dict[str, Any] = {
+            "serverInfo": self.server_info(),
+            "capabilities": self.capabilities(),
+        }
+        if self.instructions is not None:
+            options["instructions"] = self.instructions
+        return options
+
     def streamable_http_app(
         self,
         *,
@@ -796,3 +858,6 @@ class Server:
             timeout_keep_alive=timeout_keep_alive,
             timeout_graceful_shutdown=timeout_graceful_shutdown,
         )
+
+
+publish("mrtr.server", Server)

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 Connect = Callable[[], "ServerConnection"]
 """Makes the protocol state of one new connection (`Server.connection`)."""
 
-__all__ = ["InProcessTransport", "serve_messages", "serve_stdio"]
+__all__ = ["InProcessTransport", "open_stdio", "serve_messages", "serve_stdio"]
 
 _logger = logging.getLogger("mrtr.server")
 _DECODER = json.JSONDecoder()
@@ -523,42 +523,57 @@ class _StdioReader:
                 return
 
 
-async def serve_stdio(
-    connect: Connect, *, max_message_size: int, max_concurrent_requests: int
-) -> None:
-    """Serve one client over this process's stdin and stdout until stdin closes."""
-    from mrtr.server._stdio_pipes import open_asyncio_stdio
+class _StdioWriter:
+    """Writes messages as lines to a binary stream, one writer thread at a time."""
 
-    pipes = await open_asyncio_stdio(max_message_size=max_message_size)
-    if pipes is not None:  # asyncio and pipes: no thread per line (`_stdio_pipes`)
-        try:
-            await serve_messages(
-                connect, pipes.receive, pipes.send, max_concurrent_requests=max_concurrent_requests
-            )
-        finally:
-            await pipes.aclose()
-        return
-    reader = _StdioReader(sys.stdin.buffer, max_message_size=max_message_size)
-    stdout = sys.stdout.buffer
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = anyio.Lock()
+        self._limiter = anyio.CapacityLimiter(1)  # as the reader's: never wait on sync tools
 
-    def write(data: bytes) -> None:
-        stdout.write(data)
-        stdout.flush()
+    def _write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
 
-    lock = anyio.Lock()
-    writer = anyio.CapacityLimiter(1)  # as the reader's: answers never wait for sync tools
-
-    async def send(message: JSONObject) -> None:
+    async def send(self, message: JSONObject) -> None:
         encoded = encode_outgoing(message)
         if encoded is None:
             return
         data = encoded + b"\n"
         try:
-            async with lock:  # one writer thread at a time: lines never interleave
-                await anyio.to_thread.run_sync(write, data, limiter=writer)
+            async with self._lock:  # one writer thread at a time: lines never interleave
+                await anyio.to_thread.run_sync(self._write, data, limiter=self._limiter)
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 
-    await serve_messages(
-        connect, reader.receive, send, max_concurrent_requests=max_concurrent_requests
+
+@asynccontextmanager
+async def open_stdio(*, max_message_size: int) -> AsyncIterator[tuple[Any, Any]]:
+    """This process's stdin and stdout as ``(reader, writer)``: ``.receive()``, ``.send()``.
+
+    On asyncio with pipes the loop reads and writes them itself (`_stdio_pipes`);
+    otherwise worker threads do.
+    """
+    from mrtr.server._stdio_pipes import open_asyncio_stdio
+
+    pipes = await open_asyncio_stdio(max_message_size=max_message_size)
+    if pipes is not None:  # asyncio and pipes: no thread per line
+        try:
+            yield pipes, pipes
+        finally:
+            await pipes.aclose()
+        return
+    yield (
+        _StdioReader(sys.stdin.buffer, max_message_size=max_message_size),
+        _StdioWriter(sys.stdout.buffer),
     )
+
+
+async def serve_stdio(
+    connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+) -> None:
+    """Serve one client over this process's stdin and stdout until stdin closes."""
+    async with open_stdio(max_message_size=max_message_size) as (reader, writer):
+        await serve_messages(
+            connect, reader.receive, writer.send, max_concurrent_requests=max_concurrent_requests
+        )

@@ -45,10 +45,12 @@ def _channel(ctx: ServerRequestContext, method: str) -> BackChannel:
 
 
 def _missing(capability: str, detail: dict[str, Any], method: str) -> MCPError:
+    from mrtr.server._core import declare_hint
+
     return MCPError(
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         f"Missing required client capability: {capability} (the client did not declare it, "
-        f"so {method} cannot be sent)",
+        f"so {method} cannot be sent)" + declare_hint(detail),
         {"requiredCapabilities": detail},
         method=method,
     )

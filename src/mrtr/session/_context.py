@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.session._session import ClientSession
     from mrtr.types import (
@@ -53,6 +55,8 @@ class ClientRequestContext:
         protocol_version: the negotiated protocol version.
         request_id: the JSON-RPC id of the server's request on the legacy back-channel;
             at 2026-07-28, the input request's key (as the official SDK has it).
+        task_id: the task that asks (the tasks extension): the answer goes back with
+            ``tasks/update``; ``None`` for a question of the request itself.
     """
 
     session: ClientSession
@@ -63,6 +67,7 @@ class ClientRequestContext:
     key: str | None = None
     protocol_version: str | None = None
     request_id: int | str | None = None
+    task_id: str | None = None
 
 
 ElicitationCallback: TypeAlias = Callable[
@@ -98,3 +103,5 @@ ChangeCallback: TypeAlias = Callable[[Any], Awaitable[None]]
 
 ProgressCallback: TypeAlias = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 """``async (progress, total, message) -> None``, called in order from the reader."""
+
+publish("mrtr.session", ClientRequestContext)

@@ -14,6 +14,8 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.types import JSONRPCNotification, TypedNotification
 
@@ -124,3 +126,6 @@ def typed_notification(method: str, params: Any) -> TypedNotification | JSONRPCN
     except ValidationError:
         # params that are not an object: keep the method, drop what cannot be carried
         return JSONRPCNotification(method=method)
+
+
+publish("mrtr", PromptsListChanged, ResourceUpdated, ResourcesListChanged, ToolsListChanged)

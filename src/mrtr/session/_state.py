@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 
+from mrtr._lazy import publish
+
 __all__ = ["SessionState"]
 
 
@@ -18,3 +20,6 @@ class SessionState(enum.Enum):
     UNOPENED = "unopened"
     OPEN = "open"
     CLOSED = "closed"
+
+
+publish("mrtr.session", SessionState)

@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from typing_extensions import Self
 
+from mrtr._lazy import publish
 from mrtr._wire.jsonrpc import JSONObject as JSONObject
 from mrtr._wire.jsonrpc import RequestId as RequestId
 from mrtr.errors import MRTRError
@@ -161,3 +162,6 @@ class Transport(abc.ABC):
         It may be called from any task inside the ``async with`` block; the lifespan's
         task group itself is left when the block ends.
         """
+
+
+publish("mrtr.transports", RequestFailed, SupportsResponseSink, Transport)

@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import httpx
 
+from mrtr._lazy import publish
+
 __all__ = ["AuthHTTPClient", "SupportsTransportAuth", "transport_auth"]
 
 AuthHTTPClient = httpx.AsyncClient | Callable[[], "httpx.AsyncClient | None"]
@@ -42,3 +44,6 @@ class SupportsTransportAuth(Protocol):
 def transport_auth(auth: httpx.Auth | None) -> SupportsTransportAuth | None:
     """`auth` as a `SupportsTransportAuth`, if it is one."""
     return auth if isinstance(auth, SupportsTransportAuth) else None
+
+
+publish("mrtr.transports.http", SupportsTransportAuth)

@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.lowlevel
 
+from mrtr._lazy import publish
 from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import decode_message, encode_echoing
 from mrtr.errors import TransportError
@@ -342,3 +343,6 @@ class MemoryTransport(Transport):
     def _check_open(self) -> None:
         if self._closed_reason is not None:
             raise TransportError(self._closed_reason)
+
+
+publish("mrtr.transports", MemoryTransport, create_memory_transport_pair)

@@ -29,6 +29,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from mrtr._anyio import fresh_copy
+from mrtr._lazy import publish
 from mrtr._wire.framing import (
     decode_message,
     encode_echoing,
@@ -503,3 +504,6 @@ class StdioTransport(Transport):
                     await self._stdout.receive(_CHUNK)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     return
+
+
+publish("mrtr.transports", StdioTransport)

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mrtr._lazy import publish
+
 __all__ = ["StdioServerParameters", "default_environment"]
 
 # Variables a server inherits from the client's environment when it does not say
@@ -86,3 +88,6 @@ class StdioServerParameters:
     def environment(self) -> dict[str, str]:
         """The full environment the server process gets."""
         return {**default_environment(), **(self.env or {})}
+
+
+publish("mrtr.transports", StdioServerParameters, default_environment)

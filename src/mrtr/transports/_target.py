@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
+from mrtr._lazy import publish
 from mrtr.transports._base import Transport
 from mrtr.transports._official import is_official_server
 from mrtr.transports._stdio import StdioTransport
@@ -160,3 +161,6 @@ def transport_for(
         return OfficialServerTransport(target, max_message_size=max_message_size)
     assert isinstance(target, SupportsClientTransport)
     return target.client_transport()
+
+
+publish("mrtr.transports", SupportsClientTransport, transport_for)

@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from mrtr._lazy import publish
+
 __all__ = [
     "Cursor",
     "EmptyResult",
@@ -127,3 +129,14 @@ class EmptyResult(Result):
     """
 
     result_type: str | None = None
+
+
+publish(
+    "mrtr.types",
+    EmptyResult,
+    NotificationParams,
+    PaginatedRequestParams,
+    RequestParams,
+    Result,
+    WireModel,
+)

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
+from mrtr._lazy import publish
 from mrtr.types._base import Meta, WireModel
 
 __all__ = [
@@ -167,3 +168,19 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
     Field(discriminator="type"),
 ]
 """Content in sampling messages, discriminated by `type`."""
+
+publish(
+    "mrtr.types",
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    Icon,
+    ImageContent,
+    ResourceContents,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    ToolResultContent,
+    ToolUseContent,
+)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag
 
+from mrtr._lazy import publish
 from mrtr.types._base import Meta, RequestParams, WireModel
 
 __all__ = [
@@ -78,3 +79,6 @@ class ElicitResult(WireModel):
     meta: Meta | None = Field(default=None, alias="_meta")
     action: Literal["accept", "decline", "cancel"]
     content: dict[str, ElicitContentValue] | None = None
+
+
+publish("mrtr.types", ElicitRequest, ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult)

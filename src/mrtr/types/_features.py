@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from mrtr._lazy import publish
 from mrtr.types._base import Cursor, Meta, PaginatedRequestParams, RequestParams, Result, WireModel
 from mrtr.types._content import (
     Annotations,
@@ -289,3 +290,36 @@ class SetLevelRequestParams(RequestParams):
     """The params of `logging/setLevel` (legacy; modern requests put the level in `_meta`)."""
 
     level: LoggingLevel
+
+
+publish(
+    "mrtr.types",
+    CompleteRequest,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    GetPromptRequest,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsRequest,
+    ListPromptsResult,
+    ListResourceTemplatesRequest,
+    ListResourceTemplatesResult,
+    ListResourcesRequest,
+    ListResourcesResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    PromptReference,
+    ReadResourceRequest,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)

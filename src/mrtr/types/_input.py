@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Discriminator, Field, Tag, field_validator
 
+from mrtr._lazy import publish
 from mrtr.types._base import Meta, RequestParams, Result, WireModel
 from mrtr.types._content import Role, SamplingMessageContentBlock
 from mrtr.types._elicit import (
@@ -195,3 +196,18 @@ class InputRequiredResult(Result):
     result_type: Literal["input_required"] = "input_required"
     input_requests: InputRequests | None = None
     request_state: str | None = None
+
+
+publish(
+    "mrtr.types",
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    InputRequiredResult,
+    ListRootsRequest,
+    ListRootsResult,
+    ModelHint,
+    ModelPreferences,
+    Root,
+    SamplingMessage,
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mrtr._lazy import publish
 from mrtr.types._base import RequestId, WireModel
 
 __all__ = [
@@ -69,3 +70,6 @@ class TypedNotification(WireModel):
     """The envelope of a notification model for one method."""
 
     jsonrpc: Literal["2.0"] = "2.0"
+
+
+publish("mrtr.types", ErrorData, JSONRPCNotification, TypedNotification)

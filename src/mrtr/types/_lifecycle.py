@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mrtr._lazy import publish
 from mrtr.types._base import RequestParams, Result, WireModel
 from mrtr.types._content import Icon
 from mrtr.types._jsonrpc import TypedRequest
@@ -157,3 +158,24 @@ class InitializedNotification(WireModel):
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"
     params: dict[str, Any] | None = None
+
+
+publish(
+    "mrtr.types",
+    ClientCapabilities,
+    DiscoverRequest,
+    DiscoverResult,
+    ElicitationCapability,
+    Implementation,
+    InitializeRequest,
+    InitializeRequestParams,
+    InitializeResult,
+    InitializedNotification,
+    PingRequest,
+    PromptsCapability,
+    ResourcesCapability,
+    RootsCapability,
+    SamplingCapability,
+    ServerCapabilities,
+    ToolsCapability,
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from mrtr._lazy import publish
 from mrtr.types._base import NotificationParams, ProgressToken, RequestId
 from mrtr.types._jsonrpc import TypedNotification
 
@@ -137,3 +138,21 @@ ElicitCompleteNotification = ElicitationCompleteNotification
 """The official SDK's name for `ElicitationCompleteNotification`."""
 ElicitCompleteNotificationParams = ElicitationCompleteNotificationParams
 """The official SDK's name for `ElicitationCompleteNotificationParams`."""
+
+publish(
+    "mrtr.types",
+    CancelledNotification,
+    CancelledNotificationParams,
+    ElicitationCompleteNotification,
+    ElicitationCompleteNotificationParams,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    ProgressNotification,
+    ProgressNotificationParams,
+    PromptListChangedNotification,
+    ResourceListChangedNotification,
+    ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParams,
+    RootsListChangedNotification,
+    ToolListChangedNotification,
+)

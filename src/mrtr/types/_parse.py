@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from mrtr._lazy import publish
 from mrtr.errors import InvalidInputResponseError, ProtocolError
 from mrtr.types._base import EmptyResult, Result
 from mrtr.types._constants import INPUT_REQUIRED_METHODS
@@ -284,3 +285,6 @@ def validate_input_response(method: str, value: object, *, key: str | None = Non
             key=key,
             method=method,
         ) from None
+
+
+publish("mrtr.types", parse_result, validate_input_response)

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from pydantic import Field
 
+from mrtr._lazy import publish
 from mrtr.types._base import Meta, NotificationParams, RequestParams, Result, WireModel
 from mrtr.types._input import InputRequests
 from mrtr.types._jsonrpc import ErrorData, TypedNotification, TypedRequest
@@ -192,3 +193,22 @@ class TaskStatusNotification(TypedNotification):
 
     method: Literal["notifications/tasks"] = "notifications/tasks"
     params: TaskStatusNotificationParams
+
+
+publish(
+    "mrtr.types",
+    CancelTaskRequest,
+    CancelTaskRequestParams,
+    CancelTaskResult,
+    CreateTaskResult,
+    DetailedTask,
+    GetTaskRequest,
+    GetTaskRequestParams,
+    GetTaskResult,
+    Task,
+    TaskStatusNotification,
+    TaskStatusNotificationParams,
+    UpdateTaskRequest,
+    UpdateTaskRequestParams,
+    UpdateTaskResult,
+)

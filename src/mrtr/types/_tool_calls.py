@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mrtr._lazy import publish
 from mrtr.types._base import PaginatedRequestParams, RequestParams, Result
 from mrtr.types._content import ContentBlock
 from mrtr.types._input import InputResponses
@@ -56,3 +57,6 @@ class CallToolRequest(TypedRequest):
 
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
+
+
+publish("mrtr.types", CallToolRequest, CallToolRequestParams, CallToolResult, ListToolsRequest)

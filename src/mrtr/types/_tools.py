@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mrtr._lazy import publish
 from mrtr.types._base import Cursor, Meta, Result, WireModel
 from mrtr.types._content import Icon
 
@@ -48,3 +49,6 @@ class ListToolsResult(Result):
     next_cursor: Cursor | None = None
     ttl_ms: int | None = 0
     cache_scope: Literal["private", "public"] | None = "private"
+
+
+publish("mrtr.types", ListToolsResult, Tool, ToolAnnotations, ToolChoice)

@@ -154,8 +154,10 @@ async def test_a_client_without_url_mode_gets_the_missing_capability() -> None:
         "connect", {"account": "ada"}
     )
     assert response["error"]["code"] == -32021
-    assert response["error"]["message"] == (
-        "Client did not declare the URL elicitation capability required by resolver 'sign_in'"
+    assert response["error"]["message"].startswith(
+        "Client did not declare the URL elicitation capability required by resolver 'sign_in'; "
+        "declare it on the client: pass elicitation_callback= to the Client, with "
+        "elicitation_url_mode=True on mrtr's Client"
     )
     assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
 

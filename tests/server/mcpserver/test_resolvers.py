@@ -183,7 +183,10 @@ async def test_missing_capability_is_32021_naming_the_question() -> None:
         "code": -32021,
         "message": (
             "Client did not declare the form elicitation capability required by resolver "
-            "'ask_region'"
+            "'ask_region'; declare it on the client: pass elicitation_callback= to the Client, "
+            'or capabilities={"elicitation": {"form": {}}} to mrtr\'s Client to answer by hand '
+            "(the server refuses before asking because the spec forbids an input request for a "
+            "capability the client did not declare)"
         ),
         "data": {"requiredCapabilities": {"elicitation": {"form": {}}}},
     }
@@ -881,3 +884,42 @@ async def test_a_forged_state_on_an_unsealed_server_counts_as_no_progress() -> N
             "provision", {"name": "db"}, responses={"ask_region": accept(region="x")}, state=forged
         )
         assert list(again["inputRequests"]) == ["ask_region", "ask_confirm"]
+
+
+async def test_a_resolver_may_not_key_its_own_question_elsewhere() -> None:
+    app = MCPServer("keyed")
+
+    class Region(BaseModel):
+        region: str
+
+    async def ask_region() -> Elicit[Region]:
+        return Elicit("Which region?", Region, key="region")  # ignored before: refused now
+
+    async def ask_size() -> Sample:
+        return Sample("How big?", max_tokens=5, key="ask_size")  # its own key: fine
+
+    @app.tool()
+    async def provision(region: Annotated[Region, Resolve(ask_region)]) -> str:
+        return region.region
+
+    @app.tool()
+    async def size(said: Annotated[CreateMessageResult, Resolve(ask_size)]) -> str:
+        return said.model
+
+    @app.tool()
+    async def renamed(region: Annotated[Region, Resolve(ask_region, key="region")]) -> str:
+        return region.region
+
+    async with app.test_client(answers={"region": {"region": "eu"}}) as client:
+        refused = await client.call_tool("provision")
+        assert refused.result["isError"] is True
+        assert isinstance(refused.exception, TypeError)
+        assert refused.why is not None
+        assert "resolver 'ask_region' returned Elicit(..., key='region')" in refused.why
+        assert "Resolve(ask_region, key='region')" in refused.why
+        done = await client.call_tool("renamed")  # the key given where it is used
+        assert done.result["content"][0]["text"] == "eu"
+    said = {"role": "assistant", "content": {"type": "text", "text": "big"}, "model": "m"}
+    sampled = app.test_client(answers={"ask_size": said})
+    async with sampled as client:
+        assert (await client.call_tool("size")).asked == [["ask_size"], []]

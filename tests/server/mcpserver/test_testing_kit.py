@@ -129,6 +129,47 @@ async def test_dependency_overrides_in_a_test() -> None:
     assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_region"]
 
 
+async def test_an_override_is_called_with_its_own_parameters() -> None:
+    app = build()
+    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
+    app.dependency_overrides[node.fn] = lambda: Region(region="fake")  # takes nothing
+    answers = Answers({"ask_go": True})
+    async with app.test_client(answers=answers) as client:
+        transcript = await client.call_tool("deploy", {"name": "db"})
+    assert transcript.result["content"][0]["text"] == "db -> fake"
+    assert transcript.exception is None and transcript.why is None
+
+    def by_keyword(**given: Any) -> Region:  # **kwargs: everything the resolver gets
+        return Region(region=f"r-{given['name']}")
+
+    app.dependency_overrides[node.fn] = by_keyword
+    async with app.test_client(answers=answers) as client:
+        transcript = await client.call_tool("deploy", {"name": "db"})
+    assert transcript.result["content"][0]["text"] == "db -> r-db"
+
+
+async def test_the_transcript_says_why_a_call_failed() -> None:
+    app = build()
+    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
+    app.dependency_overrides[node.fn] = lambda zone: Region(region=zone)
+    async with app.test_client(answers=Answers({"ask_go": True})) as client:
+        transcript = await client.call_tool("deploy", {"name": "db"})
+    assert transcript.result["isError"] is True
+    assert transcript.result["content"][0]["text"] == "Error executing tool deploy"  # the client
+    assert isinstance(transcript.exception, TypeError)  # the test: why
+    assert transcript.why is not None
+    assert "the override of build.<locals>.ask_region takes 'zone'" in transcript.why
+    assert "(it gets: name)" in transcript.why
+
+    @app.tool()
+    async def broken() -> str:
+        raise KeyError("missing")
+
+    async with app.test_client() as client:
+        transcript = await client.call_tool("broken")
+    assert transcript.why == "KeyError: 'missing'"
+
+
 async def test_stability_check_catches_a_clock_in_the_question() -> None:
     app = build()
     await assert_questions_stable(app, "deploy", {"name": "db"})

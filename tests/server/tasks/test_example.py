@@ -21,7 +21,7 @@ from mrtr.types import TASKS_EXTENSION
 pytestmark = pytest.mark.anyio
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "mcpserver_tasks.py"
-CAPS = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
+CAPS: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 
 
 def load(monkeypatch: pytest.MonkeyPatch, db: Path) -> ModuleType:

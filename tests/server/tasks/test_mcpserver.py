@@ -28,8 +28,8 @@ from mrtr.types import TASKS_EXTENSION
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
-WITH_TASKS = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
-WITHOUT = {"elicitation": {}}
+WITH_TASKS: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
+WITHOUT: dict[str, Any] = {"elicitation": {}}
 
 
 class Name(BaseModel):
@@ -257,7 +257,8 @@ def restartable(db: Any, effects: list[str]) -> MCPServer:
 
 
 async def test_a_task_tool_resumes_after_a_restart(tmp_path: Any) -> None:
-    db, effects = tmp_path / "tasks.db", []
+    db = tmp_path / "tasks.db"
+    effects: list[Any] = []
     first = restartable(db, effects)
     async with session(first, WITH_TASKS) as s:
         created = await s.send_request(

@@ -1,13 +1,20 @@
-"""The task stores meet one contract: put, get, count_live, purge; SQLite survives a reopen."""
+"""The task stores meet one contract: put, get, count_live, purge; SQLite survives a reopen.
+
+Redis runs on the session's real ``redis-server``, with a sync and an asyncio client; the
+lease and inbox operations that `TaskWorker` needs are checked on every store that has them.
+"""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mrtr.server import MemoryTaskStore, SqliteTaskStore, TaskRecord, TaskStore
+from mrtr.server import MemoryTaskStore, RedisTaskStore, SqliteTaskStore, TaskRecord, TaskStore
+from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-server
 
 pytestmark = pytest.mark.anyio
 
@@ -28,10 +35,29 @@ def record(
     )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
+@pytest.fixture(params=["memory", "sqlite", "redis-sync", "redis-async"])
+async def store(
+    request: pytest.FixtureRequest, tmp_path: Path, anyio_backend: str
+) -> AsyncIterator[Any]:
     if request.param == "memory":
         yield MemoryTaskStore()
+        return
+    if request.param.startswith("redis"):
+        if request.param == "redis-async" and anyio_backend == "trio":
+            pytest.skip("redis.asyncio runs on asyncio only")
+        import redis
+        import redis.asyncio
+
+        url = request.getfixturevalue("redis_url")
+        prefix = f"t{uuid.uuid4().hex[:12]}"
+        if request.param == "redis-sync":
+            client: Any = redis.Redis.from_url(url, socket_timeout=10)
+            yield RedisTaskStore(client, prefix=prefix)
+            client.close()
+        else:
+            aclient = redis.asyncio.Redis.from_url(url, socket_timeout=10)
+            yield RedisTaskStore(aclient, prefix=prefix)
+            await aclient.aclose()
         return
     sqlite = SqliteTaskStore(tmp_path / "tasks.db")
     try:
@@ -84,3 +110,69 @@ async def test_sqlite_keeps_tasks_across_a_reopen(tmp_path: Path) -> None:
         assert await second.get("durable", now=2.0) == record("durable", status="input_required")
     finally:
         second.close()
+
+
+async def test_live_lists_the_unfinished_unexpired_records(store: TaskStore) -> None:
+    await store.put(record("w", status="working"))
+    await store.put(record("q", status="input_required"))
+    await store.put(record("c", status="completed"))
+    await store.put(record("x", expires=5.0))
+    live = await store.live(now=6.0)  # type: ignore[attr-defined]
+    assert sorted(r.task_id for r in live) == ["q", "w"]
+    await store.put(record("w", status="failed"))  # finished: out of the live index
+    assert [r.task_id for r in await store.live(now=6.0)] == ["q"]  # type: ignore[attr-defined]
+    assert await store.count_live("a", now=6.0) == (1, 1)
+
+
+@pytest.fixture
+def leased(store: Any) -> Any:
+    if not hasattr(store, "claim"):
+        pytest.skip(f"{type(store).__name__} has no leases (single-process store)")
+    return store
+
+
+async def test_a_lease_has_one_holder_until_released(leased: Any) -> None:
+    assert await leased.claim("t", "w1", ttl=30.0)
+    assert not await leased.claim("t", "w2", ttl=30.0)
+    assert await leased.renew("t", "w1", ttl=30.0)
+    assert not await leased.renew("t", "w2", ttl=30.0)
+    await leased.release("t", "w2")  # not its lease: nothing happens
+    assert not await leased.claim("t", "w2", ttl=30.0)
+    await leased.release("t", "w1")
+    assert await leased.claim("t", "w2", ttl=30.0)
+
+
+async def test_unleased_lists_the_live_tasks_nobody_holds(leased: Any) -> None:
+    for name in ("a", "b", "c"):
+        await leased.put(record(name))
+    await leased.put(record("done", status="completed"))
+    await leased.put(record("old", expires=5.0))
+    assert await leased.claim("b", "w1", ttl=30.0)
+    assert sorted(await leased.unleased(now=6.0, limit=10)) == ["a", "c"]
+    assert len(await leased.unleased(now=6.0, limit=1)) == 1
+
+
+async def test_a_leased_write_needs_the_lease_and_an_unfinished_task(leased: Any) -> None:
+    await leased.put(record("t"))
+    assert not await leased.put_leased(record("t", status="completed"), "w1")  # no lease
+    assert await leased.claim("t", "w1", ttl=30.0)
+    assert await leased.put_leased(record("t", status="input_required"), "w1")
+    await leased.put(record("t", status="cancelled"))  # tasks/cancel on another instance
+    assert not await leased.put_leased(record("t", status="completed"), "w1")
+    found = await leased.get("t", now=2.0)
+    assert found is not None and found.status == "cancelled"  # the first end stands
+
+
+async def test_the_inbox_keeps_the_first_answer_per_key_and_is_taken_once(leased: Any) -> None:
+    await leased.post_input("t", {"a": "1"})
+    await leased.post_input("t", {"a": "2", "b": "3"})
+    assert await leased.take_input("t") == {"a": "1", "b": "3"}
+    assert await leased.take_input("t") == {}
+
+
+async def test_a_conditional_write_never_replaces_a_finished_task(leased: Any) -> None:
+    await leased.put(record("t"))
+    assert await leased.put_if_live(record("t", status="cancelled"))
+    assert not await leased.put_if_live(record("t", status="completed"))
+    found = await leased.get("t", now=2.0)
+    assert found is not None and found.status == "cancelled"

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mrtr._lazy import publish
 from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_URI_LENGTH
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
@@ -138,6 +139,7 @@ class MCPServer:
         self._resources: dict[str, ResourceEntry] = {}
         self._templates: dict[str, ResourceEntry] = {}
         self._observers: list[Callable[[Outcome], None]] = []
+        self._failure_observers: list[Callable[[BaseException], None]] = []
         routes = Routes(self)
         self.server = Server(
             name or "",
@@ -452,6 +454,11 @@ class MCPServer:
         # awaited by the caller: no hop here
         return run(self, spec, request, arguments, resolve_only=resolve_only)
 
+    def _failed(self, exc: BaseException) -> None:
+        """A call failed with `exc` (the client sees a short message; a test sees why)."""
+        for observe in self._failure_observers:
+            observe(exc)
+
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
     ) -> InputRequiredResult:
@@ -491,6 +498,15 @@ class MCPServer:
     def run_http(self, **kwargs: Any) -> None:
         """Serve over streamable HTTP with uvicorn (see `Server.run_http`; blocking)."""
         self.server.run_http(**kwargs)
+
+    def run_worker(self, **options: Any) -> None:
+        """Run this server's task bodies as a `TaskWorker` until SIGTERM (blocking).
+
+        What ``mrtr worker module:app`` calls; the options are `TaskWorker`'s.
+        """
+        from mrtr.server._tasks._worker import run_worker
+
+        run_worker(self, **options)
 
     def run(
         self,
@@ -561,3 +577,6 @@ class MCPServer:
         return ScriptedClient(
             self, answers=answers, capabilities=capabilities, max_rounds=max_rounds
         )
+
+
+publish("mrtr.server", MCPServer)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 import mrtr.types as wire
+from mrtr._lazy import publish
 from mrtr.server._mcpserver._answer import problems
 from mrtr.server._mcpserver._errors import InvalidSignature, ToolError
 from mrtr.server._mcpserver._outcomes import (
@@ -284,7 +285,8 @@ class Elicit(Ask, Generic[T]):
             which is asked as a one-field form and unwrapped. An answer is held to the
             rendered schema (strict JSON types, finite numbers, choices, bounds,
             formats) before the type reads it.
-        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
+        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`, and a
+            resolver that returns a question with another key fails the call).
         pin: ``"question"`` (message and schema; the default) or ``"schema"``: an
             answer stays valid when only the message changed. Weaker (the user may
             have confirmed other text); for messages that show live data.
@@ -437,7 +439,8 @@ class ElicitUrl(Ask):
         elicitation_id: the id a 2025-11-25 client receives (and a later
             ``notifications/elicitation/complete`` names); default: the question's key.
             A 2026-07-28 request carries none (the state correlates the answer).
-        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
+        key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`, and a
+            resolver that returns a question with another key fails the call).
     """
 
     __slots__ = ("elicitation_id", "message", "url")
@@ -622,3 +625,6 @@ def _union_type() -> Any:
     import types
 
     return types.UnionType
+
+
+publish("mrtr.server", Elicit, ElicitUrl, ListRoots, Resolve, Sample)

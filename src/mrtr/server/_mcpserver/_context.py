@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
+from mrtr._lazy import publish
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
@@ -22,6 +24,14 @@ T = TypeVar("T")
 
 class AskPending(Exception):
     """``ctx.ask`` has no answer yet: the round ends as ``input_required`` (private)."""
+
+
+DURABLE_ONCE: ContextVar[set[str] | None] = ContextVar("mrtr_durable_once", default=None)
+"""Set while a `TaskWorker` runs a task's body: the ``ctx.once`` keys stored, not yet passed.
+
+Then ``ctx.once`` ends the round (state only) the first time a key is reached, so the mark
+is in the store before the effect runs; the body runs again and passes it (private).
+"""
 
 
 class Context:
@@ -240,12 +250,21 @@ class Context:
 
         The mark rides the engine's state: in a task it never leaves the server; in a
         multi-round call it is sealed into ``requestState``, so only a server with
-        ``single_use`` also stops a client that replays an older state.
+        ``single_use`` also stops a client that replays an older state. In a task run by
+        a `TaskWorker` the mark is in the task store before the effect runs: a worker
+        killed mid-effect is replaced by one that skips it (at most once).
         """
         done = self._current_round().state.done
+        armed = DURABLE_ONCE.get()
         if key in done:
+            if armed is not None and key in armed:  # stored by this run: the effect runs now
+                armed.discard(key)
+                return True
             return False
         done.append(key)
+        if armed is not None:  # a task on a worker: store the mark before the effect runs
+            armed.add(key)
+            raise AskPending
         return True
 
     def _key(self, question: Ask) -> str:
@@ -303,3 +322,6 @@ class Context:
         """
         question = ElicitUrl(message, url, elicitation_id=elicitation_id, key=elicitation_id)
         return await self.ask(question)
+
+
+publish("mrtr.server", Context)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +138,10 @@ class _Resolution:
             fn, is_async = node.fn, node.is_async
         else:
             fn = self._fn(node)
-            is_async = node.is_async if fn is node.fn else inspect.iscoroutinefunction(fn)
+            is_async = node.is_async
+            if fn is not node.fn:
+                is_async = inspect.iscoroutinefunction(fn)
+                kwargs = override_kwargs(fn, node.fn, kwargs)
         if not is_async:
             result = fn(**kwargs)
             if inspect.isawaitable(result):
@@ -161,6 +164,8 @@ class _Resolution:
         ``False`` when the question has to go over the legacy back-channel (`_ask`).
         """
         if isinstance(result, Ask):
+            if result.key is not None and result.key != node.key:
+                raise TypeError(_keyed_elsewhere(node, result))
             round_ = self.round
             if round_.backchannel is not None:
                 return False
@@ -253,6 +258,52 @@ class _Resolution:
         self.group = None
         if self.failure:
             raise self.failure[0]
+
+
+def _keyed_elsewhere(node: Node, ask: Ask) -> str:
+    """Why a resolver may not name its own question (its key is fixed when registered)."""
+    name = getattr(node.fn, "__name__", node.key)
+    return (
+        f"resolver {name!r} returned {type(ask).__name__}(..., key={ask.key!r}), but a "
+        f"resolver's question is keyed where the resolver is used (here {node.key!r}), so "
+        f"that its answer finds it on the next round: drop key=, or write "
+        f"Resolve({name}, key={ask.key!r}); key= names the questions of ctx.ask()"
+    )
+
+
+def override_kwargs(
+    fake: Callable[..., Any], original: Callable[..., Any], kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """What a dependency override is called with: read from its own signature.
+
+    A fake takes any of the values the resolver it replaces would get, by name (all of
+    them with ``**kwargs``), so ``lambda: value`` works, as in FastAPI.
+
+    Raises:
+        TypeError: the fake needs a parameter nobody can give it.
+    """
+    try:
+        parameters = inspect.signature(fake).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it everything
+        return kwargs
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return kwargs
+    fitted: dict[str, Any] = {}
+    for parameter in parameters:
+        if parameter.name in kwargs:
+            fitted[parameter.name] = kwargs[parameter.name]
+        elif (
+            parameter.default is inspect.Parameter.empty
+            and parameter.kind is not inspect.Parameter.VAR_POSITIONAL
+        ):
+            name = getattr(original, "__qualname__", repr(original))
+            offered = ", ".join(kwargs) or "nothing"
+            raise TypeError(
+                f"the override of {name} takes {parameter.name!r}, which {name} is not given "
+                f"(it gets: {offered}); name the fake's parameters after those, or give "
+                f"{parameter.name!r} a default"
+            )
+    return fitted
 
 
 @types.coroutine

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mrtr._lazy import publish
 from mrtr.errors import MRTRError
 
 __all__ = ["CallFailed", "InvalidSignature", "ToolError"]
@@ -36,3 +37,6 @@ class CallFailed(Exception):
         self.message = message
         self.reason = reason
         self.data: dict[str, object] = {"reason": reason, **data}
+
+
+publish("mrtr.server", InvalidSignature, ToolError)

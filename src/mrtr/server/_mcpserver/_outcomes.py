@@ -7,6 +7,8 @@ from typing import Any, Generic, Literal, TypeVar, Union
 
 from typing_extensions import TypeAliasType
 
+from mrtr._lazy import publish
+
 __all__ = [
     "AcceptedElicitation",
     "CancelledElicitation",
@@ -58,3 +60,6 @@ def is_outcome_annotation(annotation: Any) -> bool:
         if base in (AcceptedElicitation, DeclinedElicitation, CancelledElicitation):
             return True
     return False
+
+
+publish("mrtr.server", AcceptedElicitation, CancelledElicitation, DeclinedElicitation)

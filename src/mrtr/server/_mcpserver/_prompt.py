@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from mrtr._lazy import publish
 from mrtr.errors import MCPError
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
@@ -107,9 +108,15 @@ class PromptEntry:
         except MCPError:
             raise
         except CallFailed as exc:
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, exc.message, exc.data) from None
         except ToolError as exc:
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}: {exc}") from None
-        except Exception:
+        except Exception as exc:
             _logger.exception("prompt %r raised", name)
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None
+
+
+publish("mrtr.server", AssistantMessage, UserMessage)

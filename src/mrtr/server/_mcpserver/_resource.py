@@ -144,13 +144,16 @@ class ResourceEntry:
         except MCPError:
             raise
         except CallFailed as exc:
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, exc.message, {**exc.data, "uri": uri}) from None
         except ToolError as exc:
+            app._failed(exc)
             raise MCPError(
                 INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}
             ) from None
-        except Exception:
+        except Exception as exc:
             _logger.exception("resource %r raised", uri)
+            app._failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
 
     def _contents(self, uri: str, value: Any) -> list[Any]:

@@ -231,7 +231,7 @@ class Round:
 
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
-        from mrtr.server._core import _required_capabilities
+        from mrtr.server._core import _required_capabilities, declare_hint
 
         if not _required_capabilities(self.open, client_capabilities):
             return  # the usual case: one look at all of them
@@ -248,7 +248,8 @@ class Round:
                 }[kind]
                 raise MCPError(
                     wire.MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    f"Client did not declare {what} capability required by resolver {key!r}",
+                    f"Client did not declare {what} capability required by resolver {key!r}"
+                    + declare_hint(missing),
                     {"requiredCapabilities": missing},
                 )
 

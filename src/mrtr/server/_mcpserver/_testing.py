@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._engine import Outcome
@@ -227,11 +229,29 @@ class RoundRecord:
 
 @dataclass(slots=True)
 class Transcript:
-    """What a scripted call did, round by round, and how it ended."""
+    """What a scripted call did, round by round, and how it ended.
+
+    ``exception`` is what made the call fail on the server (a resolver's, an override's
+    or the body's), which the client only sees as "Error executing tool ..."; `why`
+    says it in one line.
+    """
 
     rounds: list[RoundRecord] = field(default_factory=list)
     result: Any = None
     error: dict[str, Any] | None = None
+    exception: BaseException | None = None
+
+    @property
+    def why(self) -> str | None:
+        """Why the call failed (the server's exception, else the error's message), or None."""
+        if self.exception is not None:
+            return f"{type(self.exception).__name__}: {self.exception}"
+        if self.error is not None:
+            return str(self.error.get("message"))
+        if isinstance(self.result, dict) and self.result.get("isError"):
+            content = self.result.get("content") or [{}]
+            return str(content[0].get("text"))
+        return None
 
     @property
     def body_runs(self) -> int:
@@ -275,13 +295,16 @@ class ScriptedClient:
         self.max_rounds = max_rounds
         self._ids = 0
         self._outcomes: list[Outcome] = []
+        self._failures: list[BaseException] = []
 
     async def __aenter__(self) -> ScriptedClient:
         self.app._observers.append(self._outcomes.append)
+        self.app._failure_observers.append(self._failures.append)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         self.app._observers.remove(self._outcomes.append)
+        self.app._failure_observers.remove(self._failures.append)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Transcript:
         """Call tool `name` until it completes; its `Transcript` (``.result`` the wire)."""
@@ -305,6 +328,7 @@ class ScriptedClient:
         for _ in range(self.max_rounds + 1):
             self._ids += 1
             self._outcomes.clear()
+            self._failures.clear()
             message = {
                 "jsonrpc": "2.0",
                 "id": self._ids,
@@ -314,6 +338,8 @@ class ScriptedClient:
             response = await connection.handle(message, emit=_discard)
             assert response is not None
             outcome = self._outcomes[-1] if self._outcomes else None
+            if self._failures:
+                transcript.exception = self._failures[-1]
             if "error" in response:
                 transcript.error = response["error"]
                 self._record(transcript, [], 0, outcome)
@@ -422,3 +448,14 @@ def _changed_parts(a: Any, b: Any) -> list[str]:
         names = [n for n in ("message", "requestedSchema") if pa.get(n) != pb.get(n)]
         return [{"requestedSchema": "schema"}.get(n, n) for n in names] or ["question"]
     return ["sampling parameters" if a.get("method") == "sampling/createMessage" else "request"]
+
+
+publish(
+    "mrtr.server",
+    Answers,
+    Preview,
+    RoundRecord,
+    ScriptedClient,
+    Transcript,
+    assert_questions_stable,
+)

@@ -91,9 +91,11 @@ class ToolEntry:
             raise
         except (ToolError, CallFailed) as exc:
             _logger.info("tool %r failed: %r", name, str(exc))
+            app._failed(exc)
             return error_result(f"Error executing tool {name}: {exc}")
-        except Exception:
+        except Exception as exc:
             _logger.exception("tool %r raised", name)
+            app._failed(exc)
             return error_result(f"Error executing tool {name}")
 
     def convert(self, result: Any) -> CallToolResult:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._context import ServerRequestContext
     from mrtr.server._tasks._live import _Live
@@ -64,3 +66,6 @@ class TaskControl:
     async def set_status_message(self, message: str | None) -> None:
         """Set the task's ``statusMessage`` (what ``tasks/get`` shows beside the status)."""
         await self._runner._note(self._live, message)
+
+
+publish("mrtr.server", TaskControl)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mrtr._lazy import publish
+
 __all__ = ["TaskRecord"]
 
 
@@ -41,3 +43,6 @@ class TaskRecord:
     def live(self) -> bool:
         """Whether the task is unfinished (working or waiting on the client)."""
         return self.status in ("working", "input_required")
+
+
+publish("mrtr.server", TaskRecord)

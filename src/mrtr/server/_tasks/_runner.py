@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from mrtr._lazy import publish
 from mrtr.errors import InvalidRequestState, MCPError
 from mrtr.server._defaults import (
     DEFAULT_TASK_MAX_INPUT_BYTES,
@@ -127,6 +128,9 @@ class TaskRunner:
         max_input_bytes: the size of one ``tasks/update``'s ``inputResponses`` (JSON).
         max_result_bytes: the size of a task's result (JSON); a larger one fails the task.
         max_rounds: how many times one task may ask the client.
+        run_bodies: ``False`` on a fleet: this server creates tasks and answers
+            ``tasks/*`` but runs no body; `TaskWorker` processes sharing the store do
+            (a task then needs a ``resume`` checkpoint, which `MCPServer` tools have).
         clock: seconds since the epoch (tests pass a fake).
     """
 
@@ -141,6 +145,7 @@ class TaskRunner:
         max_input_bytes: int = DEFAULT_TASK_MAX_INPUT_BYTES,
         max_result_bytes: int = DEFAULT_TASK_MAX_RESULT_BYTES,
         max_rounds: int = DEFAULT_TASK_MAX_ROUNDS,
+        run_bodies: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if ttl_ms is not None and ttl_ms <= 0:
@@ -157,7 +162,10 @@ class TaskRunner:
         self.max_input_bytes = max_input_bytes
         self.max_result_bytes = max_result_bytes
         self.max_rounds = max_rounds
+        self.run_bodies = run_bodies
         self.clock = clock
+        self.lease_holder: str | None = None
+        """Set by a `TaskWorker`: writes then need its lease (``put_leased``)."""
         self._policy: RequestStateSecurity | None = None
         self._hub: ChangeHub | None = None
         self.resumer: Resumer | None = None
@@ -178,8 +186,8 @@ class TaskRunner:
 
     @property
     def running(self) -> bool:
-        """Whether a `lifespan` is open (a task can start)."""
-        return bool(self._groups)
+        """Whether a task can start: a `lifespan` is open, or workers run the bodies."""
+        return bool(self._groups) or not self.run_bodies
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -193,7 +201,7 @@ class TaskRunner:
         async with anyio.create_task_group() as group:
             self._groups.append(group)
             try:
-                if len(self._groups) == 1 and self.resumer is not None:
+                if len(self._groups) == 1 and self.resumer is not None and self.run_bodies:
                     await self._resume_all(group)
                 yield
             finally:
@@ -298,7 +306,10 @@ class TaskRunner:
         """
         if not accepts_tasks(ctx.client_capabilities):
             raise missing_extension(ctx.method)
-        if not self._groups:
+        if not self.run_bodies and resume is None:
+            _logger.error("run_bodies=False: a task body without a resume checkpoint cannot run")
+            raise MCPError(INTERNAL_ERROR, "Internal error")
+        if self.run_bodies and not self._groups:
             _logger.error(
                 "a task was asked for outside the server's lifespan: serve the server "
                 "(HTTP app with lifespan, stdio, in-process transport) or open "
@@ -334,10 +345,13 @@ class TaskRunner:
             payload=self._seal({} if resume is None else {"resume": resume}),
         )
         await self.store.put(record)  # durable before the handle leaves
-        live = _Live(record, resume=resume)
-        self._live[record.task_id] = live
-        request = dataclasses.replace(ctx, _emit=_nowhere, _close_stream=None, _backchannel=None)
-        self._groups[-1].start_soon(self._run, live, body, request)
+        if self.run_bodies:
+            live = _Live(record, resume=resume)
+            self._live[record.task_id] = live
+            request = dataclasses.replace(
+                ctx, _emit=_nowhere, _close_stream=None, _backchannel=None
+            )
+            self._groups[-1].start_soon(self._run, live, body, request)
         return CreateTaskResult(
             task_id=record.task_id,
             status="working",
@@ -462,7 +476,14 @@ class TaskRunner:
                 if status_message is _KEEP
                 else status_message,  # type: ignore[arg-type]
             )
-            await self.store.put(record)
+            if self.lease_holder is None:
+                await self.store.put(record)
+            elif not await self.store.put_leased(record, self.lease_holder):  # type: ignore[attr-defined]
+                # cancelled on another instance, or the lease went to another worker
+                _logger.info("task %s: ended or taken elsewhere; stopping", live.task_id[:8])
+                live.cancelled = True
+                live.scope.cancel()
+                return
             live.record = record
         self._announce(record, payload)
 
@@ -592,25 +613,59 @@ class TaskRunner:
                 {"reason": "input_too_large", "maxInputBytes": self.max_input_bytes},
             )
         live = self._live.get(record.task_id)
-        if live is None or record.status != "input_required":
-            return UpdateTaskResult()  # nothing waits here for answers: ignored
-        from mrtr.errors import InvalidInputResponseError
-        from mrtr.types import validate_input_response
-
-        accepted: dict[str, tuple[str, Any]] = {}
-        for key, value in params.input_responses.items():
-            found = live.questions.get(key)
-            if found is None:
-                continue  # unknown or already answered: ignored, as the extension says
-            asked_as, question = found
-            try:
-                accepted[key] = (asked_as, validate_input_response(question.method, value, key=key))
-            except (InvalidInputResponseError, ValidationError) as exc:
-                raise MCPError(
-                    INVALID_PARAMS, f"Invalid params for tasks/update: {exc}", {"key": key}
-                ) from None
-        if not accepted:
+        if record.status != "input_required":
+            return UpdateTaskResult()  # nothing waits for answers: ignored
+        if live is None:
+            if not self.run_bodies or self.lease_holder is not None:
+                await self._post(record, params.input_responses)  # for the worker that runs it
             return UpdateTaskResult()
+        accepted = _accepted(
+            {key: (asked_as, q.method) for key, (asked_as, q) in live.questions.items()},
+            params.input_responses,
+        )
+        await self._accept(live, accepted)
+        return UpdateTaskResult()
+
+    async def _post(self, record: TaskRecord, responses: dict[str, Any]) -> None:
+        """Check answers against the stored questions and leave them, sealed, in the inbox."""
+        post = getattr(self.store, "post_input", None)
+        if post is None:
+            return
+        asked = self._open(record).get("inputRequests") or {}
+        questions = {key: (key, _input_request(question).method) for key, question in asked.items()}
+        accepted = _accepted(questions, responses)
+        await post(
+            record.task_id,
+            {key: self._seal_text(json.dumps(responses[key])) for key in accepted},
+        )
+
+    async def _take_posted(self, live: _Live) -> None:
+        """Apply the answers another instance left for this task (a worker polls this)."""
+        take = getattr(self.store, "take_input", None)
+        if take is None or not live.questions:
+            return
+        raw: dict[str, str] = await take(live.task_id)
+        responses: dict[str, Any] = {}
+        for key, sealed in raw.items():
+            try:
+                responses[key] = json.loads(self._open_text(sealed))
+            except Exception:
+                _logger.warning("task %s: a posted answer cannot be opened", live.task_id[:8])
+        questions = {key: (asked_as, q.method) for key, (asked_as, q) in live.questions.items()}
+        try:
+            accepted = _accepted(questions, responses)
+        except MCPError:  # checked when posted; a bad one now is dropped, the rest kept
+            accepted = {}
+            for key, value in responses.items():
+                try:
+                    accepted.update(_accepted(questions, {key: value}))
+                except MCPError:
+                    continue
+        await self._accept(live, accepted)
+
+    async def _accept(self, live: _Live, accepted: dict[str, tuple[str, Any]]) -> None:
+        if not accepted:
+            return
         for key, (asked_as, answer) in accepted.items():
             live.questions.pop(key, None)
             live.answers[asked_as] = answer
@@ -621,7 +676,6 @@ class TaskRunner:
         )
         if not live.questions:
             live.wake.set()
-        return UpdateTaskResult()
 
     async def cancel(
         self, ctx: ServerRequestContext, params: CancelTaskRequestParams
@@ -632,11 +686,14 @@ class TaskRunner:
             return CancelTaskResult()
         live = self._live.get(record.task_id)
         if live is None:  # its body is not here (another process, or a restart)
-            await self.store.put(
-                dataclasses.replace(
-                    record, status="cancelled", updated_at=self.clock(), payload=self._seal({})
-                )
+            cancelled = dataclasses.replace(
+                record, status="cancelled", updated_at=self.clock(), payload=self._seal({})
             )
+            put_if_live = getattr(self.store, "put_if_live", None)
+            if put_if_live is not None:  # a worker may end it meanwhile: the first end stands
+                await put_if_live(cancelled)
+            else:
+                await self.store.put(cancelled)
             return CancelTaskResult()
         await self._write(live, "cancelled", {})
         live.cancelled = True
@@ -646,10 +703,17 @@ class TaskRunner:
     # --- at rest ----------------------------------------------------------------------
 
     def _seal(self, payload: dict[str, Any]) -> str:
-        text = json.dumps(payload, separators=(",", ":"))
+        return self._seal_text(json.dumps(payload, separators=(",", ":")))
+
+    def _seal_text(self, text: str) -> str:
         if self._policy is None:
             return text
         return self._policy.codec.seal(text.encode())
+
+    def _open_text(self, sealed: str) -> str | bytes:
+        if self._policy is None:
+            return sealed
+        return self._policy.codec.unseal(sealed)
 
     def _open(self, record: TaskRecord) -> dict[str, Any]:
         try:
@@ -665,5 +729,34 @@ class TaskRunner:
         return opened
 
 
+def _accepted(
+    questions: Mapping[str, tuple[str, str]], responses: Mapping[str, Any]
+) -> dict[str, tuple[str, Any]]:
+    """The answers to open questions (``{wire key: (asked as, method)}``), validated.
+
+    Raises:
+        MCPError: -32602 for an answer that does not fit its question.
+    """
+    from mrtr.errors import InvalidInputResponseError
+    from mrtr.types import validate_input_response
+
+    accepted: dict[str, tuple[str, Any]] = {}
+    for key, value in responses.items():
+        found = questions.get(key)
+        if found is None:
+            continue  # unknown or already answered: ignored, as the extension says
+        asked_as, method = found
+        try:
+            accepted[key] = (asked_as, validate_input_response(method, value, key=key))
+        except (InvalidInputResponseError, ValidationError) as exc:
+            raise MCPError(
+                INVALID_PARAMS, f"Invalid params for tasks/update: {exc}", {"key": key}
+            ) from None
+    return accepted
+
+
 async def _nowhere(message: dict[str, Any]) -> None:
     """A task's notifications after its request ended: dropped."""
+
+
+publish("mrtr.server", TaskRunner)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio.to_thread
 
+from mrtr._lazy import publish
 from mrtr.server._tasks._record import TaskRecord
 
 if TYPE_CHECKING:
@@ -142,3 +143,6 @@ class SqliteTaskStore:
             return cursor.rowcount
 
         return await self._run(delete)
+
+
+publish("mrtr.server", SqliteTaskStore)

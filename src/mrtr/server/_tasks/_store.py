@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from mrtr._lazy import publish
+
 if TYPE_CHECKING:
     from mrtr.server._tasks._record import TaskRecord
 
@@ -36,3 +38,6 @@ class TaskStore(Protocol):
     async def purge(self, *, now: float) -> int:
         """Forget the records expired at ``now``; how many were forgotten."""
         ...
+
+
+publish("mrtr.server", TaskStore)

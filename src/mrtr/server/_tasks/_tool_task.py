@@ -72,23 +72,44 @@ def _replay(
     async def body(task: TaskControl) -> CallToolResult:
         import dataclasses
 
+        from mrtr.server._mcpserver._context import DURABLE_ONCE
+
         answers, carried = responses, state
-        limit = app.server.tasks.max_rounds if app.server.tasks is not None else 64
-        for _ in range(limit + 1):
+        runner = app.server.tasks
+        limit = runner.max_rounds if runner is not None else 64
+        # on a worker, each ctx.once mark is checkpointed before its effect (one more run)
+        durable = runner is not None and runner.lease_holder is not None
+        armed: set[str] = set()
+        rounds = marks = 0
+        while True:
             request = dataclasses.replace(
                 task.request, input_responses=answers, request_state=carried
             )
-            result = await entry.call(app, request, arguments)
+            token = DURABLE_ONCE.set(armed if durable else None)
+            try:
+                result = await entry.call(app, request, arguments)
+            finally:
+                DURABLE_ONCE.reset(token)
             if not isinstance(result, InputRequiredResult):
                 assert result is not None
                 return result
             carried = result.request_state
             # what the body did before it asked (ctx.once marks) survives a restart now
             await task.checkpoint({**resume, "responses": None, "state": carried})
-            answers = await task.ask(result.input_requests) if result.input_requests else None
+            if not result.input_requests:  # only a ctx.once mark to store: not a round
+                marks += 1
+                if marks > limit:  # bounded as the rounds are (max_rounds)
+                    raise MCPError(
+                        INTERNAL_ERROR, "Too many ctx.once marks", {"reason": "too_many_marks"}
+                    )
+                answers = None
+                continue
+            rounds += 1
+            if rounds > limit:
+                too_many = f"The task asked more than {limit} rounds"
+                raise MCPError(INTERNAL_ERROR, too_many, {"reason": "too_many_rounds"})
+            answers = await task.ask(result.input_requests)
             await task.checkpoint({**resume, "responses": _wire(answers), "state": carried})
-        too_many = f"The task asked more than {limit} rounds"
-        raise MCPError(INTERNAL_ERROR, too_many, {"reason": "too_many_rounds"})
 
     return body
 

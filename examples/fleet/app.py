@@ -1,0 +1,107 @@
+"""The server of the fleet example: one `MCPServer`, every shared part in Redis.
+
+Each instance (``python app.py serve PORT``) and each task worker (``mrtr worker
+app:app``, from this folder) builds the same app from the environment:
+
+- ``MRTR_KEYS``: the shared ``requestState`` keys, comma-separated hex (32+ bytes each;
+  the first seals), so a leg sealed by one instance opens on any other;
+- ``MRTR_REDIS``: the Redis URL for single-use states (`RedisReplayStore`), legacy SSE
+  streams (`RedisEventStore`), tasks (`RedisTaskStore`) and the effect counters;
+- ``MRTR_PREFIX``: the key prefix of this deployment (default ``fleet``);
+- ``MRTR_INSTANCE``: this process's name, returned by the tools (to see the spread);
+- ``MRTR_WORK``: seconds of "work" before each effect (default 0.05; a task works 4x),
+  so that a process killed at random often dies in the middle of a leg or a body.
+
+The instances run no task body (``run_bodies=False``): the workers do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import anyio
+from pydantic import BaseModel
+
+from mrtr.server import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    MCPServer,
+    RedisEventStore,
+    RedisReplayStore,
+    RedisTaskStore,
+    RequestStateSecurity,
+    TaskRunner,
+)
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+def build() -> tuple[MCPServer, Any]:
+    """The app and its Redis client, from the environment."""
+    import redis
+
+    url = os.environ.get("MRTR_REDIS", "redis://127.0.0.1:6379/0")
+    prefix = os.environ.get("MRTR_PREFIX", "fleet")
+    instance = os.environ.get("MRTR_INSTANCE", f"pid{os.getpid()}")
+    work = float(os.environ.get("MRTR_WORK", "0.05"))
+    keys = [bytes.fromhex(k) for k in os.environ["MRTR_KEYS"].split(",")]
+    client = redis.Redis.from_url(url, socket_timeout=10)
+    security = RequestStateSecurity(
+        keys=keys,
+        single_use=True,
+        replay_store=RedisReplayStore(client, prefix=f"{prefix}:replay"),
+    )
+    runner = TaskRunner(RedisTaskStore(client, prefix=f"{prefix}:tasks"), run_bodies=False)
+    app = MCPServer("fleet", request_state_security=security, tasks=runner)
+
+    def effect(call_id: str) -> None:
+        client.incr(f"{prefix}:effects:{call_id}")
+
+    @app.tool()
+    async def transfer(ctx: Context, call_id: str, amount: int) -> str:
+        """A multi-round call: confirm, then pay (once)."""
+        answer = await ctx.ask(Elicit(f"Transfer {amount}?", Confirm, key="confirm"))
+        if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
+            return f"{instance}: not transferred"
+        await anyio.sleep(work)
+        if ctx.once("pay"):
+            effect(call_id)
+        return f"{instance}: transferred {amount}"
+
+    @app.tool(task="required")
+    async def report(ctx: Context, call_id: str) -> str:
+        """A task that asks midway, then publishes (once)."""
+        answer = await ctx.ask(Elicit("Publish the report?", Confirm, key="publish"))
+        if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
+            return f"{instance}: not published"
+        await anyio.sleep(work * 4)
+        if ctx.once("publish"):
+            effect(call_id)
+        return f"{instance}: published"
+
+    return app, client
+
+
+def serve(port: int) -> None:
+    """One instance on 127.0.0.1:``port`` (uvicorn)."""
+    import uvicorn
+
+    prefix = os.environ.get("MRTR_PREFIX", "fleet")
+    asgi = app.streamable_http_app(
+        allowed_hosts=["127.0.0.1"],
+        event_store=RedisEventStore(redis_client, prefix=f"{prefix}:sse"),
+    )
+    uvicorn.run(asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+
+
+app, redis_client = build() if "MRTR_KEYS" in os.environ else (None, None)
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "serve":
+        sys.exit("usage: python app.py serve PORT   (see fleet.py)")
+    serve(int(sys.argv[2]))
