@@ -223,3 +223,74 @@ async def test_a_task_status_on_one_instance_reaches_a_listen_on_another(
             group.cancel_scope.cancel()
     for bus in buses:
         await close_client(bus)
+
+
+async def test_a_worker_s_task_status_reaches_a_listen_on_an_instance(
+    redis_port: int, anyio_backend: str
+) -> None:
+    import anyio.lowlevel
+
+    from mrtr.server import MCPServer, MemoryTaskStore, RequestStateSecurity, TaskRunner, TaskWorker
+    from tests.server._servers import request
+    from tests.server.tasks.test_lowlevel import TASKS
+
+    stream = f"t{uuid.uuid4().hex[:12]}"
+    store = MemoryTaskStore()  # shared in process; a fleet shares a RedisTaskStore
+
+    def build(run_bodies: bool) -> MCPServer:
+        bus = RedisNotificationBus(
+            redis_client(redis_port, anyio_backend), stream=stream, block_ms=200
+        )
+        app = MCPServer(
+            "fleet",
+            tasks=TaskRunner(store, run_bodies=run_bodies),
+            request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
+            notification_bus=bus,
+        )
+
+        @app.tool(task="required")
+        async def report() -> str:
+            return "the report"
+
+        return app
+
+    instance, worker_app = build(run_bodies=False), build(run_bodies=True)
+    worker = TaskWorker(worker_app, lease=1.0, poll_interval=0.01)
+    heard: list[dict[str, Any]] = []
+
+    async def listen(task_id: str) -> None:
+        async def emit(message: dict[str, Any]) -> None:
+            heard.append(message)
+
+        message = request(
+            "subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, caps=TASKS
+        )
+        await instance.server.connection().handle(message, emit=emit)
+
+    with anyio.fail_after(BOUND):
+        async with instance.server._background(), anyio.create_task_group() as group:
+            created = await instance.server.connection().handle(
+                request("tools/call", {"name": "report", "arguments": {}}, caps=TASKS),
+                emit=_ignore,
+            )
+            assert created is not None
+            task_id = created["result"]["taskId"]
+            group.start_soon(listen, task_id)
+            while not heard:  # acknowledged: the listener is in place
+                await anyio.lowlevel.checkpoint()
+            group.start_soon(worker.run)  # the body runs there, not on the instance
+            while not any(
+                note["method"] == "notifications/tasks" and note["params"]["status"] == "completed"
+                for note in heard
+            ):
+                await anyio.lowlevel.checkpoint()
+            worker.stop()
+            group.cancel_scope.cancel()
+    for app in (instance, worker_app):
+        bus = app.server._hub.bus
+        assert isinstance(bus, RedisNotificationBus)
+        await close_client(bus)
+
+
+async def _ignore(message: Any) -> None:
+    pass

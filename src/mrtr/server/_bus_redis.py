@@ -154,6 +154,28 @@ class RedisNotificationBus:
                     tg.cancel_scope.cancel()
         finally:
             self._wakes.remove(wake[0])
+            await self._flush()
+
+    async def _flush(self) -> None:
+        """Send what is left, for ``block_ms`` at most.
+
+        A stopping instance's last changes (a task that just finished) still reach the
+        other instances.
+        """
+        deadline = anyio.current_time() + self.block_ms / 1000
+        with anyio.CancelScope(shield=True, deadline=deadline):
+            while self._outbox and not self._down:
+                text = self._outbox.popleft()
+                try:
+                    await self._call(
+                        "xadd",
+                        self.stream,
+                        {"c": text},
+                        maxlen=self.max_stream_length,
+                        approximate=True,
+                    )
+                except Exception as exc:
+                    self._lost(exc)
 
     async def _send_loop(self, wake: list[anyio.Event]) -> None:
         wait = _FIRST_RETRY

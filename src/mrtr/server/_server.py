@@ -588,6 +588,11 @@ class Server:
             return nullcontext() if self.tasks is None else self.tasks.lifespan()
         return self._background_with(bus)
 
+    def _bus_connection(self) -> AbstractAsyncContextManager[None]:
+        """The notification bus, connected (nothing without one): for task workers too."""
+        bus = self._hub.bus
+        return nullcontext() if bus is None else bus.connect(self._hub.deliver)
+
     @asynccontextmanager
     async def _background_with(self, bus: NotificationBus) -> AsyncIterator[None]:
         async with bus.connect(self._hub.deliver):

@@ -7,6 +7,7 @@ import os
 import secrets
 import signal
 import socket
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -85,6 +86,7 @@ class TaskWorker:
         if not 0 < heartbeat * 2 <= lease or poll_interval <= 0 or max_tasks < 1 or drain < 0:
             raise ValueError("need 0 < heartbeat <= lease / 2, poll_interval > 0, max_tasks >= 1")
         self.runner = runner
+        self._server = server
         self.store: Any = runner.store
         self.lease = lease
         self.heartbeat = heartbeat
@@ -113,8 +115,14 @@ class TaskWorker:
         """Claim and run tasks until `stop` (or cancelled); hand back what is left."""
         runner = self.runner
         runner.lease_holder = self.worker_id
+        # the status changes this worker makes reach the instances' listen streams
+        # through the server's notification bus, if it has one
+        connected = getattr(self._server, "_bus_connection", None)
         try:
-            async with anyio.create_task_group() as group:
+            async with (
+                nullcontext() if connected is None else connected(),
+                anyio.create_task_group() as group,
+            ):
                 runner._groups.append(group)
                 try:
                     group.start_soon(self._tend)
