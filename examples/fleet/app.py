@@ -30,6 +30,7 @@ from mrtr.server import (
     Elicit,
     MCPServer,
     RedisEventStore,
+    RedisNotificationBus,
     RedisReplayStore,
     RedisTaskStore,
     RequestStateSecurity,
@@ -49,15 +50,21 @@ def build() -> tuple[MCPServer, Any]:
     prefix = os.environ.get("MRTR_PREFIX", "fleet")
     instance = os.environ.get("MRTR_INSTANCE", f"pid{os.getpid()}")
     work = float(os.environ.get("MRTR_WORK", "0.05"))
-    keys = [bytes.fromhex(k) for k in os.environ["MRTR_KEYS"].split(",")]
     client = redis.Redis.from_url(url, socket_timeout=10)
-    security = RequestStateSecurity(
-        keys=keys,
-        single_use=True,
+    security = RequestStateSecurity.from_env(  # the shared keys; a short one stops the start
+        "MRTR_KEYS",
+        single_use=True,  # and each leg's answer kept: a lost one can be asked for again
         replay_store=RedisReplayStore(client, prefix=f"{prefix}:replay"),
     )
     runner = TaskRunner(RedisTaskStore(client, prefix=f"{prefix}:tasks"), run_bodies=False)
-    app = MCPServer("fleet", request_state_security=security, tasks=runner)
+    bus = RedisNotificationBus(client, stream=f"{prefix}:changes")  # task status, list changes
+    app = MCPServer(
+        "fleet",
+        request_state_security=security,
+        tasks=runner,
+        notification_bus=bus,
+        instance_id=instance,
+    )
 
     def effect(call_id: str) -> None:
         client.incr(f"{prefix}:effects:{call_id}")
