@@ -348,3 +348,34 @@ def test_max_leg_resends_is_a_non_negative_int() -> None:
     for bad in (-1, 1.5, True):
         with pytest.raises(ValueError, match="max_leg_resends"):
             Client("http://127.0.0.1:9/mcp", max_leg_resends=bad)  # type: ignore[arg-type]
+
+
+async def test_a_failed_leg_s_error_is_kept_and_the_handler_not_run_again(
+    redis_url: str,
+) -> None:
+    from mrtr import MCPError as ToolFailure
+
+    runs = 0
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        nonlocal runs
+        if not ctx.input_responses:
+            return InputRequiredResult(input_requests={"ok": ask("ok", "Go?")}, request_state="s")
+        runs += 1
+        raise ToolFailure(-32001, "the bank said no", {"attempt": runs})
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=10)
+    store = RedisReplayStore(client, prefix=f"t{uuid.uuid4().hex[:12]}")
+    security = RequestStateSecurity(keys=[KEY], single_use=True, replay_store=store)
+    server = Server("bank", on_call_tool=call_tool, request_state_security=security)
+    first = (await _send(server.connection(), _leg(None)))["result"]
+    final = _leg(first["requestState"])
+    failed = (await _send(server.connection(), final))["error"]
+    again = (await _send(server.connection(), final))["error"]
+    assert (
+        failed == again == {"code": -32001, "message": "the bank said no", "data": {"attempt": 1}}
+    )
+    assert runs == 1
+    client.close()

@@ -501,6 +501,10 @@ class ServerConnection:
         except HandlerError as exc:
             await self._keep(policy, opening, {"error": exc.to_error()})
             raise
+        except Exception:  # a bug in a hook: answered -32603 by `handle`, and kept so
+            internal = HandlerError(INTERNAL_ERROR, "Internal error")
+            await self._keep(policy, opening, {"error": internal.to_error()})
+            raise
         finally:
             _OPENED.reset(reset)
         await self._keep(policy, opening, {"result": wire})
