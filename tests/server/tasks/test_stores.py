@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -84,3 +86,11 @@ async def test_sqlite_keeps_tasks_across_a_reopen(tmp_path: Path) -> None:
         assert await second.get("durable", now=2.0) == record("durable", status="input_required")
     finally:
         second.close()
+
+
+def test_a_file_that_is_not_a_database_leaves_no_connection_open(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        SqliteTaskStore(path)
+    gc.collect()  # Python 3.13+ warns of an unclosed connection here (an error under pytest)
