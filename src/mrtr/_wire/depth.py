@@ -24,17 +24,29 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["nested_deeper_than"]
+__all__ = ["PEER_MAX_JSON_DEPTH", "nested_deeper_than"]
+
+PEER_MAX_JSON_DEPTH = 768
+"""The cap on what a client reads from a server (the server's own is ``max_json_depth``).
+
+Higher than the server's: a server's tool schemas may nest hundreds deep, and a client
+has always read one 600 deep; still below where Python 3.10 and 3.11 give up (1,000
+levels less the frames of the reading task).
+"""
 
 
-def nested_deeper_than(data: bytes, value: Any, limit: int) -> bool:
+def nested_deeper_than(data: bytes | str, value: Any, limit: int) -> bool:
     """Whether `value`, parsed from `data`, nests more than `limit` objects and arrays.
 
     A bare scalar is depth 0, ``{}`` and ``[]`` depth 1, ``{"a": [1]}`` depth 2.
     """
-    if len(data) <= 2 * limit or data.count(b"{") + data.count(b"[") <= limit:
-        return False  # too few brackets to be that deep: no walk
-    return _depth_exceeds(value, limit)
+    if len(data) <= 2 * limit:
+        return False  # too short to hold that many brackets
+    if isinstance(data, str):
+        opening = data.count("{") + data.count("[")
+    else:
+        opening = data.count(b"{") + data.count(b"[")
+    return opening > limit and _depth_exceeds(value, limit)
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
