@@ -64,3 +64,11 @@ def test_an_http_body_or_event_over_the_cap_is_refused() -> None:
         with pytest.raises(ProtocolError, match=r"nested over|not JSON"):
             parse_json(response(depth), method="tools/call", status=200)
         assert parse_event(response(depth).decode()) is None
+
+
+def test_the_http_readers_take_the_transports_cap() -> None:
+    body = response(8)
+    assert parse_json(body, method="tools/call", status=200, max_depth=8) == json.loads(body)
+    with pytest.raises(ProtocolError, match="nested over 7 deep"):
+        parse_json(body, method="tools/call", status=200, max_depth=7)
+    assert parse_event(body.decode(), max_depth=7) is None

@@ -248,7 +248,9 @@ def excerpt(body: bytes) -> str:
     return repr(text + ("..." if len(body) > EXCERPT else ""))
 
 
-def parse_json(body: bytes, *, method: str, status: int) -> Any:
+def parse_json(
+    body: bytes, *, method: str, status: int, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> Any:
     try:
         if body[:1] == b"{" and body[1:2] != b"\x00":
             # what `json.loads` does with these bytes (their encoding is UTF-8), shorter
@@ -261,10 +263,10 @@ def parse_json(body: bytes, *, method: str, status: int) -> Any:
             f"({exc}): {excerpt(body)}",
             method=method,
         ) from exc
-    if nested_deeper_than(body, value, PEER_MAX_JSON_DEPTH):  # as deep, on any Python
+    if nested_deeper_than(body, value, max_depth):  # as deep, on any Python
         raise ProtocolError(
             f"the server answered {method} with HTTP {status} and JSON nested over "
-            f"{PEER_MAX_JSON_DEPTH} deep: {excerpt(body)}",
+            f"{max_depth} deep: {excerpt(body)}",
             method=method,
         )
     return value
@@ -285,16 +287,14 @@ def as_response(parsed: Any, request: JSONObject) -> JSONObject:
     return result
 
 
-def parse_event(data: str) -> JSONObject | None:
+def parse_event(data: str, *, max_depth: int = PEER_MAX_JSON_DEPTH) -> JSONObject | None:
     try:
         parsed = json.loads(data)
     except (ValueError, RecursionError) as exc:  # bad JSON, 4,300+ digits, too deep
         logger.warning("dropping an unparseable SSE message (%s): %r", exc, data[:EXCERPT])
         return None
-    if nested_deeper_than(data, parsed, PEER_MAX_JSON_DEPTH):
-        logger.warning(
-            "dropping an SSE message nested over %d deep: %r", PEER_MAX_JSON_DEPTH, data[:EXCERPT]
-        )
+    if nested_deeper_than(data, parsed, max_depth):
+        logger.warning("dropping an SSE message nested over %d deep: %r", max_depth, data[:EXCERPT])
         return None
     if not isinstance(parsed, dict):
         logger.warning("dropping an SSE message that is not a JSON object: %r", data[:EXCERPT])
@@ -324,7 +324,9 @@ def answer_to(message: JSONObject, want: RequestId) -> JSONObject | None:
     )
 
 
-async def error_response(message: JSONObject, response: HTTPResponse, cap: int) -> JSONObject:
+async def error_response(
+    message: JSONObject, response: HTTPResponse, cap: int, *, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> JSONObject:
     """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error.
 
     Raises:
@@ -342,7 +344,7 @@ async def error_response(message: JSONObject, response: HTTPResponse, cap: int) 
         parsed = json.loads(body)
     except (ValueError, RecursionError):
         parsed = None
-    if nested_deeper_than(body, parsed, PEER_MAX_JSON_DEPTH):
+    if nested_deeper_than(body, parsed, max_depth):
         parsed = None  # as unreadable as it is where the parser gives up first
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, dict) and isinstance(error.get("code"), int):
