@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_JSON_DEPTH",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_CLIENT",
@@ -32,6 +33,13 @@ DEFAULT_MAX_CONCURRENT_REQUESTS = 256
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_MAX_JSON_DEPTH = 256
+"""Objects and arrays one incoming message may nest (-32700 beyond, on every Python).
+
+Far below where any Python's parser gives up (near 1,000 on 3.10 and 3.11), so the cap,
+not the version, decides; and far above what a request needs (tool arguments nest a
+few levels), while code that walks a value recursively still has room below it.
+"""
 
 # the Tasks extension (`mrtr.server.TaskRunner`)
 DEFAULT_TASK_TTL_MS = 3_600_000  # a task (and its result) is kept an hour from creation

@@ -33,6 +33,7 @@ from mrtr.errors import TransportError
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_JSON_DEPTH,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -162,6 +163,7 @@ class StreamableHTTPApp:
         path: str,
         token_verifier: TokenVerifier | None,
         max_message_size: int,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -195,6 +197,7 @@ class StreamableHTTPApp:
         self._path = path.rstrip("/") or "/"
         self._token_verifier = token_verifier
         self._max_message_size = max_message_size
+        self._max_json_depth = max_json_depth
         self._origins = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
         self._sessions = SessionStore(
             max_sessions=max_sessions,
@@ -339,7 +342,7 @@ class StreamableHTTPApp:
                     raise _error_reply(413, INVALID_REQUEST, "Payload Too Large")
                 if not message.get("more_body", False):
                     break
-            value = decode_incoming(bytes(body))
+            value = decode_incoming(bytes(body), max_depth=self._max_json_depth)
             if isinstance(value, Refusal):
                 raise _Reply(value.status, value.response())
             return value

@@ -15,8 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mrtr._wire.depth import nested_deeper_than
 from mrtr._wire.framing import encode_message
 from mrtr._wire.jsonrpc import JSONObject as JSONObject
+from mrtr.server._defaults import DEFAULT_MAX_JSON_DEPTH
 from mrtr.types import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -124,19 +126,26 @@ class Refusal:
         return error_response(self.request_id, self.error)
 
 
-def decode_incoming(data: bytes) -> JSONObject | Refusal:
+def decode_incoming(
+    data: bytes, *, max_depth: int = DEFAULT_MAX_JSON_DEPTH
+) -> JSONObject | Refusal:
     """Parse one incoming message, refusing anything the server cannot serve safely.
 
-    Unparseable text, nesting too deep for the parser, and integers too long to convert
-    are a parse error (-32700, id null: nothing can be correlated); a value that is not an
-    object, and an object holding a lone surrogate, are an invalid request (-32600, with
-    the id when it is usable).
+    Unparseable text, nesting deeper than `max_depth` objects and arrays (whatever the
+    Python: `mrtr._wire.depth`), and integers too long to convert are a parse error
+    (-32700, id null: nothing can be correlated); a value that is not an object, and an
+    object holding a lone surrogate, are an invalid request (-32600, with the id when it
+    is usable).
     """
     try:
         # decoded here, strictly: json.loads(bytes) lets UTF-8-encoded surrogates through
         value = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):  # JSONDecodeError, bad UTF-8, int digits limit
+    except RecursionError:  # deeper than any cap: the parser's own limit, on this Python
+        return Refusal(HandlerError(PARSE_ERROR, f"Parse error: nested over {max_depth} deep"))
+    except ValueError:  # JSONDecodeError, bad UTF-8, int digits limit
         return Refusal(HandlerError(PARSE_ERROR, "Parse error"))
+    if nested_deeper_than(data, value, max_depth):
+        return Refusal(HandlerError(PARSE_ERROR, f"Parse error: nested over {max_depth} deep"))
     if not isinstance(value, dict):
         return Refusal(HandlerError(INVALID_REQUEST, "Invalid Request: send one JSON-RPC object"))
     if _SURROGATE_ESCAPE.search(data) and _holds_lone_surrogate(value):

@@ -15,6 +15,7 @@ from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_JSON_DEPTH,
     DEFAULT_MAX_LISTENERS_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
@@ -542,6 +543,7 @@ class Server:
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
         """Serve one client over stdin/stdout until stdin closes.
 
@@ -549,6 +551,8 @@ class Server:
             max_message_size: the cap on one incoming line, in bytes.
             max_concurrent_requests: requests in flight at once; beyond it the server
                 stops reading stdin until one finishes (back-pressure).
+            max_json_depth: objects and arrays one incoming message may nest; a deeper
+                one is answered with a parse error (-32700), on every Python.
         """
         from mrtr.server._stream import serve_stdio
 
@@ -557,6 +561,7 @@ class Server:
                 self.connection,
                 max_message_size=max_message_size,
                 max_concurrent_requests=max_concurrent_requests,
+                max_json_depth=max_json_depth,
             )
 
     def run_stdio(
@@ -564,6 +569,7 @@ class Server:
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
         """Serve one client over stdin/stdout until stdin closes (blocking).
 
@@ -575,6 +581,7 @@ class Server:
             lambda: self.run_stdio_async(
                 max_message_size=max_message_size,
                 max_concurrent_requests=max_concurrent_requests,
+                max_json_depth=max_json_depth,
             )
         )
 
@@ -645,6 +652,7 @@ class Server:
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -677,6 +685,8 @@ class Server:
                 names the server's protected-resource metadata (RFC 9728), served at
                 ``/.well-known/oauth-protected-resource<path>``.
             max_message_size: the cap on one request body, in bytes (413 beyond).
+            max_json_depth: objects and arrays one request body may nest; a deeper one
+                is answered with a parse error (-32700, HTTP 400), on every Python.
             allowed_hosts: more ``Host`` values to accept: ``"name"`` (any port),
                 ``"name:port"``, or ``"*"`` to turn the check off (behind a proxy that
                 checks it).
@@ -709,6 +719,7 @@ class Server:
             path=path,
             token_verifier=token_verifier,
             max_message_size=max_message_size,
+            max_json_depth=max_json_depth,
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_sessions=max_sessions,

@@ -107,6 +107,7 @@ class AsyncioStdio:
         fds: tuple[int, int],
         *,
         max_message_size: int,
+        max_json_depth: int,
     ) -> None:
         from mrtr.transports._pipes import OneAtATime
 
@@ -114,6 +115,7 @@ class AsyncioStdio:
         self._writer = writer
         self._fds = fds
         self._max = max_message_size
+        self._max_depth = max_json_depth
         self._framer = LineFramer(max_message_size)
         self._lock = OneAtATime()
         self._eof = False
@@ -144,7 +146,7 @@ class AsyncioStdio:
             assert isinstance(line, bytes)
             if not line.strip():
                 continue
-            message = decode_incoming(line)
+            message = decode_incoming(line, max_depth=self._max_depth)
             if isinstance(message, Refusal):
                 _logger.warning("refusing a message from the client: %s", message.error.message)
             return message
@@ -191,7 +193,7 @@ def _pipe_fd(stream: Any) -> int | None:
     return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else None
 
 
-async def open_asyncio_stdio(*, max_message_size: int) -> AsyncioStdio | None:
+async def open_asyncio_stdio(*, max_message_size: int, max_json_depth: int) -> AsyncioStdio | None:
     """This process's stdin and stdout read and written by the loop, or ``None``.
 
     ``None`` unless the loop is asyncio on POSIX and both streams are pipes or sockets
@@ -217,4 +219,5 @@ async def open_asyncio_stdio(*, max_message_size: int) -> AsyncioStdio | None:
         FdWriter(os.dup(stdout_fd)),
         (stdin_fd, stdout_fd),
         max_message_size=max_message_size,
+        max_json_depth=max_json_depth,
     )

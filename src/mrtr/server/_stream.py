@@ -31,7 +31,7 @@ import anyio.to_thread
 from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
-from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_JSON_DEPTH
 from mrtr.server._jsonrpc import (
     HandlerError,
     JSONObject,
@@ -487,9 +487,10 @@ class _StdioReader:
     pipe cannot be interrupted; the process is ending by then anyway).
     """
 
-    def __init__(self, stream: BinaryIO, *, max_message_size: int) -> None:
+    def __init__(self, stream: BinaryIO, *, max_message_size: int, max_json_depth: int) -> None:
         self._stream = stream
         self._max = max_message_size
+        self._max_depth = max_json_depth
         # its own thread, never one of the default pool's: sync tools run there, and
         # once they hold every thread a line that would release them could not be read
         self._limiter = anyio.CapacityLimiter(1)
@@ -511,7 +512,7 @@ class _StdioReader:
                 )
             if not line.strip():
                 continue
-            message = decode_incoming(line)
+            message = decode_incoming(line, max_depth=self._max_depth)
             if isinstance(message, Refusal):
                 _logger.warning("refusing a message from the client: %s", message.error.message)
             return message
@@ -548,7 +549,9 @@ class _StdioWriter:
 
 
 @asynccontextmanager
-async def open_stdio(*, max_message_size: int) -> AsyncIterator[tuple[Any, Any]]:
+async def open_stdio(
+    *, max_message_size: int, max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+) -> AsyncIterator[tuple[Any, Any]]:
     """This process's stdin and stdout as ``(reader, writer)``: ``.receive()``, ``.send()``.
 
     On asyncio with pipes the loop reads and writes them itself (`_stdio_pipes`);
@@ -556,7 +559,9 @@ async def open_stdio(*, max_message_size: int) -> AsyncIterator[tuple[Any, Any]]
     """
     from mrtr.server._stdio_pipes import open_asyncio_stdio
 
-    pipes = await open_asyncio_stdio(max_message_size=max_message_size)
+    pipes = await open_asyncio_stdio(
+        max_message_size=max_message_size, max_json_depth=max_json_depth
+    )
     if pipes is not None:  # asyncio and pipes: no thread per line
         try:
             yield pipes, pipes
@@ -564,16 +569,25 @@ async def open_stdio(*, max_message_size: int) -> AsyncIterator[tuple[Any, Any]]
             await pipes.aclose()
         return
     yield (
-        _StdioReader(sys.stdin.buffer, max_message_size=max_message_size),
+        _StdioReader(
+            sys.stdin.buffer, max_message_size=max_message_size, max_json_depth=max_json_depth
+        ),
         _StdioWriter(sys.stdout.buffer),
     )
 
 
 async def serve_stdio(
-    connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+    connect: Connect,
+    *,
+    max_message_size: int,
+    max_concurrent_requests: int,
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
 ) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
-    async with open_stdio(max_message_size=max_message_size) as (reader, writer):
+    async with open_stdio(max_message_size=max_message_size, max_json_depth=max_json_depth) as (
+        reader,
+        writer,
+    ):
         await serve_messages(
             connect, reader.receive, writer.send, max_concurrent_requests=max_concurrent_requests
         )

@@ -20,6 +20,7 @@ from mrtr.server import (
     MCPServer,
     MemoryTaskStore,
     Resolve,
+    SqliteTaskStore,
     ToolError,
 )
 from mrtr.session import ClientSession
@@ -87,6 +88,10 @@ async def session(app: MCPServer, caps: dict[str, Any]) -> AsyncIterator[ClientS
     ):
         opened.adopt(MODERN)
         yield opened
+    # a SQLite store lives as long as its server's one session here (a process, in effect)
+    store = app.server.tasks.store if app.server.tasks is not None else None
+    if isinstance(store, SqliteTaskStore):
+        store.close()
 
 
 async def until(s: ClientSession, task_id: str, *statuses: str) -> dict[str, Any]:
