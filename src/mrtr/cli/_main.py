@@ -430,6 +430,10 @@ def _dispatch(
             return 0
     if opts.command in ("demo", "demo-server"):
         return _demo(opts.command)
+    if opts.command == "inspect":
+        from mrtr.inspect._cli import run_inspect
+
+        return run_inspect(opts, server_command)
     if opts.command == "servers":
         from mrtr.cli._commands import list_servers
 

@@ -1,0 +1,54 @@
+"""Servers the inspector's tests look at (importable: an exported test imports them)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel
+
+from mrtr.server import Context, Elicit, ElicitationResult, ElicitUrl, MCPServer, Resolve
+
+
+class Region(BaseModel):
+    region: Literal["eu-west-1", "us-east-1"]
+
+
+def build_deployer() -> MCPServer:
+    """A tool that asks twice; the sealed state is re-sealed every round."""
+    app = MCPServer("deployer")
+
+    async def ask_region(name: str) -> Elicit[Region]:
+        return Elicit(f"Which region for {name!r}?", Region)
+
+    async def ask_go(region: Annotated[Region, Resolve(ask_region)]) -> Elicit[bool]:
+        return Elicit(f"Deploy to {region.region}?", bool)
+
+    @app.tool(description="Deploy a service (asks where, then asks to confirm).")
+    async def deploy(
+        name: str,
+        region: Annotated[Region, Resolve(ask_region)],
+        go: Annotated[ElicitationResult[bool], Resolve(ask_go)],
+    ) -> str:
+        return f"{name} -> {region.region}" if go.action == "accept" and go.data else "stopped"
+
+    return app
+
+
+HOSTILE_TEXT = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+HOSTILE_URL = "javascript:window.__pwned = 3"
+
+
+def build_hostile() -> MCPServer:
+    """A server whose every string tries to run in the inspector's page."""
+    app = MCPServer("<b>hostile</b>", version='"><script>window.__pwned=4</script>')
+
+    @app.tool(name="<img src=x onerror=window.__pwned=5>", description=HOSTILE_TEXT)
+    async def trap(ctx: Context) -> str:
+        await ctx.ask(ElicitUrl(HOSTILE_TEXT, HOSTILE_URL, key="visit"))
+        return HOSTILE_TEXT
+
+    return app
+
+
+deployer = build_deployer()
+hostile = build_hostile()
