@@ -59,11 +59,14 @@ BAD: dict[str, list[str]] = {
     "--force": SWITCH,
     "--paste": SWITCH,
     "--no-browser": SWITCH,
+    "--port": ["-1", "65536", "http"],
+    "--serve-for": SECONDS,
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
     "prompt": ["greet", "who=x"], "ping": [], "resume": ["{paused}"], "login": [],
     "logout": [], "servers": [], "demo": [], "demo-server": [],
+    "inspect": ["--serve-for", "0.01", "--no-browser"],  # a bad value that is ignored ends
 }  # fmt: skip
 
 

@@ -25,11 +25,44 @@ __all__ = ["add_inspect_flags", "find_app", "run_inspect"]
 _APP = re.compile(r"^([A-Za-z_][\w.]*):([A-Za-z_]\w*)$")
 
 
+def _seconds(text: str) -> float:
+    from mrtr.cli._args import _seconds as seconds
+
+    return seconds(text)
+
+
+def _port(text: str) -> int:
+    """A TCP port (0: any free one)."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number 0-65535, not {text!r}")
+    return int(text)
+
+
+def _roots(given: list[str]) -> list[dict[str, str]]:
+    """The ``--root`` values as roots; an empty one or a malformed URI is a usage error."""
+    from mrtr.cli._answering import root_list
+
+    for root in given:
+        if not root.strip():
+            raise UsageError("--root needs a path or a URI")
+        if "://" in root and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S*$", root):
+            raise UsageError(f"--root {root!r} is not a URI")
+    return root_list(given)
+
+
 def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of ``mrtr inspect`` beyond the connection flags."""
     group = parser.add_argument_group("inspector")
-    group.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: random)")
+    group.add_argument(
+        "--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)"
+    )
     group.add_argument("--no-browser", action="store_true", help="print the URL, open nothing")
+    group.add_argument(
+        "--serve-for",
+        type=_seconds,
+        metavar="S",
+        help="stop after S seconds (default: serve until Ctrl-C)",
+    )
     group.add_argument(
         "--root", action="append", default=[], metavar="PATH", help="a root offered (repeatable)"
     )
@@ -105,14 +138,12 @@ def run_inspect(opts: argparse.Namespace, server_command: list[str]) -> int:
     """Connect, serve the page until interrupted; the exit code."""
     import anyio
 
-    from mrtr.cli._answering import root_list
-
     async def go() -> int:
         from mrtr.client import Client
         from mrtr.inspect._inspector import Inspector
 
         target, label, source = _connection(opts, server_command)
-        inspector = Inspector(label=label, roots=root_list(opts.root), source=source)
+        inspector = Inspector(label=label, roots=_roots(opts.root), source=source)
         client = Client(
             target,
             mode=opts.mode,
@@ -125,7 +156,9 @@ def run_inspect(opts: argparse.Namespace, server_command: list[str]) -> int:
             say("  (the page's token is in the address: keep it to yourself; Ctrl-C stops)")
             if not opts.no_browser:
                 _open_browser(url)
-            await anyio.sleep_forever()
+            if opts.serve_for is None:
+                await anyio.sleep_forever()
+            await anyio.sleep(opts.serve_for)
         return 0
 
     try:

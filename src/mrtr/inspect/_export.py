@@ -44,8 +44,12 @@ def transcript(
 
 
 def _literal(value: Any) -> str:
-    """A Python literal for a JSON value (``true`` becomes ``True``...)."""
-    return pprint.pformat(json.loads(json.dumps(value)), width=88, sort_dicts=False)
+    """A Python literal for a JSON value (``true`` becomes ``True``...); int keys stay ints."""
+    if isinstance(value, dict) and all(isinstance(k, int) for k in value):
+        plain: Any = {k: json.loads(json.dumps(v)) for k, v in value.items()}
+    else:
+        plain = json.loads(json.dumps(value))
+    return pprint.pformat(plain, width=88, sort_dicts=False)
 
 
 def _answers_by_key(rounds: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -174,7 +178,7 @@ def _client_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
     )
     lines = _header(data)
     lines += [
-        "from mrtr import Client",
+        "from mrtr import Client, MCPError",
         imports,
         "",
         "pytestmark = pytest.mark.anyio",
@@ -202,7 +206,12 @@ def _client_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         "                    sampling_callback=answer, list_roots_callback=answer,",
         "                    on_round=lambda event: rounds.append(list(event.keys)))",
         "    async with client:",
-        f"        result = (await client.{method}({args})).to_wire()",
+        "        try:",
+        f"            result = (await client.{method}({args})).to_wire()",
+        "        except MCPError as refused:",
+        '            assert "error" in ENDING, refused',
+        '            assert refused.code == ENDING["error"]["code"]',
+        "            return",
         "    assert rounds + [[]] == ASKED",
         '    assert {k: result.get(k) for k in ENDING["result"]} == ENDING["result"]',
         "",
