@@ -126,6 +126,8 @@ def test_one_call_that_asks_twice_is_one_row_with_three_rounds(
         browser.open(inspector.url)
         browser.wait_until("document.querySelector('[data-item=\"deploy\"]')")
         start_deploy(browser, "api")
+        browser.wait_until(find('.question[data-key="ask_region"]', 1))
+        browser.screenshot(tmp_path / "question.png")
         answer_region(browser, 1, 0)
         answer_go(browser, 1)
         shown = row(browser, 1)

@@ -5,7 +5,7 @@
 
 const TOKEN = new URLSearchParams(location.hash.slice(1)).get("token") || "";
 const KINDS = ["tools", "prompts", "resources", "templates"];
-const state = { version: -1, data: null, tab: "tools", selected: null, shown: new Map() };
+const state = { version: -1, data: null, tab: "tools", selected: null, shown: new Map(), opened: new Set() };
 
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
@@ -288,10 +288,10 @@ function renderQuestions() {
 
 // -- the timeline -----------------------------------------------------------------
 
-function gantt(call, scale) {
+function gantt(call, scale, origin) {
   const bar = el("div", { cls: "gantt" });
   const offset = el("span", { cls: "seg gap" });
-  offset.style.width = `${call.started * scale}px`;
+  offset.style.width = `${(call.started - origin) * scale}px`;
   bar.append(offset);
   for (const r of call.rounds) {
     for (const [part, value] of [["human", r.ms.human], ["backoff", r.ms.backoff], ["server", r.ms.server]]) {
@@ -338,11 +338,29 @@ function exportButtons(call) {
           el("button", { type: "button", "data-action": "export-pytest", text: "pytest", on: { click: () => run("pytest") } })];
 }
 
+function resultSummary(result) {
+  const texts = (result.content || []).filter((c) => c && c.type === "text").map((c) => c.text);
+  const head = texts.length ? texts.join(" ") : compact(result);
+  return `${result.isError ? "error result" : "result"}: ${head.length > 160 ? head.slice(0, 160) + "…" : head}`;
+}
+
+function resultBox(call) {
+  const box = el("details", { cls: "resultbox" }, el("summary", { text: resultSummary(call.result) }),
+    el("pre", { cls: "result", text: JSON.stringify(call.result, null, 2) }));
+  box.open = state.opened.has(call.id);
+  box.addEventListener("toggle", () => { if (box.open) state.opened.add(call.id); else state.opened.delete(call.id); });
+  return box;
+}
+
 function renderTimeline() {
   const calls = state.data.calls;
+  const origin = calls.length ? Math.min(...calls.map((c) => c.started)) : 0;
   let span = 1;
-  for (const c of calls) span = Math.max(span, (c.ended ?? c.started) + 1);
-  const scale = Math.min(1, 600 / span);
+  for (const c of calls) {
+    const spent = c.rounds.reduce((t, r) => t + (r.ms.server || 0) + (r.ms.human || 0) + (r.ms.backoff || 0), 0);
+    span = Math.max(span, c.started - origin + spent + 1);
+  }
+  const scale = Math.min(1, 800 / span);
   const rows = calls.slice().reverse().map((call) => el("div", { cls: `call ${call.status}`, "data-call": call.id },
     el("div", { cls: "chead" },
       el("strong", { text: `#${call.id} ${call.method} ` }), el("code", { text: call.name }),
@@ -352,15 +370,18 @@ function renderTimeline() {
         ? el("button", { type: "button", "data-action": "cancel-call", text: "Cancel call",
                          on: { click: () => api("POST", "/api/cancel", { call: call.id }) } })
         : exportButtons(call)),
-    gantt(call, scale),
+    gantt(call, scale, origin),
     el("div", { cls: "rounds" }, call.rounds.map(roundBox),
       call.backchannel.map((b) => el("div", { cls: "round backchannel" },
         el("strong", { text: "back-channel " }), el("code", { text: b.method }),
         el("div", { cls: "kv", text: `answered ${compact(b.answer)}` })))),
     call.progress.length ? el("div", { cls: "muted", text: `progress: ${call.progress.map((p) => `${p.progress}/${p.total ?? "?"}`).join(", ")}` }) : null,
-    call.result ? el("pre", { cls: "result", text: JSON.stringify(call.result, null, 2) }) : null,
+    call.result ? resultBox(call) : null,
     call.error ? el("pre", { cls: "error", text: `${call.error.type}: ${call.error.message}` }) : null));
-  document.getElementById("timeline").replaceChildren(...rows);
+  const legend = el("div", { cls: "legend muted" }, "time: ",
+    el("span", { cls: "key server", text: "server" }), el("span", { cls: "key human", text: "human wait" }),
+    el("span", { cls: "key backoff", text: "backoff" }));
+  document.getElementById("timeline").replaceChildren(...(rows.length ? [legend] : []), ...rows);
 }
 
 function renderNotes() {
