@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel
 
-from mrtr.server import Context, Elicit, ElicitationResult, ElicitUrl, MCPServer, Resolve
+from mrtr.server import (
+    Context,
+    Elicit,
+    ElicitationResult,
+    ElicitUrl,
+    MCPServer,
+    RequestStateSecurity,
+    Resolve,
+)
 
 
 class Region(BaseModel):
@@ -52,3 +60,28 @@ def build_hostile() -> MCPServer:
 
 deployer = build_deployer()
 hostile = build_hostile()
+
+
+class Clock:
+    """A wall clock the test moves (the state's expiry is checked against it)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def build_expiring(clock: Clock) -> MCPServer:
+    """A server whose sealed state lives 30 s: an answer given later is refused."""
+    security = RequestStateSecurity(keys=[b"inspect-tests-key-of-32-bytes!!!"], ttl=30, clock=clock)
+    app = MCPServer("expiring", request_state_security=security)
+
+    async def ask_ok() -> Elicit[bool]:
+        return Elicit("Go ahead?", bool)
+
+    @app.tool()
+    async def slow(ok: Annotated[bool, Resolve(ask_ok)]) -> str:
+        return "done" if ok else "stopped"
+
+    return app

@@ -14,6 +14,7 @@ answers, declines or cancels it, or the call is cancelled.
 from __future__ import annotations
 
 import contextvars
+import logging
 import secrets
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -44,6 +45,8 @@ LONG_POLL_SECONDS = 20.0
 """How long the page's state request waits for a change before it is answered anyway."""
 READ_TIMEOUT = 10.0
 """Seconds a browser has to send one whole request."""
+STATE_LOGGER = "mrtr.server.request_state"
+"""Where an mrtr server logs why it refused a ``requestState``."""
 MAX_LIST_ITEMS = 1000
 """Items listed per kind (a hostile server's endless list stops here)."""
 
@@ -403,6 +406,7 @@ class Inspector:
         self.client = client
         self.recording.server = _server_info(client, self.label)
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
+        explaining = _RefusalReasons(self.recording) if self.source.get("kind") == "app" else None
         failed: BaseException | None = None
         async with listener, anyio.create_task_group() as group:
             self._group = group
@@ -416,8 +420,36 @@ class Inspector:
             finally:
                 group.cancel_scope.cancel()
                 self._group = None
+                if explaining is not None:
+                    explaining.close()
         if failed is not None:
             raise failed
+
+
+class _RefusalReasons(logging.Handler):
+    """The reasons an mrtr server in this process gives its log for refusing a state.
+
+    The server answers every refusal with the same frozen ``-32602`` (the wire hides the
+    cause by design) and logs why on ``mrtr.server.request_state``; in process, the
+    inspector reads that log and shows the reason next to the refused call, locally.
+    """
+
+    def __init__(self, recording: Recording) -> None:
+        super().__init__(logging.WARNING)
+        self.recording = recording
+        self.logger = logging.getLogger(STATE_LOGGER)
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the method and the reason of one refusal."""
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 2:
+            self.recording.refused(str(args[0]), str(args[1]))
+
+    def close(self) -> None:
+        """Stop listening."""
+        self.logger.removeHandler(self)
+        super().close()
 
 
 async def _read_request(stream: SocketStream) -> Request:

@@ -264,6 +264,7 @@ class Recording:
         self.server: dict[str, Any] = {}
         self.lists: dict[str, Any] = {}
         self.on_change: Callable[[], None] = lambda: None
+        self.refusals: deque[tuple[str, str]] = deque(maxlen=100)
         self._call_ids = itertools.count(1)
         self._question_ids = itertools.count(1)
 
@@ -339,6 +340,9 @@ class Recording:
         if error is not None:
             call.status = "cancelled" if error.get("type") == "cancelled" else "error"
             call.error = redact(error)
+            reason = self._refusal_of(call, error)
+            if reason is not None:
+                call.error = {**(call.error or {}), "explanation": reason}
             if last.outcome in ("running", "input_required") and not last.asked:
                 last.outcome = "error"
         else:
@@ -348,6 +352,27 @@ class Recording:
         for qid in [q.id for q in self.questions.values() if q.call == call.id]:
             del self.questions[qid]
         self._changed()
+
+    def refused(self, method: str, reason: str) -> None:
+        """The server in process refused a ``requestState`` on `method`, and why.
+
+        Only an mrtr server in this process can say why: the wire answer is the frozen
+        ``-32602 Invalid or expired requestState`` whatever the cause.
+        """
+        self.refusals.append((method, reason))
+
+    def _refusal_of(self, call: CallRecord, error: Mapping[str, Any]) -> str | None:
+        """The server's reason for the frozen refusal that ended `call`, when it gave one."""
+        from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE
+
+        if error.get("code") != -32602 or error.get("message") != INVALID_REQUEST_STATE_MESSAGE:
+            return None
+        for index in range(len(self.refusals) - 1, -1, -1):
+            method, reason = self.refusals[index]
+            if method == call.method:
+                del self.refusals[index]
+                return reason
+        return None
 
     def progress(
         self, call: CallRecord, progress: float, total: float | None, message: Any

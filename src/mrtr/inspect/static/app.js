@@ -377,7 +377,13 @@ function renderTimeline() {
         el("div", { cls: "kv", text: `answered ${compact(b.answer)}` })))),
     call.progress.length ? el("div", { cls: "muted", text: `progress: ${call.progress.map((p) => `${p.progress}/${p.total ?? "?"}`).join(", ")}` }) : null,
     call.result ? resultBox(call) : null,
-    call.error ? el("pre", { cls: "error", text: `${call.error.type}: ${call.error.message}` }) : null));
+    call.error ? el("pre", { cls: "error", text: `${call.error.type}: ${call.error.message}` +
+      (call.error.code !== undefined ? ` (code ${call.error.code})` : "") }) : null,
+    call.error && call.error.explanation
+      ? el("div", { cls: "explain" }, el("strong", { text: "why the server refused the state: " }),
+          el("span", { cls: "reason", text: call.error.explanation }),
+          el("span", { cls: "muted", text: " (told by the server in this process; the wire answer stays -32602)" }))
+      : null));
   const legend = el("div", { cls: "legend muted" }, "time: ",
     el("span", { cls: "key server", text: "server" }), el("span", { cls: "key human", text: "human wait" }),
     el("span", { cls: "key backoff", text: "backoff" }));
