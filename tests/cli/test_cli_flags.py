@@ -61,6 +61,7 @@ BAD: dict[str, list[str]] = {
     "--no-browser": SWITCH,
     "--port": ["-1", "65536", "http"],
     "--serve-for": SECONDS,
+    "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],

@@ -50,6 +50,20 @@ def _roots(given: list[str]) -> list[dict[str, str]]:
     return root_list(given)
 
 
+def _store(path: str | None) -> Any:
+    """The ``--store`` file opened as a `SqlitePausedCallStore` (checked up front)."""
+    if path is None:
+        return None
+    from pathlib import Path
+
+    file = Path(path)
+    if file.is_dir() or not file.parent.is_dir():
+        raise UsageError(f"--store {path!r}: not a file in an existing folder")
+    from mrtr.paused import SqlitePausedCallStore
+
+    return SqlitePausedCallStore(file)
+
+
 def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of ``mrtr inspect`` beyond the connection flags."""
     group = parser.add_argument_group("inspector")
@@ -57,6 +71,11 @@ def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
         "--port", type=_port, default=0, help="port on 127.0.0.1 (default: a free one)"
     )
     group.add_argument("--no-browser", action="store_true", help="print the URL, open nothing")
+    group.add_argument(
+        "--store",
+        metavar="FILE",
+        help="a SQLite store of paused calls: list, answer and resume them on the page",
+    )
     group.add_argument(
         "--serve-for",
         type=_seconds,
@@ -143,7 +162,8 @@ def run_inspect(opts: argparse.Namespace, server_command: list[str]) -> int:
         from mrtr.inspect._inspector import Inspector
 
         target, label, source = _connection(opts, server_command)
-        inspector = Inspector(label=label, roots=_roots(opts.root), source=source)
+        roots, store = _roots(opts.root), _store(opts.store)
+        inspector = Inspector(label=label, roots=roots, source=source, store=store)
         client = Client(
             target,
             mode=opts.mode,
@@ -151,7 +171,11 @@ def run_inspect(opts: argparse.Namespace, server_command: list[str]) -> int:
             call_timeout=opts.timeout,
             **inspector.client_options(),
         )
-        async with client, inspector.running(client, port=opts.port) as url:
+        async with contextlib.AsyncExitStack() as stack:
+            if store is not None:
+                stack.push_async_callback(store.aclose)
+            await stack.enter_async_context(client)
+            url = await stack.enter_async_context(inspector.running(client, port=opts.port))
             say(f"mrtr inspect: {label} on {url}")
             say("  (the page's token is in the address: keep it to yourself; Ctrl-C stops)")
             if not opts.no_browser:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from anyio.abc import SocketStream, TaskGroup
 
     from mrtr.client import Client, ClientRequestContext
+    from mrtr.paused import PausedCallStore
 
 __all__ = ["LONG_POLL_SECONDS", "READ_TIMEOUT", "Inspector"]
 
@@ -47,6 +48,8 @@ READ_TIMEOUT = 10.0
 """Seconds a browser has to send one whole request."""
 STATE_LOGGER = "mrtr.server.request_state"
 """Where an mrtr server logs why it refused a ``requestState``."""
+MAX_PAUSED = 200
+"""Paused calls listed from a store."""
 MAX_LIST_ITEMS = 1000
 """Items listed per kind (a hostile server's endless list stops here)."""
 
@@ -84,6 +87,7 @@ class Inspector:
         source: how an exported test reaches the server again (see `_export`).
         recording: where calls are recorded (a fresh one by default).
         token: the page's secret (random by default).
+        store: a store of paused calls to list, answer and resume from the page.
     """
 
     def __init__(
@@ -94,12 +98,14 @@ class Inspector:
         source: Mapping[str, Any] | None = None,
         recording: Recording | None = None,
         token: str | None = None,
+        store: PausedCallStore | None = None,
     ) -> None:
         self.label = label
         self.roots = list(roots or [])
         self.source = dict(source or {})
         self.recording = recording or Recording()
         self.token = token or secrets.token_urlsafe(24)
+        self.store = store
         self.port = 0
         self.client: Client | None = None
         self._group: TaskGroup | None = None
@@ -344,6 +350,9 @@ class Inspector:
             ("POST", "/api/cancel"): self._post_cancel,
             ("POST", "/api/refresh"): self._post_refresh,
             ("GET", "/api/export"): self._get_export,
+            ("POST", "/api/paused/answer"): self._post_paused_answer,
+            ("POST", "/api/paused/resume"): self._post_paused_resume,
+            ("POST", "/api/paused/refresh"): self._post_paused_refresh,
         }
         handler = routes.get((request.method, request.path))
         if handler is None:
@@ -382,6 +391,128 @@ class Inspector:
     async def _get_export(self, request: Request) -> Response:
         return Response.of_json(self.export(request.query))
 
+    # -- paused calls ---------------------------------------------------------------------
+
+    async def refresh_paused(self) -> None:
+        """List the store's paused calls again (nothing without a store)."""
+        if self.store is None:
+            return
+        rows = []
+        for stored in await self.store.list_calls(limit=MAX_PAUSED):
+            call = stored.call
+            outcome = stored.outcome
+            rows.append(
+                {
+                    "id": stored.id,
+                    "status": stored.status,
+                    "round": stored.round,
+                    "method": call.method,
+                    "name": call.name,
+                    "arguments": dict(call.arguments or {}),
+                    "questions": {k: r.to_wire() for k, r in call.requests.items()},
+                    "missing": list(call.missing),
+                    "answered": {k: _wire(v) for k, v in call.answers.items()},
+                    "expiresAt": stored.expires_at,
+                    "outcome": None if outcome is None else type(outcome).__name__,
+                }
+            )
+        self.recording.set_paused(rows)
+
+    def _require_store(self) -> PausedCallStore:
+        if self.store is None:
+            raise HTTPError(404, "no store of paused calls is open (--store FILE)")
+        return self.store
+
+    async def _post_paused_refresh(self, request: Request) -> Response:
+        self._require_store()
+        await self.refresh_paused()
+        return Response.of_json({"ok": True})
+
+    async def _post_paused_answer(self, request: Request) -> Response:
+        """Answer one question of a paused call in the store (nothing is sent yet)."""
+        from mrtr.errors import MRTRError
+
+        store = self._require_store()
+        body = request.json()
+        if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+            raise HTTPError(400, "id and key are needed")
+        stored = await store.get(body["id"])
+        if stored is None:
+            return Response.of_json({"problems": ["no such paused call"]}, 404)
+        asked = stored.call.requests.get(str(body.get("key")))
+        action = body.get("action")
+        if asked is None or action not in ("accept", "decline", "cancel"):
+            return Response.of_json({"problems": ["no such question, or no action"]}, 400)
+        wire = asked.to_wire()
+        if wire.get("method") == SAMPLE:
+            if action != "accept":
+                refused = ["a paused sampling request takes a reply"]
+                return Response.of_json({"problems": refused}, 400)
+            found = _sampling_answer(action, body)
+        else:
+            found = _elicitation_answer(action, body, wire.get("params") or {})
+        if isinstance(found, list):
+            return Response.of_json({"problems": found}, 400)
+        try:
+            await store.answer(stored.id, {str(body["key"]): found[0]}, round=stored.round)
+        except MRTRError as exc:
+            return Response.of_json({"problems": [f"{type(exc).__name__}: {exc}"]}, 409)
+        await self.refresh_paused()
+        return Response.of_json({"problems": []})
+
+    async def _post_paused_resume(self, request: Request) -> Response:
+        """Resume a paused call from the store, once: a new row shows how it goes."""
+        store = self._require_store()
+        body = request.json()
+        if not isinstance(body, dict) or not isinstance(body.get("id"), str):
+            raise HTTPError(400, "id is needed")
+        stored = await store.get(body["id"])
+        if stored is None:
+            return Response.of_json({"problems": ["no such paused call"]}, 404)
+        paused = stored.call
+        call = self.recording.start_call(paused.method, paused.name, paused.arguments)
+        call.resumed = stored.id
+        for key, question in paused.requests.items():
+            self.recording.asked(call, stored.round, key, question.to_wire())
+        for key, answer in paused.answers.items():
+            self.recording.answered(call, stored.round, key, _wire(answer))
+        assert self._group is not None
+        self._group.start_soon(self._resume, call, store, stored.id, stored.round)
+        return Response.of_json({"call": call.id})
+
+    async def _resume(
+        self, call: CallRecord, store: PausedCallStore, paused_id: str, round_: int
+    ) -> None:
+        from mrtr.errors import PausedCallError
+
+        client = self.client
+        assert client is not None
+        _CURRENT_CALL.set(call.id)
+        with anyio.CancelScope() as scope:
+            self._scopes[call.id] = scope
+            try:
+                outcome = await client.resume_from(store, paused_id)
+            except PausedCallError as exc:  # the store refused: nothing was sent
+                del call.rounds[round_:]
+                self.recording.finish(call, error=_describe_error(exc))
+            except Exception as exc:
+                self.recording.finish(call, error=_describe_error(exc))
+            else:
+                from mrtr.flow._paused import PausedCall
+
+                if isinstance(outcome, PausedCall):
+                    message = f"paused again at round {outcome.round} (in the store)"
+                    self.recording.finish(call, error={"type": "paused", "message": message})
+                else:
+                    self.recording.finish(call, result=outcome.to_wire())
+            finally:
+                self._scopes.pop(call.id, None)
+        if scope.cancelled_caught:
+            message = "cancelled on the page"
+            self.recording.finish(call, error={"type": "cancelled", "message": message})
+        with anyio.CancelScope(shield=True):
+            await self.refresh_paused()
+
     async def _serve_one(self, stream: SocketStream) -> None:
         async with stream:
             try:
@@ -412,6 +543,7 @@ class Inspector:
             self._group = group
             self.port = listener.extra(SocketAttribute.local_port)
             await self.refresh_lists()
+            await self.refresh_paused()
             group.start_soon(listener.serve, self._serve_one)
             try:
                 yield self.url
@@ -482,6 +614,11 @@ def _server_info(client: Client, label: str) -> dict[str, Any]:
         }
     )
     return shown
+
+
+def _wire(value: Any) -> Any:
+    """An answer as JSON data (a model's wire form)."""
+    return value.to_wire() if hasattr(value, "to_wire") else value
 
 
 def _slug(name: str) -> str:

@@ -161,6 +161,7 @@ class CallRecord:
     result: Any = None
     error: dict[str, Any] | None = None
     first_event: bool = False
+    resumed: str | None = None  # the paused call's id, for a call resumed from a store
 
     def round(self, index: int) -> RoundRecord:
         """Round `index`, created (with those before it) when it is new."""
@@ -183,6 +184,7 @@ class CallRecord:
             "progress": self.progress,
             "result": self.result,
             "error": self.error,
+            "resumed": self.resumed,
         }
 
 
@@ -262,6 +264,7 @@ class Recording:
         self.questions: dict[int, Question] = {}
         self.notes: deque[Note] = deque(maxlen=max_notes)
         self.server: dict[str, Any] = {}
+        self.paused: list[dict[str, Any]] | None = None  # a store's calls, when one is open
         self.lists: dict[str, Any] = {}
         self.on_change: Callable[[], None] = lambda: None
         self.refusals: deque[tuple[str, str]] = deque(maxlen=100)
@@ -430,6 +433,11 @@ class Recording:
         self.lists = redact(dict(lists))
         self._changed()
 
+    def set_paused(self, rows: list[dict[str, Any]]) -> None:
+        """The paused calls of the open store (as the page lists them)."""
+        self.paused = redact(rows)
+        self._changed()
+
     def snapshot(self) -> dict[str, Any]:
         """Everything, as JSON data for the page."""
         return {
@@ -439,4 +447,5 @@ class Recording:
             "calls": [c.to_json() for c in self.calls.values()],
             "questions": [q.to_json() for q in self.questions.values()],
             "notes": [n.to_json() for n in self.notes],
+            "paused": self.paused,
         }

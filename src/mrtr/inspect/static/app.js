@@ -220,12 +220,13 @@ function safeUrl(text) {
   }
 }
 
-function questionCard(q) {
+function questionCard(q, post) {
   const problems = el("div", { cls: "problems" });
   const where = q.round === null ? "back-channel" : `round ${q.round}`;
+  const deliver = post || ((body) => api("POST", "/api/answer", { question: q.id, ...body }));
   const send = async (body) => {
     problems.textContent = "";
-    const reply = await api("POST", "/api/answer", { question: q.id, ...body });
+    const reply = await deliver(body);
     if (!reply.ok) problems.textContent = (reply.data.problems || [reply.data.error || "refused"]).join("; ");
   };
   const refuse = [
@@ -233,7 +234,8 @@ function questionCard(q) {
     el("button", { type: "button", "data-action": "cancel", text: "Cancel", on: { click: () => send({ action: "cancel" }) } }),
   ];
   const head = el("div", { cls: "qhead" },
-    el("strong", { text: q.key }), el("span", { cls: "muted", text: ` ${q.method} · call #${q.call ?? "?"} · ${where}` }));
+    el("strong", { text: q.key }),
+    el("span", { cls: "muted", text: q.paused ? ` ${q.method} · paused call · ${where}` : ` ${q.method} · call #${q.call ?? "?"} · ${where}` }));
   const params = q.params || {};
   let body;
   if (q.method === "sampling/createMessage") {
@@ -364,6 +366,7 @@ function renderTimeline() {
   const rows = calls.slice().reverse().map((call) => el("div", { cls: `call ${call.status}`, "data-call": call.id },
     el("div", { cls: "chead" },
       el("strong", { text: `#${call.id} ${call.method} ` }), el("code", { text: call.name }),
+      call.resumed ? el("span", { cls: "muted", text: ` resumed from the store (${call.resumed})` }) : null,
       el("span", { cls: "muted", text: ` ${compact(call.arguments)} ` }),
       el("span", { cls: `badge ${call.status}`, text: call.status }),
       call.status === "running"
@@ -396,6 +399,46 @@ function renderNotes() {
     el("span", { cls: "muted", text: `${n.at} ms ` }), el("code", { text: n.method }), " ", compact(n.params))));
 }
 
+// -- paused calls in a store ----------------------------------------------------------
+
+function renderPaused() {
+  const box = document.getElementById("paused");
+  const rows = state.data.paused;
+  const seen = JSON.stringify(rows);
+  if (seen === state.pausedSeen) return;
+  state.pausedSeen = seen;
+  if (rows === null || rows === undefined) { box.replaceChildren(); return; }
+  const cards = rows.map((p) => {
+    const problems = el("div", { cls: "problems" });
+    const questions = p.missing.map((key) => {
+      const asked = p.questions[key] || {};
+      const q = { id: `${p.id}/${key}`, key, method: asked.method, params: asked.params || {}, round: p.round, paused: true };
+      return questionCard(q, (body) => api("POST", "/api/paused/answer", { id: p.id, key, ...body }));
+    });
+    const resume = async () => {
+      problems.textContent = "";
+      const reply = await api("POST", "/api/paused/resume", { id: p.id });
+      if (!reply.ok) problems.textContent = (reply.data.problems || [reply.data.error || "refused"]).join("; ");
+    };
+    return el("div", { cls: `card pausedcall ${p.status}`, "data-paused": p.id },
+      el("div", { cls: "qhead" }, el("strong", { text: `${p.method} ` }), el("code", { text: p.name }),
+        el("span", { cls: "muted", text: ` ${compact(p.arguments)} · round ${p.round} · ` }),
+        el("span", { cls: `badge ${p.status}`, text: p.status }),
+        el("span", { cls: "muted", text: ` · id ${p.id}` })),
+      Object.keys(p.answered).length
+        ? el("div", { cls: "answers" }, el("span", { cls: "muted", text: "answered " }),
+            Object.entries(p.answered).map(([k, v]) => el("div", { cls: "kv" }, el("code", { text: k }), " ", compact(v))))
+        : null,
+      questions,
+      el("button", { type: "button", cls: "primary", "data-action": "resume", text: "Resume (sends the retry once)",
+                     on: { click: resume } }),
+      problems);
+  });
+  box.replaceChildren(el("h2", {}, "Paused calls ", el("span", { cls: "muted", text: "(in the store: answer, then resume once)" })),
+    el("button", { type: "button", text: "List again", on: { click: () => api("POST", "/api/paused/refresh") } }),
+    ...(cards.length ? cards : [el("p", { cls: "muted", text: "no paused call in the store" })]));
+}
+
 function render() {
   const data = state.data;
   const info = data.server.serverInfo || {};
@@ -404,6 +447,7 @@ function render() {
   renderLists();
   if (state.selected && !itemsOf(state.selected.kind)[state.selected.index]) state.selected = null;
   renderQuestions();
+  renderPaused();
   renderTimeline();
   renderNotes();
 }
