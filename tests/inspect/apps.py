@@ -11,9 +11,11 @@ from mrtr.server import (
     Elicit,
     ElicitationResult,
     ElicitUrl,
+    ListRoots,
     MCPServer,
     RequestStateSecurity,
     Resolve,
+    Sample,
 )
 
 
@@ -85,3 +87,22 @@ def build_expiring(clock: Clock) -> MCPServer:
         return "done" if ok else "stopped"
 
     return app
+
+
+def build_assistant() -> MCPServer:
+    """A tool that asks the client's model and its roots in one round."""
+    app = MCPServer("assistant")
+
+    @app.tool(description="Summarise the workspace.")
+    async def summarise(ctx: Context) -> str:
+        said, roots = await ctx.ask_all(
+            Sample("Summarise the workspace", max_tokens=50, key="model"),
+            ListRoots(key="roots"),
+        )
+        text = said.content.text if said.content.type == "text" else "?"
+        return f"{text} [{', '.join(str(r.uri) for r in roots.roots)}]"
+
+    return app
+
+
+assistant = build_assistant()

@@ -237,3 +237,27 @@ def test_an_exported_test_passes_under_pytest(browser: Browser, tmp_path: Path) 
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_sampling_is_answered_in_a_text_box_and_roots_from_the_list(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with serving(apps.assistant, "assistant") as inspector:
+        browser.open(inspector.url)
+        click(browser, '[data-item="summarise"]')
+        click(browser, '#form [data-action="run"]')
+        browser.wait_until("document.querySelector('.question[data-key=\"model\"] textarea')")
+        card = "document.querySelector('.question[data-key=\"model\"]')"
+        shown = browser.evaluate(f"{card}.innerText")
+        assert "Summarise the workspace" in shown
+        browser.screenshot(tmp_path / "sampling.png")
+        browser.evaluate(
+            "(() => { const q = document.querySelector('.question[data-key=\"model\"]');"
+            " q.querySelector('textarea').value = 'A tidy workspace.';"
+            " q.querySelector('[data-action=accept]').click(); return true; })()"
+        )
+        done = row(browser, 1)
+        call = inspector.recording.calls[1]
+    assert "A tidy workspace. [file:///tmp/work]" in done["result"]
+    assert call.rounds[1].answers["roots"] == {"roots": [{"uri": "file:///tmp/work"}]}
+    assert call.rounds[1].answers["model"]["content"]["text"] == "A tidy workspace."

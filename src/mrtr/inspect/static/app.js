@@ -18,7 +18,7 @@ function el(tag, props, ...children) {
              || key.startsWith("data-") || key.startsWith("aria-")) node.setAttribute(key, String(value));
     else if (key === "checked" || key === "disabled" || key === "multiple") node[key] = Boolean(value);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -310,7 +310,8 @@ function gantt(call, scale, origin) {
 function roundBox(r) {
   const asked = Object.entries(r.asked || {});
   return el("div", { cls: `round ${r.outcome}`, "data-round": r.round },
-    el("div", { cls: "rhead" }, el("strong", { text: `round ${r.round}` }), el("span", { cls: "muted", text: ` ${r.outcome}` })),
+    el("div", { cls: "rhead" }, el("strong", { text: `round ${r.round}` }),
+      el("span", { cls: "muted", text: r.outcome === "running" && r.ms.server === null ? " being answered" : ` ${r.outcome}` })),
     Object.keys(r.answers || {}).length
       ? el("div", { cls: "answers" }, el("span", { cls: "muted", text: "sent " }),
           Object.entries(r.answers).map(([k, v]) => el("div", { cls: "kv" }, el("code", { text: k }), " ", compact(v))))
