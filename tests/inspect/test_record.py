@@ -149,3 +149,12 @@ def test_a_stdio_export_replays_by_round_and_key() -> None:
     assert "StdioServerParameters('python3', ['server.py'])" in module
     assert "{1: {'region': {'action': 'accept', 'content': {'region': 'eu'}}}}" in module
     assert "'_meta'" not in module.split("ENDING")[1]  # only what a replay must reproduce
+
+
+@pytest.mark.anyio
+async def test_the_connection_bound_has_a_knob() -> None:
+    from mrtr.inspect._inspector import Inspector
+
+    with pytest.raises(ValueError, match="max_connections"):
+        async with Inspector(label="x").running(None, max_connections=0):  # type: ignore[arg-type]
+            pass

@@ -48,6 +48,8 @@ READ_TIMEOUT = 10.0
 """Seconds a browser has to send one whole request."""
 STATE_LOGGER = "mrtr.server.request_state"
 """Where an mrtr server logs why it refused a ``requestState``."""
+MAX_CONNECTIONS = 32
+"""Requests served at once by default (a page holds one long poll open)."""
 MAX_PAUSED = 200
 """Paused calls listed from a store."""
 MAX_LIST_ITEMS = 1000
@@ -112,6 +114,7 @@ class Inspector:
         self._changed = anyio.Event()
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
         self._scopes: dict[int, anyio.CancelScope] = {}
+        self._limiter: anyio.CapacityLimiter | None = None
         self.recording.on_change = self._wake
 
     def _wake(self) -> None:
@@ -514,7 +517,9 @@ class Inspector:
             await self.refresh_paused()
 
     async def _serve_one(self, stream: SocketStream) -> None:
-        async with stream:
+        limiter = self._limiter
+        assert limiter is not None  # set by `running`
+        async with limiter, stream:
             try:
                 with anyio.fail_after(READ_TIMEOUT):
                     request = await _read_request(stream)
@@ -530,9 +535,18 @@ class Inspector:
                 return
 
     @asynccontextmanager
-    async def running(self, client: Client, *, port: int = 0) -> AsyncIterator[str]:
-        """Serve the page for `client` (open) on 127.0.0.1; yields the page's URL."""
+    async def running(
+        self, client: Client, *, port: int = 0, max_connections: int = MAX_CONNECTIONS
+    ) -> AsyncIterator[str]:
+        """Serve the page for `client` (open) on 127.0.0.1; yields the page's URL.
+
+        At most `max_connections` requests are served at once (the others wait).
+        """
         from anyio.abc import SocketAttribute
+
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self._limiter = anyio.CapacityLimiter(max_connections)
 
         self.client = client
         self.recording.server = _server_info(client, self.label)
