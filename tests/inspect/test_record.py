@@ -158,3 +158,26 @@ async def test_the_connection_bound_has_a_knob() -> None:
     with pytest.raises(ValueError, match="max_connections"):
         async with Inspector(label="x").running(None, max_connections=0):  # type: ignore[arg-type]
             pass
+
+
+def test_a_hostile_name_cannot_break_out_of_the_exported_module() -> None:
+    hostile = '"""\nimport os; os.system("echo pwned")\n"""'
+    recording = Recording()
+    call = recording.start_call("tools/call", hostile, {hostile: hostile})
+    recording.asked(call, 1, hostile, {"method": "elicitation/create"})
+    recording.answered(call, 1, hostile, {"action": "accept", "content": {hostile: 1}})
+    recording.round_event(call, event(1, (hostile,), "complete"))
+    recording.finish(call, result={"content": [{"type": "text", "text": hostile}]})
+    for source in ({"kind": "stdio", "command": ["python3", "s.py"]},
+                   {"kind": "app", "module": "pkg.mod", "attr": "app"}):  # fmt: skip
+        tree = ast.parse(pytest_module(transcript(call, {}, source)))
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        assert "os" not in imported
+        assert not any(
+            isinstance(node, ast.Attribute) and node.attr == "system" for node in ast.walk(tree)
+        )

@@ -91,12 +91,15 @@ def pytest_module(data: Mapping[str, Any]) -> str:
 def _header(data: Mapping[str, Any]) -> list[str]:
     call = data["call"]
     asked = [r["keys"] for r in data["rounds"]]
+    # what the server chose goes in as repr() in comments only: repr never holds a newline
     return [
-        f'"""Replay of {call["method"]} {call["name"]!r}, recorded by `mrtr inspect`.',
+        '"""Replay of a call recorded by `mrtr inspect`.',
         "",
-        f"Recorded {data.get('recorded', '')}: {len(asked)} round(s), keys asked {asked}.",
         "Answers are matched by round and key (a key asked again takes its answers in order),",
         'never by the raw request: each retry carries a new requestState."""',
+        "",
+        f"# call: {call['method']} {call['name']!r}",
+        f"# recorded {str(data.get('recorded', ''))!r}: {len(asked)} round(s), keys {asked!r}",
         "",
         "from __future__ import annotations",
         "",
