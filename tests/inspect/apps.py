@@ -106,3 +106,28 @@ def build_assistant() -> MCPServer:
 
 
 assistant = build_assistant()
+
+
+def build_library() -> MCPServer:
+    """A prompt, a resource and a template that asks before it answers."""
+    app = MCPServer("library")
+
+    @app.prompt(description="Greet someone.")
+    def greet(who: str) -> str:
+        return f"Hello, {who}!"
+
+    @app.resource("note://readme", description="The readme.")
+    def readme() -> str:
+        return "read me"
+
+    async def ask_ok() -> Elicit[bool]:
+        return Elicit("Open the secret note?", bool)
+
+    @app.resource("note://{name}", description="A note by name.")
+    def note(name: str, ok: Annotated[bool, Resolve(ask_ok)]) -> str:
+        return f"note {name}" if ok else "closed"
+
+    return app
+
+
+library = build_library()

@@ -261,3 +261,42 @@ def test_sampling_is_answered_in_a_text_box_and_roots_from_the_list(
     assert "A tidy workspace. [file:///tmp/work]" in done["result"]
     assert call.rounds[1].answers["roots"] == {"roots": [{"uri": "file:///tmp/work"}]}
     assert call.rounds[1].answers["model"]["content"]["text"] == "A tidy workspace."
+
+
+def test_prompts_resources_and_templates_are_called_from_the_page(
+    browser: Browser, tmp_path: Path
+) -> None:
+    with serving(apps.library, "library") as inspector:
+        browser.open(inspector.url)
+        click(browser, '[data-tab="prompts"]')
+        click(browser, '[data-item="greet"]')
+        browser.evaluate(
+            "(() => { document.querySelector('#form input[name=who]').value = 'Ada';"
+            " return true; })()"
+        )
+        click(browser, '#form [data-action="run"]')
+        assert "Hello, Ada!" in row(browser, 1)["result"]
+        click(browser, '[data-tab="resources"]')
+        click(browser, '[data-item="note://readme"]')
+        click(browser, '#form [data-action="run"]')
+        assert "read me" in row(browser, 2)["result"]
+        click(browser, '[data-tab="templates"]')
+        click(browser, '[data-item="note://{name}"]')
+        browser.evaluate(
+            "(() => { document.querySelector('#form input[name=name]').value = 'alpha';"
+            " return true; })()"
+        )
+        click(browser, '#form [data-action="run"]')
+        browser.wait_until("document.querySelector('.question input[type=checkbox]')")
+        browser.evaluate(
+            "(() => { const q = document.querySelector('.question');"
+            " q.querySelector('input[type=checkbox]').checked = true;"
+            " q.querySelector('[data-action=accept]').click(); return true; })()"
+        )
+        third = row(browser, 3)
+        browser.screenshot(tmp_path / "library.png")
+        calls = inspector.recording.calls
+    assert "note alpha" in third["result"]
+    assert calls[3].name == "note://alpha" and len(calls[3].rounds) == 2
+    methods = [c.method for c in calls.values()]
+    assert methods == ["prompts/get", "resources/read", "resources/read"]

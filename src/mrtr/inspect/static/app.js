@@ -342,7 +342,9 @@ function exportButtons(call) {
 }
 
 function resultSummary(result) {
-  const texts = (result.content || []).filter((c) => c && c.type === "text").map((c) => c.text);
+  const blocks = [...(result.content || []), ...(result.messages || []).map((m) => m && m.content)];
+  const texts = blocks.filter((c) => c && c.type === "text").map((c) => c.text)
+    .concat((result.contents || []).filter((c) => c && typeof c.text === "string").map((c) => c.text));
   const head = texts.length ? texts.join(" ") : compact(result);
   return `${result.isError ? "error result" : "result"}: ${head.length > 160 ? head.slice(0, 160) + "…" : head}`;
 }
