@@ -131,3 +131,20 @@ def build_library() -> MCPServer:
 
 
 library = build_library()
+
+
+def build_chatty() -> MCPServer:
+    """A tool that logs, reports progress and changes its tool list."""
+    app = MCPServer("chatty")
+
+    @app.tool()
+    async def work(ctx: Context) -> str:
+        await ctx.info("<b>starting</b>")
+        await ctx.report_progress(1, 2, "half")
+        await ctx.notify_tools_changed()
+        return "worked"
+
+    return app
+
+
+chatty = build_chatty()

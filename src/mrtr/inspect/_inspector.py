@@ -394,6 +394,34 @@ class Inspector:
     async def _get_export(self, request: Request) -> Response:
         return Response.of_json(self.export(request.query))
 
+    async def _listen_changes(self) -> None:
+        """On 2026-07-28, list changes come on a ``subscriptions/listen`` stream: listen."""
+        from mrtr.errors import MRTRError
+        from mrtr.types import MODERN_PROTOCOL_VERSIONS
+
+        client = self.client
+        assert client is not None
+        capabilities = client.server_capabilities.to_wire()
+        wanted = {
+            f"{kind}_list_changed": bool((capabilities.get(kind) or {}).get("listChanged"))
+            for kind in ("tools", "prompts", "resources")
+        }
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not any(wanted.values()):
+            return
+        try:
+            listening = client.listen(
+                tools_list_changed=wanted["tools_list_changed"],
+                prompts_list_changed=wanted["prompts_list_changed"],
+                resources_list_changed=wanted["resources_list_changed"],
+            )
+            async with listening as subscription:
+                async for event in subscription:
+                    name = type(event).__name__
+                    self.recording.note(f"(listen) {name}", getattr(event, "uri", None))
+                    await self.refresh_lists()
+        except MRTRError as exc:
+            self.recording.note("(listen) ended", f"{type(exc).__name__}: {exc}")
+
     # -- paused calls ---------------------------------------------------------------------
 
     async def refresh_paused(self) -> None:
@@ -559,6 +587,7 @@ class Inspector:
             await self.refresh_lists()
             await self.refresh_paused()
             group.start_soon(listener.serve, self._serve_one)
+            group.start_soon(self._listen_changes)
             try:
                 yield self.url
             except BaseException as exc:  # raised as itself below, not in a group
