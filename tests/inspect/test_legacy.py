@@ -70,3 +70,14 @@ def test_back_channel_questions_are_answered_inside_the_calls_row() -> None:
     assert [b["method"] for b in call["backchannel"]] == ["elicitation/create"] * 2
     assert call["backchannel"][1]["answer"] == {"action": "accept", "content": {"value": True}}
     assert "x -> us-east-1" in json.dumps(call["result"])
+
+
+def test_the_lists_are_sent_again_only_when_they_changed() -> None:
+    with serving(apps.deployer) as inspector:
+        first = api(inspector, "/api/state")
+        assert [t["name"] for t in first["lists"]["tools"]] == ["deploy"]
+        again = api(inspector, f"/api/state?lists={first['listsVersion']}")
+        assert again["lists"] is None
+        api(inspector, "/api/refresh", {})
+        fresh = api(inspector, f"/api/state?lists={first['listsVersion']}")
+        assert fresh["lists"] is not None and fresh["listsVersion"] > first["listsVersion"]

@@ -369,7 +369,9 @@ class Inspector:
         if since.isdigit() and int(since) == self.recording.version:
             with anyio.move_on_after(LONG_POLL_SECONDS):
                 await self._changed.wait()
-        return Response.of_json(self.recording.snapshot())
+        known = request.query.get("lists", "")
+        fresh = known != str(self.recording.lists_version)  # the lists go when they changed
+        return Response.of_json(self.recording.snapshot(lists=fresh))
 
     async def _post_call(self, request: Request) -> Response:
         body = request.json()

@@ -39,7 +39,7 @@ MAX_CALLS = 200
 """Calls kept by default; the oldest finished call goes first."""
 MAX_NOTES = 500
 """Notifications kept by default (the oldest go first)."""
-MAX_TEXT = 64 * 1024
+MAX_TEXT = 16 * 1024
 """The longest string kept as is; longer ones are cut (a hostile server can send more)."""
 REDACTED = "[redacted]"
 
@@ -266,6 +266,7 @@ class Recording:
         self.server: dict[str, Any] = {}
         self.paused: list[dict[str, Any]] | None = None  # a store's calls, when one is open
         self.lists: dict[str, Any] = {}
+        self.lists_version = 0
         self.on_change: Callable[[], None] = lambda: None
         self.refusals: deque[tuple[str, str]] = deque(maxlen=100)
         self._call_ids = itertools.count(1)
@@ -431,6 +432,7 @@ class Recording:
     def set_lists(self, lists: Mapping[str, Any]) -> None:
         """The server's tools, prompts, resources and templates (as wire data)."""
         self.lists = redact(dict(lists))
+        self.lists_version += 1
         self._changed()
 
     def set_paused(self, rows: list[dict[str, Any]]) -> None:
@@ -438,12 +440,13 @@ class Recording:
         self.paused = redact(rows)
         self._changed()
 
-    def snapshot(self) -> dict[str, Any]:
-        """Everything, as JSON data for the page."""
+    def snapshot(self, *, lists: bool = True) -> dict[str, Any]:
+        """Everything, as JSON data for the page (`lists`: with the server's lists)."""
         return {
             "version": self.version,
             "server": self.server,
-            "lists": self.lists,
+            "listsVersion": self.lists_version,
+            "lists": self.lists if lists else None,
             "calls": [c.to_json() for c in self.calls.values()],
             "questions": [q.to_json() for q in self.questions.values()],
             "notes": [n.to_json() for n in self.notes],

@@ -447,7 +447,10 @@ function render() {
   const info = data.server.serverInfo || {};
   document.getElementById("server").textContent =
     `${info.name || data.server.label || ""} ${info.version || ""} · ${data.server.protocolVersion || ""}`;
-  renderLists();
+  if (data.listsVersion !== state.listsShown) {
+    state.listsShown = data.listsVersion;
+    renderLists();
+  }
   if (state.selected && !itemsOf(state.selected.kind)[state.selected.index]) state.selected = null;
   renderQuestions();
   renderPaused();
@@ -460,11 +463,13 @@ async function poll() {
   let firstListing = true;
   for (;;) {
     try {
-      const reply = await api("GET", `/api/state?since=${state.version}`);
+      const known = state.data ? state.data.listsVersion : -1;
+      const reply = await api("GET", `/api/state?since=${state.version}&lists=${known}`);
       if (!reply.ok) { status.textContent = `refused: ${reply.data.error || reply.status}`; return; }
       status.textContent = "live";
       if (reply.data.version !== state.version || firstListing) {
         state.version = reply.data.version;
+        if (reply.data.lists === null && state.data) reply.data.lists = state.data.lists;
         state.data = reply.data;
         render();
         if (firstListing) { firstListing = false; renderForm(); }
