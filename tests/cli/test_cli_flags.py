@@ -61,7 +61,7 @@ BAD: dict[str, list[str]] = {
     "--no-browser": SWITCH,
     "--port": ["-1", "65536", "http"],
     "--serve-for": SECONDS,
-    "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}"],
+    "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}", "redis://127.0.0.1:notaport"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],

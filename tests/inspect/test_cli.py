@@ -55,3 +55,37 @@ def test_a_target_is_served_on_loopback_with_a_token(target: list[str]) -> None:
 def test_a_module_that_is_no_server_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", "--no-browser", "json:dumps"]) == 2
     assert "not an mrtr server" in capsys.readouterr().err
+
+
+def test_a_redis_store_lists_its_paused_calls(tmp_path: Path) -> None:
+    import anyio
+    import redis
+
+    from mrtr.paused import RedisPausedCallStore
+    from tests.helpers.redis_server import redis_server
+    from tests.inspect import apps
+    from tests.inspect.test_paused import _pause_one
+
+    with redis_server(needed_by="the inspector's Redis store") as port:
+        url = f"redis://127.0.0.1:{port}/0"
+
+        async def pause() -> str:
+            store = RedisPausedCallStore(redis.Redis.from_url(url))
+            return await _pause_one(apps.build_deployer(), tmp_path / "unused.sqlite", store)
+
+        paused_id = anyio.run(pause)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+        command = [sys.executable, "-m", "mrtr", "inspect", "--no-browser", "--serve-for", "60",
+                   "--store", url, "tests.inspect.apps:deployer"]  # fmt: skip
+        process = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stderr is not None
+            first = process.stderr.readline()
+            state = _state(first.split(" on ", 1)[1].strip())
+            (listed,) = state["paused"]  # type: ignore[misc]
+            assert listed["id"] == paused_id and listed["missing"] == ["ask_region"]
+        finally:
+            process.terminate()
+            process.wait(timeout=BOUND)
+            if process.stderr is not None:
+                process.stderr.close()

@@ -21,11 +21,13 @@ from tests.inspect.test_page import click
 BOUND = 60.0
 
 
-async def _pause_one(app: Any, path: Path) -> str:
+async def _pause_one(app: Any, path: Path, store: Any = None) -> str:
+    """Pause a `deploy` call at its first question and keep it in the store."""
+
     async def later(ctx: Any, params: Any) -> Any:
         return mrtr.PAUSE
 
-    store = SqlitePausedCallStore(path)
+    store = store or SqlitePausedCallStore(path)
     try:
         async with Client(app, elicitation_callback=later) as client:
             paused = await client.pause_call_tool("deploy", {"name": "billing"})

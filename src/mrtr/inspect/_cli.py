@@ -50,10 +50,26 @@ def _roots(given: list[str]) -> list[dict[str, str]]:
     return root_list(given)
 
 
+REDIS_SOCKET_TIMEOUT = 10.0
+"""Seconds one Redis command may take (its thread cannot be cancelled)."""
+
+
 def _store(path: str | None) -> Any:
-    """The ``--store`` file opened as a `SqlitePausedCallStore` (checked up front)."""
+    """``--store``: a SQLite file or a ``redis://`` URL, opened as its store (checked first)."""
     if path is None:
         return None
+    if re.match(r"^rediss?://", path, re.I):
+        try:
+            import redis
+        except ImportError:
+            raise UsageError("--store redis://...: redis is not installed (mrtr[redis])") from None
+        from mrtr.paused import RedisPausedCallStore
+
+        try:
+            client = redis.Redis.from_url(path, socket_timeout=REDIS_SOCKET_TIMEOUT)
+        except ValueError as exc:
+            raise UsageError(f"--store: {exc}") from None
+        return RedisPausedCallStore(client)
     from pathlib import Path
 
     file = Path(path)
@@ -74,7 +90,8 @@ def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--store",
         metavar="FILE",
-        help="a SQLite store of paused calls: list, answer and resume them on the page",
+        help="a store of paused calls (a SQLite FILE or a redis:// URL) to list, answer"
+        " and resume on the page",
     )
     group.add_argument(
         "--serve-for",
