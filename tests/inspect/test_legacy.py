@@ -81,3 +81,25 @@ def test_the_lists_are_sent_again_only_when_they_changed() -> None:
         api(inspector, "/api/refresh", {})
         fresh = api(inspector, f"/api/state?lists={first['listsVersion']}")
         assert fresh["lists"] is not None and fresh["listsVersion"] > first["listsVersion"]
+
+
+def test_a_flood_of_list_changes_lists_again_once_more_not_once_each() -> None:
+    from anyio import wait_all_tasks_blocked
+
+    from mrtr.types import ToolListChangedNotification
+
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_legacy(apps.deployer)) as inspector,
+    ):
+        before = inspector.recording.lists_version
+
+        async def flood() -> int:
+            for _ in range(100):
+                await inspector.notification(ToolListChangedNotification())
+            await wait_all_tasks_blocked()  # in process: every refresh has finished
+            return inspector.recording.lists_version
+
+        after = portal.call(flood)
+    assert 1 <= after - before <= 2
+    assert len(inspector.recording.notes) == 100

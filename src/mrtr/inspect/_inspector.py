@@ -115,6 +115,7 @@ class Inspector:
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._limiter: anyio.CapacityLimiter | None = None
+        self._refreshing = self._refresh_again = False
         self.recording.on_change = self._wake
 
     def _wake(self) -> None:
@@ -206,8 +207,28 @@ class Inspector:
         wire = message.to_wire() if hasattr(message, "to_wire") else {}
         method = str(wire.get("method", type(message).__name__))
         self.recording.note(method, wire.get("params"))
-        if method.endswith("/list_changed") and self._group is not None:
-            self._group.start_soon(self.refresh_lists)
+        if method.endswith("/list_changed"):
+            self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """List again once; changes that arrive meanwhile make one more pass, not a task each."""
+        if self._refreshing:
+            self._refresh_again = True
+            return
+        if self._group is None:
+            return
+        self._refreshing = True
+
+        async def refresh() -> None:
+            try:
+                self._refresh_again = True
+                while self._refresh_again:
+                    self._refresh_again = False
+                    await self.refresh_lists()
+            finally:
+                self._refreshing = False
+
+        self._group.start_soon(refresh)
 
     # -- what the page asks for ----------------------------------------------------------
 
