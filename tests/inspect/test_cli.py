@@ -89,3 +89,12 @@ def test_a_redis_store_lists_its_paused_calls(tmp_path: Path) -> None:
             process.wait(timeout=BOUND)
             if process.stderr is not None:
                 process.stderr.close()
+
+
+def test_a_source_qualified_name_is_a_configured_server_not_a_module() -> None:
+    from mrtr.inspect._cli import find_app
+
+    assert find_app("mrtr:orders") is None  # mrtr's config file, not the mrtr package
+    assert find_app("vscode:orders") is None
+    found = find_app("tests.inspect.apps:deployer")
+    assert found is not None and found[1]["attr"] == "deployer"

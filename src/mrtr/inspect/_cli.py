@@ -23,6 +23,9 @@ from mrtr.cli._safe import say
 __all__ = ["add_inspect_flags", "find_app", "run_inspect"]
 
 _APP = re.compile(r"^([A-Za-z_][\w.]*):([A-Za-z_]\w*)$")
+CONFIG_SOURCES = frozenset({"config", "mrtr", "vscode", "cursor", "windsurf"})
+"""SOURCE:NAME prefixes of configured servers: ``mrtr:NAME`` is a server of mrtr's own
+config file, never the attribute NAME of the ``mrtr`` package."""
 
 
 def _seconds(text: str) -> float:
@@ -111,7 +114,7 @@ def find_app(word: str) -> tuple[Any, dict[str, str]] | None:
         UsageError: the module exists but has no such attribute, or it is no server.
     """
     match = _APP.match(word)
-    if match is None or word.endswith((".json", ".jsonc")):
+    if match is None or word.endswith((".json", ".jsonc")) or match[1] in CONFIG_SOURCES:
         return None
     module_name, attr = match[1], match[2]
     if os.getcwd() not in sys.path and "" not in sys.path:
