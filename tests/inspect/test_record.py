@@ -181,3 +181,12 @@ def test_a_hostile_name_cannot_break_out_of_the_exported_module() -> None:
         assert not any(
             isinstance(node, ast.Attribute) and node.attr == "system" for node in ast.walk(tree)
         )
+
+
+def test_a_key_asked_again_in_a_later_round_is_marked() -> None:
+    recording = Recording()
+    call = recording.start_call("tools/call", "t", {})
+    recording.round_event(call, event(1, ("region",), "input_required"))
+    recording.round_event(call, event(2, ("region", "go"), "complete"))
+    rounds = call.to_json()["rounds"]
+    assert [r["askedAgain"] for r in rounds] == [[], ["region"], []]

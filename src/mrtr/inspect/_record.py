@@ -169,6 +169,17 @@ class CallRecord:
             self.rounds.append(RoundRecord(len(self.rounds) + 1))
         return self.rounds[index - 1]
 
+    def _rounds_json(self) -> list[dict[str, Any]]:
+        """The rounds, each saying which of its keys an earlier round asked already."""
+        seen: set[str] = set()
+        shown = []
+        for record in self.rounds:
+            data = record.to_json()
+            data["askedAgain"] = [k for k in data["keys"] if k in seen]
+            seen.update(data["keys"])
+            shown.append(data)
+        return shown
+
     def to_json(self) -> dict[str, Any]:
         """The row as the page shows it."""
         return {
@@ -179,7 +190,7 @@ class CallRecord:
             "started": _ms(self.started),
             "ended": _ms(self.ended),
             "status": self.status,
-            "rounds": [r.to_json() for r in self.rounds],
+            "rounds": self._rounds_json(),
             "backchannel": [b.to_json() for b in self.backchannel],
             "progress": self.progress,
             "result": self.result,

@@ -318,7 +318,8 @@ function roundBox(r) {
       : el("div", { cls: "muted", text: r.round === 1 ? "the first request" : "state only (no answers)" }),
     asked.length
       ? el("div", { cls: "asked" }, el("span", { cls: "muted", text: "asked " }),
-          asked.map(([k, q]) => el("div", { cls: "kv" }, el("code", { text: k }), " ", r.kinds[r.keys.indexOf(k)] || (q && q.method) || "")))
+          asked.map(([k, q]) => el("div", { cls: "kv" }, el("code", { text: k }), " ", r.kinds[r.keys.indexOf(k)] || (q && q.method) || "",
+            (r.askedAgain || []).includes(k) ? el("span", { cls: "again", text: " asked again" }) : null)))
       : null,
     el("div", { cls: "times" },
       `server ${ms(r.ms.server)} · human ${ms(r.ms.human)} · backoff ${ms(r.ms.backoff)}`,
