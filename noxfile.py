@@ -290,8 +290,13 @@ def _floors() -> list[str]:
     return sorted(pins.values())
 
 
+# the real peers of the interop tests: they bring floors of their own, above ours
+PEERS = ("mcp", "fastmcp")
+
+
 def _unit_tools() -> list[str]:
-    return [d for d in nox.project.dependency_groups(PYPROJECT, "test") if not d.startswith("mcp")]
+    groups = nox.project.dependency_groups(PYPROJECT, "test")
+    return [d for d in groups if not d.startswith(PEERS)]
 
 
 @nox.session

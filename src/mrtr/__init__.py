@@ -105,11 +105,21 @@ if TYPE_CHECKING:
         ResourceMismatchError as ResourceMismatchError,
         StaleRoundError as StaleRoundError,
         SubscriptionLostError as SubscriptionLostError,
+        TaskCancelledError as TaskCancelledError,
+        TaskError as TaskError,
+        TaskFailedError as TaskFailedError,
+        TaskFormatError as TaskFormatError,
+        TaskInputRequiredError as TaskInputRequiredError,
+        TaskLimitExceededError as TaskLimitExceededError,
+        TaskMismatchError as TaskMismatchError,
+        TaskNotAllowedError as TaskNotAllowedError,
         TokenEndpointError as TokenEndpointError,
         TransportError as TransportError,
         UnknownInputKeyError as UnknownInputKeyError,
     )
     from mrtr.session import ClientSession as ClientSession
+    from mrtr.session._task import Task as Task
+    from mrtr.session._task_polling import TaskPolling as TaskPolling
     from mrtr.transports import StdioServerParameters as StdioServerParameters
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -196,11 +206,21 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ResourceMismatchError",
         "StaleRoundError",
         "SubscriptionLostError",
+        "TaskCancelledError",
+        "TaskError",
+        "TaskFailedError",
+        "TaskFormatError",
+        "TaskInputRequiredError",
+        "TaskLimitExceededError",
+        "TaskMismatchError",
+        "TaskNotAllowedError",
         "TokenEndpointError",
         "TransportError",
         "UnknownInputKeyError",
     ),
     "mrtr.session": ("ClientSession",),
+    "mrtr.session._task": ("Task",),
+    "mrtr.session._task_polling": ("TaskPolling",),
     "mrtr.transports": ("StdioServerParameters",),
 }
 

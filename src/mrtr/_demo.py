@@ -27,6 +27,15 @@ _CONFIRM_SCHEMA = {
 }
 
 
+def server_extra_missing() -> str | None:
+    """Why the bundled server cannot run here (the server extra is missing), or ``None``."""
+    try:
+        import mrtr.server  # noqa: F401  (the bundled server is mrtr's own)
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
 def build_demo_server() -> Any:
     """The example server: one tool, ``provision``, that asks before it acts."""
     from mrtr.server import RequestStateSecurity, Server, ServerRequestContext

@@ -3,7 +3,9 @@
 ```
 MRTRError
 ├── MCPError                          the server answered with a JSON-RPC error
-│   └── RequestStateRejectedError     -32602 "Invalid or expired requestState": start over
+│   ├── RequestStateRejectedError     -32602 "Invalid or expired requestState": start over
+│   └── TaskFailedError               a task (tasks extension) ended failed with this
+│                                     JSON-RPC error (.task_id)
 ├── InputRequiredError                the multi-round-trip loop could not finish
 │   ├── InputRequiredRoundsExceededError   carries .max_rounds and .last
 │   ├── InputRequiredNotAllowedError       an InputRequiredResult reached a caller that did
@@ -49,6 +51,14 @@ MRTRError
 │   ├── PausedCallStoreLockedError     the store's database stayed locked (.retryable, retry)
 │   ├── PausedCallInDoubtError         the retry may have reached the server (.sent_at)
 │   └── LeaseLostError                 the claim's fence is stale: another worker took over
+├── TaskError                         a task (the tasks extension) did not give a result
+│   ├── TaskCancelledError            the task was cancelled (.status_message)
+│   ├── TaskNotAllowedError           a task reached a caller that did not opt in
+│   │                                 (pass allow_task=True, or use Client)
+│   ├── TaskInputRequiredError        .result() on a task that waits for answers (.task)
+│   ├── TaskLimitExceededError        a task broke a client limit (.limit, .value)
+│   ├── TaskFormatError               a saved task handle this version cannot read
+│   └── TaskMismatchError             a task handle used with another server (.field)
 └── InvalidRequestState               (server) a sealed requestState failed verification
 ```
 
@@ -106,6 +116,14 @@ __all__ = [
     "ResourceMismatchError",
     "StaleRoundError",
     "SubscriptionLostError",
+    "TaskCancelledError",
+    "TaskError",
+    "TaskFailedError",
+    "TaskFormatError",
+    "TaskInputRequiredError",
+    "TaskLimitExceededError",
+    "TaskMismatchError",
+    "TaskNotAllowedError",
     "TokenEndpointError",
     "TransportError",
     "UnknownInputKeyError",
@@ -157,6 +175,31 @@ class RequestStateRejectedError(MCPError):
 
     The flow cannot continue: start the call over without inputResponses or requestState.
     """
+
+
+class TaskFailedError(MCPError):
+    """The task ended ``failed``: its JSON-RPC error is this error's code, message and data.
+
+    An `MCPError`, so code that handles a refused call handles a failed task the same way.
+
+    Attributes:
+        task_id: the task.
+        status_message: the server's ``statusMessage``, if any.
+    """
+
+    def __init__(
+        self,
+        task_id: str,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        status_message: str | None = None,
+        method: str | None = None,
+    ) -> None:
+        super().__init__(code, message, data, method=method)
+        self.task_id = task_id
+        self.status_message = status_message
 
 
 class InputRequiredError(MRTRError):
@@ -749,6 +792,112 @@ class LeaseLostError(PausedCallError):
         super().__init__(f"lost the claim on paused call {id!r} (fence {fence})")
         self.id = id
         self.fence = fence
+
+
+class TaskError(MRTRError):
+    """A task of the tasks extension did not give a result, or its handle cannot be used.
+
+    Attributes:
+        task_id: the task, when there is one.
+    """
+
+    def __init__(self, message: str, *, task_id: str | None = None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+
+
+class TaskCancelledError(TaskError):
+    """The task ended ``cancelled`` (by this client, another one, or the server).
+
+    Attributes:
+        task_id: the task.
+        status_message: the server's reason, if it gave one.
+    """
+
+    def __init__(self, task_id: str, status_message: str | None = None) -> None:
+        reason = f": {status_message}" if status_message else ""
+        super().__init__(f"task {task_id!r} was cancelled{reason}", task_id=task_id)
+        self.status_message = status_message
+
+
+class TaskNotAllowedError(TaskError):
+    """The server answered with a task, and the caller did not ask to receive one.
+
+    Attributes:
+        task: the `Task` handle (``mrtr.Task``): poll or cancel it, it is running.
+    """
+
+    def __init__(self, task: Any) -> None:
+        super().__init__(
+            f"the server answered {task.method} with task {task.id!r}; pass allow_task=True "
+            "to receive it, or use Client, which follows it for you",
+            task_id=task.id,
+        )
+        self.task = task
+
+
+class TaskInputRequiredError(TaskError):
+    """The task waits for answers (``input_required``), and this caller gives none.
+
+    Raised by ``Task.result()``: answer with ``Task.answer`` (or let `Client.call_tool`
+    follow the task, answering through its callbacks).
+
+    Attributes:
+        task: the `Task` handle, with the pending questions in ``.requests``.
+    """
+
+    def __init__(self, task: Any) -> None:
+        super().__init__(
+            f"task {task.id!r} waits for answers to {list(task.requests)}; answer them "
+            "with Task.answer(...)",
+            task_id=task.id,
+        )
+        self.task = task
+
+
+class TaskLimitExceededError(TaskError):
+    """A task broke one of the client's limits (`TaskPolling`); it was cancelled.
+
+    Attributes:
+        limit: the name of the limit (the `TaskPolling` field).
+        value: what the server caused.
+        maximum: the limit in force.
+    """
+
+    def __init__(self, limit: str, value: int, maximum: int, *, task_id: str) -> None:
+        super().__init__(
+            f"{limit} exceeded for task {task_id!r}: {value}, the limit is {maximum}",
+            task_id=task_id,
+        )
+        self.limit = limit
+        self.value = value
+        self.maximum = maximum
+
+
+class TaskFormatError(TaskError):
+    """The data is not a task handle this version of mrtr can read (fail closed)."""
+
+
+class TaskMismatchError(TaskError):
+    """The task handle belongs to another server (or era) than the one it was used with.
+
+    A task id means something only to the server that made it: asking another one
+    would at best fail and at worst read someone else's task, so nothing is sent.
+
+    Attributes:
+        field: what differs (``"server"`` or ``"protocol_version"``).
+        expected: the value recorded in the handle.
+        actual: the value of the session it was used with.
+    """
+
+    def __init__(self, field: str, expected: object, actual: object, *, task_id: str) -> None:
+        super().__init__(
+            f"task {task_id!r} was made with {field} {expected!r}; this session has {actual!r}",
+            task_id=task_id,
+        )
+        self.field = field
+        self.expected = expected
+        self.actual = actual
 
 
 class InvalidRequestState(MRTRError):

@@ -59,6 +59,8 @@ BAD: dict[str, list[str]] = {
     "--force": SWITCH,
     "--paste": SWITCH,
     "--no-browser": SWITCH,
+    "--task": SWITCH,
+    "--task-file": ["/nonexistent/folder/task.json", "{tmp}"],
     "--port": ["-1", "65536", "http"],
     "--serve-for": SECONDS,
     "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}", "redis://127.0.0.1:notaport"],
@@ -67,6 +69,7 @@ WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
     "prompt": ["greet", "who=x"], "ping": [], "resume": ["{paused}"], "login": [],
     "logout": [], "servers": [], "demo": [], "demo-server": [],
+    "task": ["status", "{paused}"],
     "inspect": ["--serve-for", "0.01", "--no-browser"],  # a bad value that is ignored ends
 }  # fmt: skip
 

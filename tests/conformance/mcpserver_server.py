@@ -20,8 +20,10 @@ import json
 import socket
 from typing import Annotated, Any, Literal, TypeVar
 
+import anyio
 from pydantic import BaseModel, Field, ValidationError, WithJsonSchema
 
+from mrtr.errors import MCPError
 from mrtr.server import (
     AcceptedElicitation,
     Context,
@@ -29,8 +31,10 @@ from mrtr.server import (
     ElicitationResult,
     ListRoots,
     MCPServer,
+    MemoryTaskStore,
     Resolve,
     Sample,
+    ToolError,
 )
 from mrtr.types import (
     AudioContent,
@@ -69,6 +73,15 @@ class Context_(BaseModel):
 
 class Confirm(BaseModel):
     ok: bool
+
+
+class ConfirmDelete(BaseModel):
+    confirm: bool
+
+
+class NamedConfirm(BaseModel):
+    name: str
+    confirm: bool
 
 
 class Value(BaseModel):
@@ -148,7 +161,8 @@ def _sampled(result: CreateMessageResult) -> str:
 
 def build() -> MCPServer:
     """The conformance server, on MCPServer."""
-    app = MCPServer("mrtr-mcpserver-conformance", version="1.0.0")
+    app = MCPServer("mrtr-mcpserver-conformance", version="1.0.0", task_store=MemoryTaskStore())
+    _tasks(app)
 
     # --- content tools --------------------------------------------------------------
 
@@ -464,6 +478,54 @@ def build() -> MCPServer:
         return [value for value in known if value.startswith(argument.value)]
 
     return app
+
+
+def _tasks(app: MCPServer) -> None:
+    """The Tasks extension's fixtures (the ``tasks-*`` scenarios, SEP-2663)."""
+
+    @app.tool(description="Greets by name, at once (never a task)")
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @app.tool(
+        description="Sleeps, then answers; a task for a client that allows one", task="optional"
+    )
+    async def slow_compute(seconds: float = 1.0, label: str = "") -> str:
+        await anyio.sleep(seconds)
+        return f"Computed {label or 'result'} after {seconds}s"
+
+    @app.tool(description="Fails as a tool (isError), only as a task", task="required")
+    async def failing_job() -> str:
+        await anyio.sleep(1)
+        raise ToolError("the job failed")
+
+    @app.tool(description="Fails with a protocol error, as a task", task="optional")
+    async def protocol_error_job() -> str:
+        raise MCPError(-32603, "the job crashed")
+
+    @app.tool(description="Asks for a confirmation mid-task", task="optional")
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        answer = await ctx.ask(Elicit(f"Delete {filename}?", ConfirmDelete, key="confirm"))
+        if isinstance(answer, AcceptedElicitation) and answer.data.confirm:
+            return f"Deleted {filename}"
+        return f"Kept {filename}"
+
+    @app.tool(description="Asks two things at once mid-task", task="optional")
+    async def multi_input(ctx: Context) -> str:
+        first, second = await ctx.ask_all(
+            Elicit("First name?", NamedConfirm, key="first"),
+            Elicit("Second name?", NamedConfirm, key="second"),
+        )
+        return f"Got {first.data.name} and {second.data.name}"
+
+    async def ask_user_name() -> Elicit[Name]:
+        return Elicit("What is your name?", Name)
+
+    @app.tool(description="Asks a name (multi-round), then runs as a task", task="required")
+    async def test_tool_with_task(
+        user: Annotated[Name, Resolve(ask_user_name, key="user_name")],
+    ) -> str:
+        return f"Hello, {user.name}! (from a task)"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,8 +9,10 @@ Like run.py (whose isolation and verdict helpers it shares), it first re-runs it
 a fresh network namespace whose only interface is the loopback. For each spec version
 it starts the server command, which must print the URL it listens on (``http://127.0.0.1
 :<port>/...``) as its first line of stdout, runs ``conformance server --suite all``
-against that URL with an output directory, judges every scenario from its
-``checks.json`` (at least one SUCCESS, no FAILURE or WARNING) and stops the server. A
+against that URL with an output directory (and once more without ``--spec-version``:
+the bare leg, the only one that reaches the extension scenarios such as ``tasks-*``),
+judges every scenario from its ``checks.json`` (at least one SUCCESS, no FAILURE or
+WARNING) and stops the server. A
 scenario that fails and is not listed runs once more alone; a pass alone counts but is
 reported as FLAKY. The result is compared with ``expected-failures-server.txt``, where
 every line names a scenario and, after ``#``, why this server fails it: an unexpected
@@ -42,9 +44,10 @@ except ImportError:  # run as a script: its directory is on sys.path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_EXPECTED = HERE / "expected-failures-server.txt"
-# the spec versions the server scenarios run at (run.py also has a bare "all" leg, which
-# is for client mode only)
-SERVER_VERSIONS = ("2026-07-28", "2025-11-25")
+# the spec versions the server scenarios run at, and the bare leg ("all": no
+# --spec-version), the only one that reaches the extension scenarios (tasks-*, SEP-2663)
+BARE = "all"
+SERVER_VERSIONS = ("2026-07-28", "2025-11-25", BARE)
 SERVER_PREFIX = "server-"
 LOCAL_URL = re.compile(r"^http://127\.0\.0\.1:\d+/\S*$")
 MAX_RERUNS = 4
@@ -106,9 +109,14 @@ class ServerProcess:
         return self.proc.returncode
 
 
+def _version_args(version: str) -> list[str]:
+    """The suite's version filter for a leg (none for the bare leg)."""
+    return [] if version == BARE else ["--spec-version", version]
+
+
 def server_scenarios(suite: run.Suite, version: str) -> list[str]:
     out = subprocess.run(
-        suite.command("list", "--server", "--spec-version", version),
+        suite.command("list", "--server", *_version_args(version)),
         capture_output=True,
         text=True,
         env=suite._env(),
@@ -143,7 +151,7 @@ def run_version(suite: run.Suite, url: str, version: str, work: Path) -> list[ru
     names = server_scenarios(suite, version)
     out_dir = work / f"server-suite-{version}"
     out_dir.mkdir(parents=True)
-    args = ["server", "--url", url, "--suite", "all", "--spec-version", version]
+    args = ["server", "--url", url, "--suite", "all", *_version_args(version)]
     args += ["--timeout", str(suite.timeout_ms), "-o", str(out_dir)]
     code, output = suite.run(args, work / f"server-suite-{version}.log")
     if code is None:
@@ -157,7 +165,7 @@ def rerun_alone(
     """Run a failed scenario once more alone (its time-bounded reads can lose to load)."""
     out_dir = work / f"server-rerun-{version}-{result.name}"
     out_dir.mkdir(parents=True)
-    args = ["server", "--url", url, "--scenario", result.name, "--spec-version", version]
+    args = ["server", "--url", url, "--scenario", result.name, *_version_args(version)]
     args += ["--timeout", str(suite.timeout_ms), "-o", str(out_dir)]
     _, output = suite.run(args, out_dir.with_suffix(".log"))
     alone = collect(out_dir, [result.name], output)[0]

@@ -27,7 +27,7 @@ import zlib
 from typing import Any
 
 from mrtr.errors import MCPError
-from mrtr.server import Server, ServerRequestContext
+from mrtr.server import MemoryTaskStore, Server, ServerRequestContext
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -49,6 +49,11 @@ from mrtr.types import (
     ReadResourceResult,
     SamplingMessage,
 )
+
+try:
+    from tests.conformance.server_tasks import TASK_TOOLS, task_tool
+except ImportError:  # run as a script: its directory is on sys.path
+    from server_tasks import TASK_TOOLS, task_tool  # type: ignore[import-not-found,no-redef]
 
 INVALID_PARAMS = -32602
 
@@ -237,6 +242,10 @@ async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams |
         for name, description in TOOL_DESCRIPTIONS.items()
         if (ctx.is_modern or "input_required" not in name)
         and (not ctx.is_modern or name not in LEGACY_TOOLS)
+    ]
+    tools += [
+        {"name": name, "description": description, "inputSchema": schema}
+        for name, (description, schema) in TASK_TOOLS.items()
     ]
     return ListToolsResult.model_validate({"tools": tools})
 
@@ -475,6 +484,8 @@ async def call_tool(
     if name == "test_trigger_prompt_change":
         await SERVER.notify_prompts_changed()
         return _result(_text("The prompt list changed"))
+    if name in TASK_TOOLS:
+        return await task_tool(SERVER, ctx, name, dict(params.arguments or {}))
     if name in LEGACY_TOOLS and not ctx.is_modern:
         return await _legacy_tool(ctx, params)
     if name in TOOL_DESCRIPTIONS and ctx.is_modern:
@@ -629,6 +640,7 @@ def build_server() -> Server:
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
         on_complete=complete,
+        task_store=MemoryTaskStore(),  # the Tasks extension (tasks-* scenarios)
     )
     return SERVER
 

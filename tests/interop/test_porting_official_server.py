@@ -137,3 +137,43 @@ async def test_a_message_over_the_cap_fails_only_the_request_it_answers() -> Non
                 await client.call_tool("blob", {"size": 200_000})
             small = await client.call_tool("blob", {"size": 10})
     assert small.structured_content == {"result": "x" * 10}
+
+
+async def test_the_cap_on_an_official_server_counts_bytes_not_characters() -> None:
+    server = MCPServer("wide")
+
+    @server.tool()
+    def wide(size: int) -> str:
+        return "\u00e9" * size  # two bytes each in UTF-8
+
+    with anyio.fail_after(BOUND):
+        async with Client(server, max_message_size=64 * 1024) as client:
+            # 20,000 characters in the text and as much in structuredContent: about
+            # 40,000 characters, under the cap, but 80,000 bytes
+            with pytest.raises(MessageTooLargeError):
+                await client.call_tool("wide", {"size": 20_000})
+            small = await client.call_tool("wide", {"size": 10})
+    assert small.structured_content == {"result": "\u00e9" * 10}
+
+
+async def test_nan_is_refused_before_it_reaches_an_official_server_as_on_any_transport() -> None:
+    from mrtr.server import MCPServer as OurMCPServer
+
+    official = MCPServer("official-nan")
+    ours = OurMCPServer("ours-nan")
+    seen: list[float] = []
+
+    @official.tool()
+    def half(x: float) -> float:
+        seen.append(x)
+        return x / 2
+
+    ours.tool()(half)
+    with anyio.fail_after(BOUND):
+        for server in (ours, official):
+            async with Client(server) as client:
+                with pytest.raises(ValueError, match="JSON"):
+                    await client.call_tool("half", {"x": float("nan")})
+                done = await client.call_tool("half", {"x": 3.0})
+                assert done.structured_content == {"result": 1.5}
+    assert seen == [3.0, 3.0]

@@ -76,6 +76,27 @@ def test_the_cache_is_bounded_and_keeps_the_recent_ones() -> None:
     assert shared.get(envelope_key(recent)) is not None
 
 
+def test_a_huge_envelope_is_validated_but_never_kept() -> None:
+    # eight envelopes of the message size (32 MiB) would stay in a cache all clients share
+    shared = EnvelopeCache()
+    info = "io.modelcontextprotocol/clientInfo"
+    huge = {**meta(), info: {"name": "x" * 100_000, "version": "1"}}
+    envelope = EraGate(shared).envelope("tools/list", {"_meta": huge})
+    assert envelope.client_info is not None and envelope.client_info.name == "x" * 100_000
+    assert len(shared) == 0
+
+
+def test_a_large_envelope_is_validated_but_never_kept() -> None:
+    shared = EnvelopeCache()
+    padded = meta({"experimental": {"pad": {"text": "p" * 100_000}}})
+    for _ in range(2):
+        envelope = EraGate(shared).envelope("tools/list", {"_meta": padded})
+        assert envelope.capabilities is not None
+    assert len(shared) == 0  # the server's cache would have held it after the client left
+    EraGate(shared).envelope("tools/list", {"_meta": meta()})
+    assert len(shared) == 1
+
+
 def test_a_legacy_connection_still_refuses_a_cached_modern_envelope() -> None:
     shared = EnvelopeCache()
     EraGate(shared).envelope("tools/list", {"_meta": meta()})
@@ -190,6 +211,34 @@ def test_the_line_framer_frames_as_the_threaded_reader(seed: int) -> None:
     cuts = sorted(rng.sample(range(len(data) + 1), min(len(data) + 1, rng.randint(0, 6))))
     chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True) if b > a]
     assert _framer_framing(chunks, cap) == _threaded_framing(data, cap)
+
+
+class _CountingBuffer(bytearray):
+    """A framer's buffer that adds up how many bytes its newline searches look at."""
+
+    looked = 0
+
+    def find(self, sub: Any, start: Any = 0, *args: Any) -> int:
+        _CountingBuffer.looked += len(self) - (start or 0)
+        return super().find(sub, start, *args)
+
+
+@pytest.mark.parametrize("cap", [20_000, 10_000], ids=["under-the-cap", "over-the-cap"])
+def test_a_line_read_a_byte_at_a_time_is_searched_once(cap: int) -> None:
+    size = 20_000
+    framer = LineFramer(cap)
+    framer._buffer = _CountingBuffer()
+    _CountingBuffer.looked = 0
+    seen = []
+    for _ in range(size):
+        framer.feed(b"x")
+        seen.append(framer.next_line())
+    framer.feed(b"\nnext\n")
+    seen += [framer.next_line(), framer.next_line()]
+    framed = [line for line in seen if line is not None]
+    assert framed == ([b"x" * size] if cap >= size else [LineFramer.OVERSIZE]) + [b"next"]
+    # about once per byte: it was once per byte *per read* (200 million here)
+    assert _CountingBuffer.looked < 4 * size
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])

@@ -206,3 +206,30 @@ async def test_initialize_racing_the_cap_is_503_not_500() -> None:
     assert (b"retry-after", b"1") in start["headers"]
     assert json.loads(sent[1]["body"])["error"]["code"] == -32000
     assert len(app._sessions) == 1  # the winner's session only
+
+
+async def test_a_session_keeps_no_huge_client_info() -> None:
+    # a session keeps its capabilities and client info for its life: 256 sessions of one
+    # client with 32 MiB of them each would hold 8 GiB
+    huge = request(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"experimental": {"x": {"pad": "x" * 40_000}}},
+            "clientInfo": {"name": "c" * 40_000, "version": "1"},
+        },
+        modern=False,
+    )
+    app = make_hostile_server().streamable_http_app()
+    async with client_for(app) as client:  # type: ignore[arg-type]
+        refused = await client.post(URL, content=json.dumps(huge), headers=HEADERS)
+        assert "mcp-session-id" not in refused.headers
+        error = refused.json()["error"]
+        assert error["code"] == -32602
+        assert error["data"] == {"maxClientInfoBytes": 64 * 1024}
+        assert (await initialize(client)).status_code == 200  # an honest one still is fine
+    roomy = make_hostile_server(max_client_info_bytes=100_000).streamable_http_app()
+    async with client_for(roomy) as client:  # type: ignore[arg-type]
+        accepted = await client.post(URL, content=json.dumps(huge), headers=HEADERS)
+        assert accepted.json()["result"]["protocolVersion"] == "2025-11-25"
+        assert "mcp-session-id" in accepted.headers

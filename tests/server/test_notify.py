@@ -266,3 +266,25 @@ async def test_long_subscription_uris_are_bounded_in_all() -> None:
             assert (await receive(transport))["result"] == {}
             await transport.send(other)  # room again
             assert (await receive(transport))["result"] == {}
+
+
+async def test_a_listens_uris_are_bounded_in_characters_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # 1,024 URIs of 16 KB each held 16 MiB per listen, for as long as it stayed open
+    server = make_server(max_subscription_bytes=40_000)
+    uris = [f"file:///{n}/" + "a" * 16_000 for n in range(1024)]
+    with anyio.fail_after(30), caplog.at_level(logging.WARNING, "mrtr.server"):
+        async with server.client_transport() as transport:
+            params = {"notifications": {"resourceSubscriptions": uris}}
+            await transport.send(request("subscriptions/listen", params, id="L"))
+            ack = await receive(transport)
+            assert ack["params"]["notifications"]["resourceSubscriptions"] == uris[:2]
+            assert "or 40000 characters of them; honouring the first 2" in caplog.text
+            (listener,) = server.spec().hub._listeners
+            assert sum(map(len, listener.uris)) <= 40_000
+            # one URI over the whole budget is left out, and what follows it
+            params = {"notifications": {"resourceSubscriptions": ["x" * 40_001, "r://1"]}}
+            await transport.send(request("subscriptions/listen", params, id="M"))
+            ack = await receive(transport)
+            assert "resourceSubscriptions" not in ack["params"]["notifications"]

@@ -89,6 +89,35 @@ async def test_stdio_survives_lines_that_used_to_crash_it() -> None:
     ]
 
 
+async def test_stdio_reads_and_writes_while_sync_tools_hold_every_worker_thread() -> None:
+    """The threaded stdio shell (trio) does not share the sync tools' thread pool."""
+    command = [sys.executable, "-m", "tests.helpers.mrtr_servers.sync_tools"]
+
+    def call(name: str, id: int) -> bytes:
+        return json.dumps(request("tools/call", {"name": name, "arguments": {}}, id=id)).encode()
+
+    holds = 48  # more than anyio's default 40 worker threads
+    lines = [call("hold", i) for i in range(holds)] + [call("release", 999)]
+    process = await anyio.open_process(command, cwd=str(ROOT))
+    async with process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            with anyio.fail_after(60):  # the holds give up after 120 s
+                await process.stdin.send(b"".join(line + b"\n" for line in lines))
+                answered: dict[object, str] = {}
+                buffer = b""
+                while len(answered) < holds + 1:
+                    buffer += await process.stdout.receive()
+                    *done, buffer = buffer.split(b"\n")
+                    for line in done:
+                        message = strict_json(line)
+                        answered[message["id"]] = message["result"]["content"][0]["text"]
+        finally:
+            process.kill()
+    assert answered.pop(999) == "released"
+    assert set(answered.values()) == {"held"}
+
+
 async def test_requests_in_flight_are_capped_with_back_pressure() -> None:
     """The stream server behind stdio and the in-process transport stops taking requests."""
     tally = Tally(gate=anyio.Event(), started=anyio.Event())

@@ -229,7 +229,16 @@ class ToolHeaderRegistry:
         return param_headers(specs, arguments) if specs else {}
 
 
-_NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED_METHODS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension: the task id names the request, so a load balancer can route
+    # every request about one task to the instance that holds it
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def modern_headers(

@@ -71,6 +71,7 @@ class Answerer:
     sampling_timeout: float = SAMPLING_CMD_TIMEOUT
     roots: Sequence[str] = ()
     policy: str = "fail"  # what to do with no answer: fail, pause, decline, cancel
+    task_questions_wait: bool = False  # a task's unanswered question pauses (--task-file)
     on_event: Callable[[dict[str, Any]], None] | None = None
     answered: list[dict[str, Any]] = field(default_factory=list)
     unanswered: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -98,7 +99,11 @@ class Answerer:
         """
         key = ctx.key or self._legacy_key(method)
         if ctx.round is not None:
-            return await self.answer(key, ctx.round, ctx.name, method, params)
+            # a task's question nobody answers can wait in the task (its handle is kept)
+            waits = ctx.task_id is not None and self.task_questions_wait
+            return await self.answer(
+                key, ctx.round, ctx.name, method, params, policy="pause" if waits else None
+            )
         try:
             return await self.answer(key, None, ctx.name, method, params)
         except CLIError as exc:
@@ -118,9 +123,18 @@ class Answerer:
     # -- the answer sources, in order ------------------------------------------------------
 
     async def answer(
-        self, key: str, round_: int | None, name: str | None, method: str, params: dict[str, Any]
+        self,
+        key: str,
+        round_: int | None,
+        name: str | None,
+        method: str,
+        params: dict[str, Any],
+        *,
+        policy: str | None = None,
     ) -> Any:
         """Answer one request (``round_`` is ``None`` on the legacy back-channel).
+
+        `policy` overrides the answerer's own for this request when nothing answers it.
 
         Returns:
             The response as wire data, `ErrorData` (a refused sampling request), or
@@ -128,7 +142,7 @@ class Answerer:
         """
         if method == "roots/list":
             if not self.roots:
-                return self._unanswered(key, round_, method, params)
+                return self._unanswered(key, round_, method, params, policy)
             self._note(key, method, "flag", round_)
             return {"roots": root_list(self.roots)}
         slot = self._per_round.setdefault(round_, [])
@@ -154,7 +168,7 @@ class Answerer:
             return self._note(key, method, "sampling-cmd", round_, await self._run_cmd(params))
         if self.terminal is not None:
             return await self._ask(key, round_, name, method, params, index)
-        return self._unanswered(key, round_, method, params)
+        return self._unanswered(key, round_, method, params, policy)
 
     async def _ask(
         self,
@@ -227,16 +241,24 @@ class Answerer:
             "  (text from the server)", "2"
         )
 
-    def _unanswered(self, key: str, round_: int | None, method: str, params: dict[str, Any]) -> Any:
-        if self.policy == "pause" and round_ is not None:
+    def _unanswered(
+        self,
+        key: str,
+        round_: int | None,
+        method: str,
+        params: dict[str, Any],
+        policy: str | None = None,
+    ) -> Any:
+        policy = policy or self.policy
+        if policy == "pause" and round_ is not None:
             from mrtr import PAUSE as LIBRARY_PAUSE
 
             self._emit({"event": "paused", "round": round_, "key": key})
             return LIBRARY_PAUSE
-        if self.policy in ("decline", "cancel") and method == ELICIT:
+        if policy in ("decline", "cancel") and method == ELICIT:
             # answered by the policy, as --decline KEY would: the call goes on to its result
             self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
-            return self._note(key, method, "policy", round_, {"action": self.policy})
+            return self._note(key, method, "policy", round_, {"action": policy})
         self.unanswered[key] = {"method": method, "params": params}
         self._emit({"event": "unanswered", "round": round_, "key": key, "method": method})
         if round_ is None:

@@ -304,6 +304,16 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="show this help, or the tool's parameters when TOOL is given",
     )
     call.add_argument("--args", metavar="JSON|@FILE|-", help="base arguments object")
+    call.add_argument(
+        "--task",
+        action="store_true",
+        help="let the server run the call as a task (tasks extension), and show its life",
+    )
+    call.add_argument(
+        "--task-file",
+        metavar="FILE",
+        help="with --task: keep the task's handle in FILE (see mrtr task)",
+    )
     call.add_argument("--no-validate", action="store_true", help="skip the schema checks")
     add("read", "read a resource", "TARGET URI", answers=True)
     prompt = add("prompt", "get a prompt", "TARGET NAME [KEY=VALUE]", answers=True,
@@ -321,6 +331,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     resume.add_argument(
         "--force", action="store_true", help="send the retry again though the call finished"
     )
+    add("task", "poll, answer, finish or cancel a task (call --task-file)",
+               "status|answer|result|cancel FILE [TARGET]", answers=True)  # fmt: skip
     login = add("login", "log in to a server with OAuth and keep the token", "TARGET")
     login.add_argument(
         "--paste",

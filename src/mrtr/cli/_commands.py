@@ -19,7 +19,7 @@ from mrtr.cli._exit import OK, TOOL_ERROR, InputUnansweredError, UsageError
 from mrtr.cli._pause import check_can_pause
 from mrtr.cli._render import Output, result_text
 from mrtr.cli._safe import json_text, say
-from mrtr.errors import MCPError, NotInThisEraError
+from mrtr.errors import MCPError, NotInThisEraError, TaskInputRequiredError
 
 if TYPE_CHECKING:
     from mrtr.cli._answering import Answerer
@@ -123,14 +123,18 @@ class Context:
                 raise UsageError(f"${{input:{ident}}}: {exc}") from None
         return terminal.read_line(f"{prompt} > ").strip() or None
 
-    def client(self, mode: str | None = None) -> Any:
-        """An async context manager opening the client on the resolved target."""
+    def client(self, mode: str | None = None, **extra: Any) -> Any:
+        """An async context manager opening the client on the resolved target.
+
+        `extra` goes to the `Client` as it is (``tasks``, ``on_task``, ...).
+        """
         from mrtr.cli._connect import ServerStderr, connect
 
         assert self.target is not None
         self.sink = ServerStderr(passthrough=self.opts.server_stderr or self.opts.verbose >= 2)
         return connect(self.target, self.opts, answerer=self.answerer, output=self.output,
-                       sink=self.sink, mode=mode, on_transport=self._keep)  # fmt: skip
+                       sink=self.sink, mode=mode, on_transport=self._keep,
+                       extra=extra)  # fmt: skip
 
     def _keep(self, transport: Any) -> None:
         self.transport = getattr(transport, "inner", transport)  # under --trace's wrapper
@@ -293,7 +297,18 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
     if not rest:
         raise UsageError("call needs a TOOL (mrtr list TARGET shows them)")
     tool, pairs = rest[0], rest[1:]
-    async with ctx.client() as client:
+    extra: dict[str, Any] = {}
+    if opts.task or opts.task_file:
+        from mrtr.cli._task import task_watcher
+
+        if opts.task_file and opts.task_file != "-":
+            from mrtr.cli._answers import check_writable
+
+            check_writable(opts.task_file, "--task-file")
+        extra = {"tasks": True, "on_task": task_watcher(ctx)}
+        if opts.task_file and ctx.answerer is not None and opts.unanswered is None:
+            ctx.answerer.task_questions_wait = True  # a task's unanswered question waits
+    async with ctx.client(**extra) as client:
         connected(ctx, client)
         if opts.tool_help:
             found = await _find_tool(client, tool)
@@ -312,7 +327,12 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
         ctx.output.header["call"] = {"method": "tools/call", "name": tool, "arguments": arguments}
         check_can_pause(ctx, client.protocol_version)
         run = client.pause_call_tool if ctx.opts.pause else client.call_tool
-        result = await run(tool, arguments, progress_callback=progress_to(ctx.output))
+        try:
+            result = await run(tool, arguments, progress_callback=progress_to(ctx.output))
+        except TaskInputRequiredError as exc:
+            from mrtr.cli._task import task_waits
+
+            return task_waits(ctx, opts.task_file, exc.task)
     return finish_call(ctx, "tools/call", result)
 
 
@@ -446,6 +466,13 @@ async def cmd_resume(ctx: Context, words: list[str]) -> int:
     return await resume(ctx, words)
 
 
+async def cmd_task(ctx: Context, words: list[str]) -> int:
+    """Follow a task saved by ``call --task-file`` (see `mrtr.cli._task`)."""
+    from mrtr.cli._task import cmd_task as task
+
+    return await task(ctx, words)
+
+
 async def cmd_login(ctx: Context, words: list[str]) -> int:
     """Log in with OAuth (see `mrtr.cli._auth`)."""
     from mrtr.cli._auth import cmd_login as login
@@ -468,6 +495,7 @@ COMMANDS = {
     "prompt": cmd_prompt,
     "ping": cmd_ping,
     "resume": cmd_resume,
+    "task": cmd_task,
     "login": cmd_login,
     "logout": cmd_logout,
 }

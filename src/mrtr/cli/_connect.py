@@ -113,11 +113,12 @@ async def connect(
     sink: ServerStderr,
     mode: str | None = None,
     on_transport: Callable[[Transport], None] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> AsyncIterator[Client]:
     """Open a `Client` on the target with the command's callbacks, bounds and timeouts."""
     from mrtr.client import Client
 
-    kwargs = _client_options(opts, answerer, output)
+    kwargs = {**_client_options(opts, answerer, output), **(extra or {})}
     mode = mode or getattr(opts, "mode", None) or "auto"
     transport = build_transport(target, opts, sink)
     if on_transport is not None:

@@ -37,7 +37,7 @@ exit codes:
   7    protocol or server error: a JSON-RPC error, a peer that breaks the protocol
   8    timeout: --request-timeout or the whole-call --timeout
   9    a bound was exceeded: --max-rounds, input limits, message size
-  10   the server rejected the paused state on resume: start the call over
+  10   the server rejected the paused state on resume, or the task was cancelled: start over
   11   resume refused: that paused call already finished (its result is in the file)
   130  interrupted (Ctrl-C)
 """
@@ -150,6 +150,11 @@ def exit_code_for(exc: BaseException) -> int:
         (errors.PausedCallIncompleteError, INPUT_REQUIRED),
         (errors.PausedCallExpiredError, STATE_REJECTED),
         (errors.PausedCallMismatchError, STATE_REJECTED),
+        (errors.TaskFormatError, USAGE),
+        (errors.TaskMismatchError, STATE_REJECTED),
+        (errors.TaskInputRequiredError, INPUT_REQUIRED),
+        (errors.TaskLimitExceededError, BOUND_EXCEEDED),
+        (errors.TaskCancelledError, STATE_REJECTED),  # it cannot go on: start over
         (errors.ClientStateError, USAGE),
         (errors.InputRequiredRoundsExceededError, BOUND_EXCEEDED),
         (errors.InputLimitExceededError, BOUND_EXCEEDED),

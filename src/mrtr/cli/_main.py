@@ -356,10 +356,11 @@ def _main(argv: list[str] | None) -> int:
 
 def _demo(command: str) -> int:
     """``mrtr demo`` (a call against the bundled server) or ``mrtr demo-server`` (that server)."""
-    try:
-        import mrtr.server  # noqa: F401  (the bundled server is mrtr's own: the server extra)
-    except ImportError as exc:
-        say(f"mrtr {command}: {exc}")
+    from mrtr._demo import server_extra_missing
+
+    missing = server_extra_missing()
+    if missing is not None:
+        say(f"mrtr {command}: {missing}")
         return USAGE
     if command == "demo":
         import anyio

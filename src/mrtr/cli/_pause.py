@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from mrtr.cli._commands import Context
     from mrtr.cli._targets import Target
 
-__all__ = ["check_can_pause", "cmd_resume", "pause_to_file"]
+__all__ = ["check_can_pause", "cmd_resume", "pause_meta", "pause_to_file", "target_words"]
 
 META_KEY = "mrtr.cli"
 
@@ -53,7 +53,8 @@ def check_can_pause(ctx: Context, protocol_version: str) -> None:
         )
 
 
-def _meta(target: Target, opts: argparse.Namespace) -> dict[str, Any]:
+def pause_meta(target: Target, opts: argparse.Namespace) -> dict[str, Any]:
+    """How to reach the server again, for a saved file's ``meta`` (names, never values)."""
     headers = [h.partition(":")[0].strip() for h in opts.header]
     env = [e.partition("=")[0] for e in opts.env]
     return {META_KEY: {"server": target.describe(), "headers": headers, "env": env}}
@@ -82,7 +83,7 @@ def pause_to_file(ctx: Context, paused: PausedCall) -> int:
     """Write the paused call (mode 0600), say how to resume it; exit 6."""
     assert ctx.target is not None
     meta = dict(paused.meta or {})
-    meta.setdefault(META_KEY, _meta(ctx.target, ctx.opts)[META_KEY])
+    meta.setdefault(META_KEY, pause_meta(ctx.target, ctx.opts)[META_KEY])
     paused = paused.with_meta(meta)
     path = ctx.opts.pause
     data = json.loads(paused.to_json())
@@ -128,24 +129,24 @@ def _load(path: str) -> PausedCall:
         raise UsageError(f"{path}: not a paused call: {exc}") from None
 
 
-def _target_words(ctx: Context, paused: PausedCall, rest: list[str]) -> list[str]:
-    """The TARGET to resolve: given again, or the one recorded in the file."""
+def target_words(ctx: Context, meta: Any, rest: list[str]) -> list[str]:
+    """The TARGET to resolve: given again, or the one recorded in a saved file's `meta`."""
     if rest or ctx.server_command:
         return rest
-    server = ((paused.meta or {}).get(META_KEY) or {}).get("server") or {}
+    server = ((meta or {}).get(META_KEY) or {}).get("server") or {}
     if server.get("url"):
         if REDACTED in str(server["url"]):
-            raise UsageError("the paused server URL held a secret; give the TARGET URL again")
+            raise UsageError("the saved server URL held a secret; give the TARGET URL again")
         return [str(server["url"])]
     command = server.get("command")
     if server.get("target") and server.get("target") != " ".join(command or []):
         return [str(server["target"])]
     if command:
         if any(REDACTED in str(word) for word in command):
-            raise UsageError("the paused server command had a secret; give it again after --")
+            raise UsageError("the saved server command had a secret; give it again after --")
         ctx.server_command = [str(word) for word in command]
         return []
-    raise UsageError("the paused file does not say which server; give TARGET or -- COMMAND")
+    raise UsageError("the saved file does not say which server; give TARGET or -- COMMAND")
 
 
 async def _answer_missing(ctx: Context, paused: PausedCall) -> PausedCall:
@@ -196,7 +197,7 @@ async def cmd_resume(ctx: Context, words: list[str]) -> int:
         ctx.opts.pause = path  # pausing again rewrites the same file
     if ctx.answerer is not None:
         ctx.answerer.policy = "pause"
-    ctx.resolve(_target_words(ctx, paused, words[1:]))
+    ctx.resolve(target_words(ctx, paused.meta, words[1:]))
     _check_given_again(ctx, paused)
     ctx.output.header["call"] = {"method": paused.method, "name": paused.name,
                                  "arguments": paused.arguments}  # fmt: skip

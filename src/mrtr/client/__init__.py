@@ -78,6 +78,8 @@ if TYPE_CHECKING:
     from mrtr.session._legs import InputMethod
     from mrtr.session._legs import InputResponsesArg as _InputResponses
     from mrtr.session._listen import Subscription
+    from mrtr.session._task import Task
+    from mrtr.session._task_polling import TaskPolling
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolResult,
@@ -157,6 +159,14 @@ class Client:
             (without one, once the application has set a global provider).
         meter_provider: record the call metrics with this provider (default: global).
         tracing: ``False`` turns OpenTelemetry tracing and metrics off.
+        tasks: declare the tasks extension (``io.modelcontextprotocol/tasks``) on every
+            request, so a server may answer ``tools/call`` with a task; `call_tool`
+            follows it to its result (``tasks=`` per call overrides this on 2026-07-28).
+        task_polling: the bounds and limits of following a task (`TaskPolling`).
+        on_task: called with the `Task` handle each time a call's task changes (made,
+            a new status or question, answers sent): for a progress display, or to
+            save the handle (``task.to_json()``) so another process can finish the
+            task if this one stops.
 
     Raises:
         ValueError: an unknown ``mode``, or a limit that is not positive.
@@ -194,6 +204,9 @@ class Client:
     tracer_provider: Any = field(default=None, repr=False)
     meter_provider: Any = field(default=None, repr=False)
     tracing: bool = True
+    tasks: bool = False
+    task_polling: TaskPolling | None = None
+    on_task: Callable[[Task], object] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_settings(
@@ -288,6 +301,7 @@ class Client:
             read_timeout_seconds=self.read_timeout_seconds,
             capabilities=self.capabilities,
             request_observer=request_observer(transport) if self.tracing else None,
+            tasks=self.tasks,
         )
 
     async def __aexit__(
@@ -500,6 +514,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: Literal[False] = False,
+        tasks: bool | None = None,
     ) -> CallToolResult: ...
     @overload
     @deprecated("pause=True is deprecated: use pause_call_tool(...)")
@@ -516,6 +531,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool,
+        tasks: bool | None = None,
     ) -> CallToolResult | PausedCall: ...
     async def call_tool(
         self,
@@ -530,6 +546,7 @@ class Client:
         input_required_max_rounds: int | None = None,
         on_round: Callable[[RoundEvent], object] | None = None,
         pause: bool = False,
+        tasks: bool | None = None,
     ) -> CallToolResult | PausedCall:
         """Call a tool and answer every round of input it asks for.
 
@@ -546,6 +563,10 @@ class Client:
             on_round: this call's round hook (default: the client's).
             pause: deprecated (a `DeprecationWarning`): use `pause_call_tool`, which
                 this is the same as.
+            tasks: declare the tasks extension on this call alone (default: the
+                client's ``tasks``; 2026-07-28 only). A server may then answer with a
+                task, which the call follows to its result: polls, questions answered
+                through the same callbacks, ``tasks/cancel`` if the call is abandoned.
 
         Returns:
             The terminal `CallToolResult` (check ``is_error`` for tool-level failures).
@@ -561,9 +582,16 @@ class Client:
             RequestTimeoutError, TransportError, ProtocolError: as the session.
             ClientStateError: the client is not open; a callback returned `mrtr.PAUSE`
                 in a call that may not pause (use `pause_call_tool`).
+            TaskFailedError, TaskCancelledError: the task the call became failed (its
+                JSON-RPC error) or was cancelled.
+            TaskLimitExceededError: the task broke a `TaskPolling` limit (cancelled).
+            TaskInputRequiredError: a callback returned `mrtr.PAUSE` for a question of
+                the task: it waits, not cancelled; ``.task`` is its handle.
             Exception: whatever a callback raised, as itself.
         """
-        call = self._call("tools/call", name, arguments, progress_callback, read_timeout_seconds)
+        call = self._call(
+            "tools/call", name, arguments, progress_callback, read_timeout_seconds, tasks
+        )
         result: CallToolResult | PausedCall = await self._run(
             call,
             input_responses,
@@ -822,6 +850,7 @@ class Client:
         resources_list_changed: bool = False,
         resource_subscriptions: Sequence[str] = (),
         ack_timeout: float | None = None,
+        task_ids: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[Subscription]:
         """Open a ``subscriptions/listen`` stream of change events (2026-07-28).
 
@@ -839,6 +868,11 @@ class Client:
             resource_subscriptions: URIs to get ``ResourceUpdated`` events about.
             ack_timeout: seconds to wait for the acknowledgement (default: the
                 client's ``read_timeout_seconds``, else 30).
+            task_ids: task ids to get ``notifications/tasks`` about (the tasks
+                extension: each carries the task as ``tasks/get`` shows it): a call
+                following one of these tasks polls as soon as one arrives, rather than
+                at its next interval. They reach the ``message_handler``, not the
+                ``async for`` loop.
 
         Raises:
             NotInThisEraError: the connection is legacy (use `subscribe_resource` and
@@ -847,17 +881,20 @@ class Client:
             RequestTimeoutError: no acknowledgement in time.
             SubscriptionLostError: the stream ended before its acknowledgement.
             TransportError, ClientStateError: the connection failed, or is not open.
-            TypeError: `resource_subscriptions` is one string.
+            TypeError: `resource_subscriptions` or `task_ids` is one string.
         """
         from mrtr.session._listen import SubscriptionFilter, listen
 
         if isinstance(resource_subscriptions, str):
             raise TypeError("resource_subscriptions must be a list of URIs, not one string")
+        if isinstance(task_ids, str):
+            raise TypeError("task_ids must be a list of task ids, not one string")
         requested = SubscriptionFilter(
             tools_list_changed=tools_list_changed,
             prompts_list_changed=prompts_list_changed,
             resources_list_changed=resources_list_changed,
             resource_subscriptions=tuple(str(uri) for uri in resource_subscriptions),
+            task_ids=tuple(str(task_id) for task_id in task_ids),
         )
         timeout = self.read_timeout_seconds if ack_timeout is None else ack_timeout
         return listen(self.session, requested, ack_timeout=timeout)
@@ -1061,6 +1098,7 @@ class Client:
         arguments: Mapping[str, Any] | None,
         progress_callback: ProgressCallback | None,
         read_timeout_seconds: float | None,
+        tasks: bool | None = None,
     ) -> Call:
         """Describe one call: its params are built here, once, and sent on every leg.
 
@@ -1077,6 +1115,7 @@ class Client:
             calls.call_params(method, name, arguments),
             progress_callback,
             read_timeout_seconds,
+            tasks,
         )
         return call
 
@@ -1112,6 +1151,8 @@ class Client:
             on_round=self.on_round if on_round is None else on_round,
             pausing=pausing,
             resumed=resumed,
+            polling=self.task_polling,
+            on_task=self.on_task,
         )
         return run if trace is None else trace.run(run)
 

@@ -34,6 +34,8 @@ from mrtr.session._legs import InputMethod, InputResponsesArg, call_params
 if TYPE_CHECKING:
     from mrtr.flow._flow import FlowState
     from mrtr.session import ClientSession
+    from mrtr.session._task import Task
+    from mrtr.session._task_polling import TaskPolling
     from mrtr.transports import JSONObject
     from mrtr.types import InputRequest, InputResponse
 
@@ -56,10 +58,17 @@ class Call:
     params: JSONObject
     progress_callback: ProgressCallback | None
     read_timeout_seconds: float | None
+    tasks: bool | None = None
 
     def leg(self, input_responses: InputResponsesArg | None, request_state: str | None) -> Leg:
-        """Send one leg: the call's params plus this round's answers and state."""
-        return self.session.request_leg(
+        """Send one leg: the call's params plus this round's answers and state.
+
+        A leg that declares the tasks extension (the call's ``tasks``, else the
+        session's) may come back as a `Task`, which the call then follows.
+        """
+        session = self.session
+        tasks = self.tasks
+        return session.request_leg(
             self.method,
             self.params,
             input_responses=input_responses,
@@ -67,6 +76,8 @@ class Call:
             allow_input_required=True,
             progress_callback=self.progress_callback,
             read_timeout_seconds=self.read_timeout_seconds,
+            tasks=tasks,
+            allow_task=session.tasks if tasks is None else tasks,
         )
 
 
@@ -81,8 +92,14 @@ def drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None = None,
     resumed: FlowState | None = None,
+    polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
 ) -> Awaitable[Any]:
     """Run `call` to its terminal result within `deadline` seconds (``None``: no limit).
+
+    A call the server turns into a task (at its first leg or after rounds of
+    questions) is followed to the task's result (`follow_task`) within the same
+    deadline, with `polling`'s bounds.
 
     With ``pausing``, a round where a request stays unanswered (no live callback of its
     kind, or the callback returned `PAUSE`) ends the call with a `PausedCall` instead;
@@ -97,7 +114,16 @@ def drive(
         the other errors of `Client.call_tool`.
     """
     run = _drive(
-        call, input_responses, request_state, max_rounds, limits, on_round, pausing, resumed
+        call,
+        input_responses,
+        request_state,
+        max_rounds,
+        limits,
+        on_round,
+        pausing,
+        resumed,
+        polling,
+        on_task,
     )
     return run if deadline is None else _within(run, deadline)
 
@@ -112,7 +138,7 @@ async def _within(run: Awaitable[Any], deadline: float) -> Any:
 class _Rounds:
     """What a call's rounds need besides the call: one object instead of a dozen cells."""
 
-    __slots__ = ("answer", "call", "pausing", "round", "version")
+    __slots__ = ("answer", "call", "pausing", "round", "task_id", "version")
 
     def __init__(
         self, call: Call, pausing: Pausing | None, round_number: int, answer: Answer
@@ -122,6 +148,7 @@ class _Rounds:
         self.round = round_number
         self.answer = answer
         self.version = call.session.protocol_version
+        self.task_id: str | None = None  # set once the call became a task
 
     def dispatch(self, key: str, request: InputRequest) -> Awaitable[Any]:
         """Answer one input request of this round (a pausable call: `PAUSE` if no callback can)."""
@@ -137,6 +164,7 @@ class _Rounds:
             key=key,
             protocol_version=self.version,
             request_id=key,  # the official SDK's spelling: the key stands in for the id
+            task_id=self.task_id,
         )
         return self.answer(request, context)
 
@@ -159,11 +187,15 @@ async def _drive(
     on_round: Callable[[RoundEvent], object] | None,
     pausing: Pausing | None,
     resumed: FlowState | None,
+    polling: TaskPolling | None = None,
+    on_task: Callable[[Task], object] | None = None,
 ) -> Any:
     """Send the first leg; if the server asks for input, run the driver over the rest."""
     first = await call.leg(input_responses, request_state)
     if not isinstance(first, _types.InputRequiredResult):
-        return first  # the common case: no round, no driver
+        if isinstance(first, _types.Result):
+            return first  # the common case: no round, no driver
+        return await _follow(call, first, None, max_rounds, on_round, polling, on_task)
     session = call.session
     answer, sleep = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
     rounds = _Rounds(call, pausing, 1 if resumed is None else resumed.round + 1, answer)
@@ -184,7 +216,7 @@ async def _drive(
     )
     del first  # the driver lets go of each round's result before its retry waits
     try:
-        return await driver
+        result = await driver
     except RoundPaused as signal:
         assert pausing is not None  # the driver pauses only when it may
         paused = paused_from_round(
@@ -199,6 +231,38 @@ async def _drive(
         context = pause_current(session, paused.id, [r.method for r in paused.requests.values()])
         # a traced pause stores its own span's context; an untraced one keeps the last stored
         return replace(paused, trace=context) if context else paused
+    if isinstance(result, _types.Result):
+        return result
+    return await _follow(call, result, rounds, max_rounds, on_round, polling, on_task)
+
+
+async def _follow(
+    call: Call,
+    task: Task,
+    rounds: _Rounds | None,
+    max_rounds: int,
+    on_round: Callable[[RoundEvent], object] | None,
+    polling: TaskPolling | None,
+    on_task: Callable[[Task], object] | None,
+) -> Any:
+    """Follow the task the call became to its result, answering through the callbacks."""
+    from mrtr.client._tasks import follow_task
+    from mrtr.session._task_polling import DEFAULT_TASK_POLLING
+
+    session = call.session
+    if rounds is None:
+        answer, _ = driver_hooks(session, session.input_callbacks.call, anyio.sleep)
+        rounds = _Rounds(call, None, 1, answer)
+    rounds.pausing = None  # a task's questions are answered now or the task is cancelled
+    return await follow_task(
+        task,
+        session,
+        rounds,
+        polling=polling or DEFAULT_TASK_POLLING,
+        max_rounds=max_rounds,
+        on_round=on_round,
+        on_task=on_task,
+    )
 
 
 async def walk_pages(

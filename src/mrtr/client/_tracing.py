@@ -39,6 +39,7 @@ __all__ = [
     "driver_hooks",
     "pause_current",
     "request_observer",
+    "task_trace",
     "traced",
 ]
 
@@ -139,6 +140,14 @@ def request_observer(transport: Transport) -> RequestObserver:
         return partial(trace.request, method)
 
     return observe
+
+
+def task_trace(session: Any) -> CallTrace | None:
+    """The traced call of `session` that follows a task, if tracing is on."""
+    trace = CURRENT_CALL.get()
+    if not isinstance(trace, CallTrace) or trace.transport is not session.transport:
+        return None
+    return trace
 
 
 def driver_hooks(session: Any, answer: Answer, sleep: Sleep) -> tuple[Answer, Sleep]:
@@ -383,6 +392,30 @@ class CallTrace(RequestTrace):
             _set_error_status(span)
         span.set_attributes(found)
         return error
+
+    # -- a task the call became (the tasks extension) -------------------------------------
+
+    def task_event(self, name: str, task: Any, **attributes: Any) -> None:
+        """Record a step of the task this call follows: an event on the call span.
+
+        ``mrtr.task.id_digest`` goes on the span once: a digest, because a task id is a
+        bearer capability (whoever holds it may read the task's result from a server that
+        does not bind tasks to their caller), and traces travel further than the call.
+        Each poll, answer and cancel is an event with the status the task had (never
+        its questions, answers or result).
+        """
+        span = self._span
+        if span is None:
+            return
+        if "mrtr.task.id_digest" not in self._call_attributes:
+            import hashlib
+
+            digest = hashlib.sha256(task.id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            self._call_attributes["mrtr.task.id_digest"] = digest
+            span.set_attribute("mrtr.task.id_digest", digest)
+        if name == "mrtr.task.answered":
+            self._rounds += 1
+        span.add_event(name, {"mrtr.task.status": task.state, **attributes})
 
     # -- callbacks and waits -------------------------------------------------------------
 

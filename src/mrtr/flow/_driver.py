@@ -58,6 +58,7 @@ __all__ = [
     "RoundEvent",
     "RoundOutcome",
     "Wait",
+    "answer_all",
     "run_input_required_driver",
 ]
 
@@ -65,7 +66,7 @@ logger = logging.getLogger("mrtr.driver")
 
 ResultT = TypeVar("ResultT")
 
-RoundOutcome = Literal["input_required", "complete", "error", "paused"]
+RoundOutcome = Literal["input_required", "complete", "error", "paused", "answered"]
 
 Dispatch = Callable[[str, "InputRequest"], Awaitable["InputResponse | ErrorData | dict[str, Any]"]]
 RetryCallable = Callable[
@@ -106,9 +107,13 @@ class RoundEvent:
         wait_seconds: the backoff asked for before a state-only retry (``0.0`` otherwise).
         wire_seconds: time spent in ``retry`` (the request and its response).
         outcome: ``"input_required"`` (the server asked again), ``"complete"`` (a
-            terminal result arrived), ``"error"`` (the round failed) or ``"paused"``
-            (some request was left for later: nothing was sent).
+            terminal result arrived), ``"error"`` (the round failed), ``"paused"``
+            (some request was left for later: nothing was sent) or ``"answered"`` (a
+            task's questions were answered with ``tasks/update``; what the task does
+            next shows in its later polls).
         error: the class name of the exception that ended the round, for ``"error"``.
+        task_id: the task whose questions the round answered (the tasks extension);
+            ``None`` for a round of a multi-round call.
     """
 
     call: CallIdentity | None
@@ -121,6 +126,7 @@ class RoundEvent:
     wire_seconds: float
     outcome: RoundOutcome
     error: str | None = None
+    task_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -188,6 +194,21 @@ async def _dispatch_all(
     if failures:
         raise failures[0]
     return {key: answers[key] for key in requests}  # keyed and ordered as asked
+
+
+async def answer_all(
+    requests: Mapping[str, InputRequest], dispatch: Dispatch, *, pausable: bool = False
+) -> dict[str, InputResponse]:
+    """Answer `requests` as a round does: each answer checked, refusals as `MCPError`.
+
+    For the questions of a task (the tasks extension), which go back with ``tasks/update``
+    rather than with a retry: the same callbacks, the same checks. With `pausable`, an
+    answer may be `PAUSE` (left in the dict, unchecked, for the caller to filter out).
+    """
+    if len(requests) == 1:
+        ((key, request),) = requests.items()
+        return {key: _accept(key, request, await dispatch(key, request), pausable)}
+    return await _dispatch_all(requests, dispatch, pausable)
 
 
 def _log_round(event: RoundEvent) -> None:

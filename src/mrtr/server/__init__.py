@@ -83,6 +83,15 @@ if TYPE_CHECKING:
         Server as Server,
         TokenVerifier as TokenVerifier,
     )
+    from mrtr.server._tasks._control import TaskControl as TaskControl
+    from mrtr.server._tasks._memory import MemoryTaskStore as MemoryTaskStore
+    from mrtr.server._tasks._record import TaskRecord as TaskRecord
+    from mrtr.server._tasks._runner import (
+        TaskBody as TaskBody,
+        TaskRunner as TaskRunner,
+    )
+    from mrtr.server._tasks._sqlite import SqliteTaskStore as SqliteTaskStore
+    from mrtr.server._tasks._store import TaskStore as TaskStore
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
@@ -121,6 +130,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "authenticated_principal",
     ),
     "mrtr.server._server": ("UNSEALED", "Server", "TokenVerifier"),
+    "mrtr.server._tasks._control": ("TaskControl",),
+    "mrtr.server._tasks._memory": ("MemoryTaskStore",),
+    "mrtr.server._tasks._record": ("TaskRecord",),
+    "mrtr.server._tasks._runner": ("TaskBody", "TaskRunner"),
+    "mrtr.server._tasks._sqlite": ("SqliteTaskStore",),
+    "mrtr.server._tasks._store": ("TaskStore",),
 }
 
 

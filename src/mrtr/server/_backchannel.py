@@ -219,7 +219,10 @@ def answer_model(method: str, result: JSONObject, model: Any) -> Any:
     try:
         return model.model_validate(result)
     except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        from mrtr.types._validation import first_errors
+
+        found = first_errors(exc, 1)  # never all of them: a peer may send a million
+        first = found[0] if found else {"loc": (), "msg": "invalid"}
         where = ".".join(str(part) for part in first.get("loc", ())) or "result"
         _logger.warning("the client's answer to %s is invalid at %s", method, where)
         raise ProtocolError(

@@ -10,7 +10,7 @@ every transport.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +255,9 @@ class ServerConnection:
         self._listener: Listener | None = None  # a legacy connection's change listener
         self._subscribed: set[str] = set()  # its resources/subscribe URIs
         self._subscribed_bytes = 0  # their length in all
+        # whose share of the server's listeners its listeners take: this connection's
+        # own (a stream), unless the shell names the client (HTTP: principal or address)
+        self.client: Hashable = self
 
     @property
     def era(self) -> Era | None:
@@ -294,6 +297,7 @@ class ServerConnection:
                 uris=self._subscribed,
                 max_pending=self._spec.max_pending_events,
                 name="a legacy connection",
+                client=self.client,
             )
         return self._listener
 
@@ -475,7 +479,9 @@ class ServerConnection:
     ) -> Any:
         enveloped = is_modern(params)
         if method == "initialize" and not enveloped:
-            return self._spec.initialize_result(self._gate.initialize(params))
+            return self._spec.initialize_result(
+                self._gate.initialize(params, max_bytes=self._spec.max_client_info_bytes)
+            )
         if method == "ping" and not enveloped:
             return {}  # legacy ping, allowed even before initialize
         envelope = self._gate.envelope(method, params)
@@ -492,7 +498,7 @@ class ServerConnection:
         if method == "logging/setLevel" and envelope.era == "legacy":
             return self._gate.set_level(params)
         if method == "subscriptions/listen" and envelope.era == "modern":
-            return await self._listen(request_id, params, emit)
+            return await self._listen(request_id, params, emit, principal, envelope)
         if method in _SUBSCRIBE_METHODS and envelope.era == "legacy" and self._has_resources():
             return self._subscribe(method, params)
         raise HandlerError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
@@ -580,7 +586,12 @@ class ServerConnection:
             raise _frozen_rejection(ctx.method, str(exc)) from None
 
     async def _listen(
-        self, request_id: str | int, params: dict[str, Any], emit: Emit
+        self,
+        request_id: str | int,
+        params: dict[str, Any],
+        emit: Emit,
+        principal: Principal | None = None,
+        envelope: Envelope | None = None,
     ) -> JSONObject:
         """Serve one ``subscriptions/listen`` stream until it ends.
 
@@ -594,22 +605,30 @@ class ServerConnection:
             raise HandlerError(
                 INVALID_PARAMS, "Invalid params for subscriptions/listen: notifications: required"
             )
-        cap = self._spec.max_resource_subscriptions
-        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap)
+        cap, budget = self._spec.max_resource_subscriptions, self._spec.max_subscription_bytes
+        kinds, uris, honored, truncated = listen_filter(wire, max_uris=cap, max_bytes=budget)
         if truncated:
             _logger.warning(
-                "subscriptions/listen %r asked for more than %d resources; honouring the first %d",
+                "subscriptions/listen %r asked for more than %d resources or %d characters "
+                "of them; honouring the first %d",
                 request_id,
                 cap,
-                cap,
+                budget,
+                len(uris),
             )
         meta: JSONObject = {META_SUBSCRIPTION_ID: request_id}
+        tasks, owner = self._task_subscription(wire, cap, request_id, principal, envelope)
+        if tasks:
+            honored["taskIds"] = tasks
         listener = Listener(
             kinds=kinds,
             uris=frozenset(uris),
             max_pending=self._spec.max_pending_events,
             meta=meta,
             name=f"subscriptions/listen {request_id!r}",
+            client=self.client,
+            tasks=frozenset(tasks),
+            owner=owner,
         )
         hub = self._spec.hub
         if not hub.add(listener):
@@ -623,6 +642,26 @@ class ServerConnection:
         if listener.graceful:
             return {"_meta": meta}
         raise HandlerError(SERVER_BUSY, f"Subscription dropped: {reason}")
+
+    def _task_subscription(
+        self,
+        wire: dict[str, Any],
+        cap: int,
+        request_id: str | int,
+        principal: Principal | None,
+        envelope: Envelope | None,
+    ) -> tuple[list[str], str | None]:
+        """The task ids a listen asks the status of, and whose they must be."""
+        owner_of = self._spec.task_owner
+        if owner_of is None or envelope is None:
+            return [], None
+        from mrtr.server._notify import task_filter
+
+        tasks = task_filter(wire, max_ids=cap)
+        if not tasks:
+            return [], None
+        ctx = _ContextBase("subscriptions/listen", request_id, principal, _drop, None)
+        return tasks, owner_of(ctx.context(envelope))
 
     def _has_resources(self) -> bool:
         return not _RESOURCE_METHODS.isdisjoint(self._spec.handlers)
@@ -664,6 +703,8 @@ class ServerConnection:
     ) -> JSONObject:
         if isinstance(result, InputRequiredResult):
             return self._stamp(ctx, self._finish_input_required(ctx, binding, result))
+        if ctx.method == "tools/call" and getattr(result, "result_type", None) == "task":
+            return self._stamp(ctx, self._finish_task(ctx, result))
         if route.result_type is None:  # a custom method: a model, a dict or nothing
             if isinstance(result, BaseModel):
                 return self._stamp(ctx, _dump(result))
@@ -733,6 +774,20 @@ class ServerConnection:
         if result.request_state is not None:
             wire["requestState"] = self._seal(ctx, binding, result.request_state)
         return wire
+
+    def _finish_task(self, ctx: ServerRequestContext, result: Any) -> JSONObject:
+        """A task handle (the Tasks extension), only for a client that declared it."""
+        from mrtr.server._tasks._runner import accepts_tasks
+        from mrtr.types import CreateTaskResult
+
+        if not isinstance(result, CreateTaskResult) or not accepts_tasks(ctx.client_capabilities):
+            _logger.error(
+                "the %s handler returned a task handle to a client that did not declare "
+                "the tasks extension (check the request's capabilities first)",
+                ctx.method,
+            )
+            raise HandlerError(INTERNAL_ERROR, INVALID_RESULT_MESSAGE)
+        return result.to_wire()
 
     def _seal(self, ctx: ServerRequestContext, binding: RequestBinding | None, state: str) -> str:
         policy: RequestStateSecurity | None = self._spec.request_state_policy

@@ -8,6 +8,7 @@ request), checks every later request against it, and yields each request's `Enve
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -31,6 +32,7 @@ from mrtr.types import (
     Implementation,
     InitializeRequestParams,
 )
+from mrtr.types._validation import first_errors
 
 __all__ = [
     "Envelope",
@@ -103,7 +105,8 @@ def check_message(message: JSONObject) -> Incoming | None:
 
 def invalid_params(method: str, exc: ValidationError) -> HandlerError:
     """The -32602 error for params that did not validate (first error only, no input)."""
-    first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+    found = first_errors(exc, 1)  # never all of them: a peer may send a million wrong items
+    first = found[0] if found else {"loc": (), "msg": "invalid"}
     where = ".".join(str(part) for part in first.get("loc", ())) or "params"
     return HandlerError(
         INVALID_PARAMS,
@@ -132,6 +135,7 @@ the capabilities and the client info as they came (exact: ``repr`` tells ``1`` f
 ``True`` and ``1.0``, which ``==`` does not)."""
 
 _ENVELOPES_KEPT = 8
+_ENVELOPE_KEY_MAX = 16 * 1024  # characters of a key worth keeping (an honest one: hundreds)
 
 
 class EnvelopeCache:
@@ -142,7 +146,9 @@ class EnvelopeCache:
     lately is much cheaper than validating it again (the models are frozen, so sharing
     them between requests and connections is safe). A validated envelope depends on
     nothing but its key, so a hit is exactly what validating would have returned.
-    Bounded: the `_ENVELOPES_KEPT` most recently used keys.
+    Bounded: the `_ENVELOPES_KEPT` most recently used keys, none of more than
+    `_ENVELOPE_KEY_MAX` characters (a client could otherwise park eight envelopes of the
+    message size in a cache every client shares; a larger one is validated every time).
     """
 
     __slots__ = ("_entries",)
@@ -160,6 +166,8 @@ class EnvelopeCache:
     def put(self, key: EnvelopeKey, envelope: Envelope) -> None:
         """Keep one validated envelope (dropping the oldest beyond the bound)."""
         entries = self._entries
+        if len(key[1]) + len(key[2]) + len(key[3]) > _ENVELOPE_KEY_MAX:
+            return
         if key not in entries and len(entries) >= _ENVELOPES_KEPT:
             del entries[next(iter(entries))]
         entries[key] = envelope
@@ -262,11 +270,14 @@ class EraGate:
         self.era = "modern"
         return Envelope("modern", str(version), capabilities, info, level)
 
-    def initialize(self, params: dict[str, Any]) -> str:
+    def initialize(self, params: dict[str, Any], *, max_bytes: int | None = None) -> str:
         """Settle the legacy era from an ``initialize`` request; return the version chosen.
 
+        The capabilities and client info are kept for the connection's life: past
+        ``max_bytes`` characters of them (as JSON) the request is refused.
+
         Raises:
-            HandlerError: the connection is modern, or the params are invalid.
+            HandlerError: the connection is modern, the params are invalid, or too large.
         """
         if self.era == "modern":
             requested = params.get("protocolVersion")
@@ -275,6 +286,18 @@ class EraGate:
                 "this connection serves the modern protocol; initialize is not accepted",
                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": str(requested)},
             )
+        if max_bytes is not None:
+            size = sum(
+                len(json.dumps(params.get(member), separators=(",", ":")))
+                for member in ("capabilities", "clientInfo")
+            )
+            if size > max_bytes:
+                raise HandlerError(
+                    INVALID_PARAMS,
+                    f"Invalid params: initialize's capabilities and clientInfo hold {size} "
+                    f"characters, more than the {max_bytes} a session keeps",
+                    {"maxClientInfoBytes": max_bytes},
+                )
         try:
             init = InitializeRequestParams.model_validate(params)
         except ValidationError as exc:

@@ -5,7 +5,8 @@ appends each event to the store before writing it; a client whose connection dro
 (or whose stream the server closed on purpose, SEP-1699 polling) sends a GET with
 ``Last-Event-ID`` and gets what followed, then what comes next, until the stream ends.
 A stream belongs to the session that opened it: a ``Last-Event-ID`` of another session,
-a forged or an expired one, finds nothing.
+a forged or an expired one, finds nothing; nor does one of a session that has ended
+(`EventStore.end_owner`, recorded in the store so that every instance sharing it knows).
 
 `MemoryEventStore` (`_event_store_memory`) is the default: bounded in streams, in events
 per stream and in time. `RedisEventStore` (``mrtr[redis]``) shares streams across the
@@ -94,6 +95,16 @@ class EventStore(Protocol):
     ) -> StreamRead | None:
         """The events after ``event_id``, waiting up to ``wait`` seconds when none are there.
 
-        ``None`` when the id is malformed, unknown, expired, or of another owner.
+        ``None`` when the id is malformed, unknown, expired, of another owner, or of an
+        owner that has ended.
+        """
+        ...
+
+    async def end_owner(self, owner: str) -> None:
+        """The owner's session has ended (DELETE, idle expiry): its streams are read no more.
+
+        Recorded in the store for at least its time to live, so that no instance sharing
+        it replays them. (A store without this method is still served: its streams of
+        ended sessions then stay readable until they expire.)
         """
         ...

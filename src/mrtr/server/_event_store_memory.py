@@ -83,6 +83,10 @@ class MemoryEventStore:
         self._ttl = ttl
         self._clock = clock
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
+        # owners whose session ended, until when (at most max_streams: their streams are
+        # forgotten at once, so forgetting the oldest mark early reopens nothing kept)
+        self._ended: OrderedDict[str, float] = OrderedDict()
+        self._by_owner: dict[str, set[str]] = {}  # the ids of each owner's streams
 
     def __len__(self) -> int:
         self._expire()
@@ -91,9 +95,24 @@ class MemoryEventStore:
     async def open_stream(self, stream_id: str, *, owner: str) -> None:
         """Start a stream (the least recently written one goes when the store is full)."""
         self._expire()
+        if owner in self._ended:  # a request of an ended session writes on: keep nothing
+            return
+        if stream_id in self._streams:  # opened again: start afresh
+            self._forget(stream_id, self._streams.pop(stream_id))
         while len(self._streams) >= self._max_streams:
             self._forget_oldest()
         self._streams[stream_id] = _Stream(owner, self._clock())
+        self._by_owner.setdefault(owner, set()).add(stream_id)
+
+    async def end_owner(self, owner: str) -> None:
+        """Forget the owner's streams now, and refuse it new ones for ``ttl`` seconds."""
+        self._expire()
+        for stream_id in list(self._by_owner.get(owner, ())):
+            self._forget(stream_id, self._streams.pop(stream_id))
+        self._ended.pop(owner, None)
+        self._ended[owner] = self._clock() + self._ttl
+        while len(self._ended) > self._max_streams:
+            self._ended.popitem(last=False)
 
     async def append(self, stream_id: str, message: dict[str, Any] | None) -> str:
         """Store one event; an event of a forgotten stream is given an id, not kept."""
@@ -121,10 +140,15 @@ class MemoryEventStore:
         self._bytes -= size
 
     def _forget_oldest(self) -> None:
-        _, gone = self._streams.popitem(last=False)
-        self._forget(gone)
+        stream_id, gone = self._streams.popitem(last=False)
+        self._forget(stream_id, gone)
 
-    def _forget(self, stream: _Stream) -> None:
+    def _forget(self, stream_id: str, stream: _Stream) -> None:
+        ids = self._by_owner.get(stream.owner)
+        if ids is not None:
+            ids.discard(stream_id)
+            if not ids:
+                del self._by_owner[stream.owner]
         self._bytes -= stream.size
         stream.ended = True
         stream.wake()
@@ -150,7 +174,12 @@ class MemoryEventStore:
         stream_id, seq = parsed
         self._expire()
         stream = self._streams.get(stream_id)
-        if stream is None or stream.owner != owner or seq >= stream.next_seq:
+        if (
+            stream is None
+            or stream.owner != owner
+            or owner in self._ended
+            or seq >= stream.next_seq
+        ):
             return None
         events = self._after(stream_id, stream, seq)
         if not events and not stream.ended and wait > 0:
@@ -174,10 +203,13 @@ class MemoryEventStore:
         stream.wake()
 
     def _expire(self) -> None:
-        deadline = self._clock() - self._ttl
+        now = self._clock()
+        while self._ended and next(iter(self._ended.values())) <= now:
+            self._ended.popitem(last=False)
+        deadline = now - self._ttl
         while self._streams:
             stream_id, stream = next(iter(self._streams.items()))
             if stream.touched > deadline:
                 return
             del self._streams[stream_id]
-            self._forget(stream)
+            self._forget(stream_id, stream)

@@ -4,13 +4,15 @@ Each stream is a Redis stream, ``{prefix}:{stream id}``, whose entries carry the
 stream's own sequence numbers as their ids (``0-<n>``), so an event id names the same
 entry on every instance. ``XADD ... MAXLEN ~ <max events>`` bounds a stream, a TTL
 (refreshed on every write) bounds how long it is kept, and its owner (the session)
-lives in ``{prefix}:{stream id}:owner`` with the same TTL. A reader on another instance
+lives in ``{prefix}:{stream id}:owner`` with the same TTL; an owner whose session ended
+is marked in ``{prefix}:ended:{sha256 of the owner}`` for the TTL. A reader on another instance
 replays with ``XRANGE`` and follows the stream live with ``XREAD BLOCK`` until the
 stream's end entry. The writer numbers its own events: one stream has one writer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import math
@@ -80,7 +82,18 @@ class RedisEventStore:
     async def open_stream(self, stream_id: str, *, owner: str) -> None:
         """Start a stream belonging to ``owner``."""
         self._next_seq[stream_id] = 0
-        await self._call("set", self._key(stream_id) + ":owner", owner, px=self._ttl_ms)
+        try:
+            await self._call("set", self._key(stream_id) + ":owner", owner, px=self._ttl_ms)
+        except Exception:  # Redis down: its writer gives the stream up, so must we
+            self._next_seq.pop(stream_id, None)
+            raise
+
+    def _ended_key(self, owner: str) -> str:
+        return f"{self._prefix}:ended:{hashlib.sha256(owner.encode()).hexdigest()}"
+
+    async def end_owner(self, owner: str) -> None:
+        """Mark the owner ended for ``ttl``: no instance sharing the store replays it."""
+        await self._call("set", self._ended_key(owner), b"1", px=self._ttl_ms)
 
     async def append(self, stream_id: str, message: dict[str, Any] | None) -> str:
         """Store one event and return its id."""
@@ -91,7 +104,11 @@ class RedisEventStore:
             if message is None
             else {_KIND: _MESSAGE, _DATA: json.dumps(message, separators=(",", ":"))}
         )
-        await self._add(stream_id, f"0-{seq + 1}", fields)
+        try:
+            await self._add(stream_id, f"0-{seq + 1}", fields)
+        except Exception:
+            self._next_seq.pop(stream_id, None)
+            raise
         return f"{stream_id}.{seq}"
 
     async def end_stream(self, stream_id: str) -> None:
@@ -120,8 +137,8 @@ class RedisEventStore:
             return None
         stream_id, seq = parsed
         key = self._key(stream_id)
-        stored_owner = await self._call("get", key + ":owner")
-        if stored_owner is None:
+        stored_owner, ended = await self._call("mget", [key + ":owner", self._ended_key(owner)])
+        if stored_owner is None or ended is not None:
             return None
         if isinstance(stored_owner, bytes):
             stored_owner = stored_owner.decode("utf-8", "replace")

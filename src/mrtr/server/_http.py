@@ -20,9 +20,11 @@ body over the cap (413), a body sent too slowly (408), a busy legacy session (50
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, MutableMapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -32,6 +34,7 @@ from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
 )
 from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
@@ -85,6 +88,7 @@ Scope = MutableMapping[str, Any]
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})  # mrtr.types.TASK_METHODS
 _JSON_ACCEPTS = frozenset({"application/json", "application/*", "*/*"})
 _RETRY_AFTER = (b"retry-after", b"1")
 _RESUMABLE_SINCE = "2025-11-25"  # the first version whose clients expect priming events
@@ -124,6 +128,8 @@ class _Request:
     def __init__(self, scope: Scope) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]
+        client = scope.get("client")
+        self.address: str | None = str(client[0]) if client else None
         self.headers: dict[str, str] = {}
         for raw_name, raw_value in scope.get("headers", []):
             name = raw_name.decode("latin-1").lower()
@@ -159,6 +165,7 @@ class StreamableHTTPApp:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
@@ -169,6 +176,7 @@ class StreamableHTTPApp:
         stream_stall_timeout: float = DEFAULT_STREAM_STALL_TIMEOUT,
         hub: ChangeHub | None = None,
         tool_headers: ToolHeaderCache | None = None,
+        background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -181,6 +189,7 @@ class StreamableHTTPApp:
         self._stall = stream_stall_timeout
         self._hub = hub  # its listen streams end gracefully at shutdown
         self._connect = connect
+        self._background = background  # runs for the app's lifespan (task bodies)
         # what the listing declares, kept by the server that can tell when it changes
         self._tool_headers = tool_headers
         self._path = path.rstrip("/") or "/"
@@ -188,7 +197,10 @@ class StreamableHTTPApp:
         self._max_message_size = max_message_size
         self._origins = OriginPolicy(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
         self._sessions = SessionStore(
-            max_sessions=max_sessions, idle_timeout=session_idle_timeout, clock=clock
+            max_sessions=max_sessions,
+            idle_timeout=session_idle_timeout,
+            clock=clock,
+            max_per_client=max_sessions_per_client,
         )
         self._max_concurrent = max_concurrent_requests
         self._body_timeout = body_timeout
@@ -208,6 +220,13 @@ class StreamableHTTPApp:
             await self._send_reply(send, reply)
 
     async def _lifespan(self, receive: ASGIReceive, send: ASGISend) -> None:
+        if self._background is None:
+            await self._lifespan_loop(receive, send)
+            return
+        async with self._background():
+            await self._lifespan_loop(receive, send)
+
+    async def _lifespan_loop(self, receive: ASGIReceive, send: ASGISend) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -226,7 +245,7 @@ class StreamableHTTPApp:
         if request.method == "POST":
             await self._post(request, receive, send, principal)
         elif request.method == "DELETE":
-            self._delete(request, principal)
+            await self._delete(request, principal)
         elif request.method == "GET" and request.header("mcp-session-id") is not None:
             await self._get(request, receive, send, principal)
         else:
@@ -266,13 +285,31 @@ class StreamableHTTPApp:
             )
         return principal
 
-    def _delete(self, request: _Request, principal: Principal | None) -> None:
+    async def _delete(self, request: _Request, principal: Principal | None) -> None:
         session_id = request.header("mcp-session-id")
         if session_id is None:
             raise _Reply(405, None, [(b"allow", b"POST")])
-        if not self._sessions.close(session_id, principal):
+        closed = self._sessions.close(session_id, principal)
+        await self._record_ended()  # before the 204: a GET that follows finds nothing
+        if not closed:
             raise _error_reply(404, INVALID_REQUEST, "Session not found")
         raise _Reply(204)
+
+    async def _record_ended(self) -> None:
+        """Tell the event store which sessions ended, so no instance resumes their streams."""
+        ended = self._sessions.take_ended()
+        end_owner = getattr(self._store, "end_owner", None)
+        if not ended or end_owner is None:
+            return
+        for session in ended:
+            try:
+                await end_owner(owner_of(session.session_id, session.principal))
+            except Exception as exc:  # the store is down: the streams expire on their own
+                _logger.warning(
+                    "could not record the end of a session in the event store: %s: %s",
+                    type(exc).__name__,
+                    exc,
+                )
 
     def _check_post_headers(self, request: _Request) -> None:
         if not request.accepts_json:
@@ -316,21 +353,14 @@ class StreamableHTTPApp:
         principal: Principal | None,
     ) -> None:
         message = await self._read_body(request, receive)
-        session_id = request.header("mcp-session-id")
         is_request = "id" in message and "method" in message
         session: Session | None = None
-        if session_id is not None:
-            session = self._sessions.get(session_id, principal)
-            if session is None:
-                raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
-            connection = session.connection
-            self._check_legacy_version(request, connection, message)
-        elif message.get("method") == "initialize" and not _has_envelope(message):
-            if len(self._sessions) >= self._sessions.max_sessions:
-                raise _busy("too many sessions", message.get("id"))
-            connection = self._connect()
+        if request.header("mcp-session-id") is not None or _is_initialize(message):
+            connection, session = await self._legacy_connection(request, message, principal)
         else:
             connection = self._connect()
+            if message.get("method") == "subscriptions/listen":  # whose share it takes
+                connection.client = _client_of(principal, request)
             if is_request and _has_envelope(message):
                 self._check_modern_headers(request, message)
                 await self._check_param_headers(request, message, principal)
@@ -350,6 +380,27 @@ class StreamableHTTPApp:
             if session is not None:
                 session.in_flight -= 1
                 self._sessions.touch(session)
+
+    async def _legacy_connection(
+        self, request: _Request, message: JSONObject, principal: Principal | None
+    ) -> tuple[ServerConnection, Session | None]:
+        """A session's connection, or a fresh one for ``initialize`` (room permitting)."""
+        session_id = request.header("mcp-session-id")
+        if session_id is not None:
+            session = self._sessions.get(session_id, principal)
+            await self._record_ended()
+            if session is None:
+                raise _error_reply(404, INVALID_REQUEST, "Session not found", message.get("id"))
+            self._check_legacy_version(request, session.connection, message)
+            return session.connection, session
+        client = _client_of(principal, request)
+        refusal = self._sessions.refusal(client)
+        await self._record_ended()  # counting them expired the idle ones
+        if refusal is not None:
+            raise _busy(refusal, message.get("id"))
+        connection = self._connect()
+        connection.client = client
+        return connection, None
 
     def _check_legacy_version(
         self, request: _Request, connection: ServerConnection, message: JSONObject
@@ -377,6 +428,9 @@ class StreamableHTTPApp:
                 else params.get("name")
             )
             checks.append(("Mcp-Name", target))
+        elif message.get("method") in _TASK_METHODS and isinstance(params, dict):
+            # the Tasks extension routes a task's requests by its id (SEP-2663)
+            checks.append(("Mcp-Name", params.get("taskId")))
         for name, expected in checks:
             raw = request.header(name)
             if raw is None:
@@ -524,6 +578,7 @@ class StreamableHTTPApp:
             raise _error_reply(406, INVALID_REQUEST, "Not Acceptable: accept text/event-stream")
         session_id = request.header("mcp-session-id") or ""
         session = self._sessions.get(session_id, principal)
+        await self._record_ended()
         last = request.header("last-event-id")
         if session is None:
             if not await self._resume_elsewhere(send, receive, session_id, principal, last):
@@ -538,7 +593,7 @@ class StreamableHTTPApp:
         backlog = None
         owner = owner_of(session.session_id, principal)
         if last is not None and self._store is not None:
-            backlog = await self._store.read_after(last, owner=owner, wait=0)
+            backlog = await self._read_backlog(last, owner)
             if backlog is None:
                 _logger.warning(
                     "refusing a Last-Event-ID that names no stream of this session "
@@ -578,11 +633,24 @@ class StreamableHTTPApp:
         if last is None or self._store is None:
             return False
         owner = owner_of(session_id, principal)
-        backlog = await self._store.read_after(last, owner=owner, wait=0)
+        backlog = await self._read_backlog(last, owner)
         if backlog is None or not backlog.stream_id.startswith("p"):
             return False
         await self._replay(send, receive, backlog, owner, last)
         return True
+
+    async def _read_backlog(self, last_event_id: str, owner: str) -> StreamRead | None:
+        """What the store holds after ``Last-Event-ID``; 503 before any head if it is down."""
+        assert self._store is not None
+        try:
+            return await self._store.read_after(last_event_id, owner=owner, wait=0)
+        except Exception as exc:  # Redis down: the client may retry (Retry-After)
+            _logger.warning(
+                "could not resume a stream: the event store failed (%s: %s)",
+                type(exc).__name__,
+                exc,
+            )
+            raise _busy("the event store is unavailable", None) from None
 
     async def _replay(
         self,
@@ -616,12 +684,15 @@ class StreamableHTTPApp:
     ) -> None:
         headers: list[tuple[bytes, bytes]] = []
         if message.get("method") == "initialize" and "result" in response:
-            session_id = self._sessions.open(connection, principal)
+            client = connection.client
+            refusal = self._sessions.refusal(client)
+            session_id = None if refusal else self._sessions.open(connection, principal, client)
             if session_id is None:  # others were opened while this one initialized
                 # sent here, not raised: this runs inside the exchange's task group,
                 # whose exception group would reach the ASGI server as a 500
                 connection.close("the session was refused")
-                await self._send_reply(send, _busy("too many sessions", message.get("id")), bound)
+                busy = _busy(refusal or "too many sessions", message.get("id"))
+                await self._send_reply(send, busy, bound)
                 return
             headers.append((b"mcp-session-id", session_id.encode("ascii")))
         status = 200
@@ -691,6 +762,27 @@ def _check_listen_accepts_sse(request: _Request, message: JSONObject) -> None:
         )
 
 
+def _client_of(principal: Principal | None, request: _Request) -> Hashable:
+    """Whose share of the sessions and listeners a request takes.
+
+    Its principal, else its remote address (the ASGI server's ``client``; behind a
+    proxy, the address the ASGI server was told), an IPv6 one by its /64 (what one
+    host is given).
+    """
+    if principal is not None:
+        return principal
+    address = request.address
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return ("address", address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ("address", str(ip.ipv4_mapped))
+        return ("address", str(ipaddress.IPv6Network((ip, 64), strict=False)))
+    return ("address", str(ip))
+
+
 def _busy(what: str, request_id: Any) -> _Reply:
     return _Reply(
         503,
@@ -714,6 +806,10 @@ async def _json_only(note: JSONObject) -> None:
             "the client did not accept text/event-stream on this POST: a request "
             "to it has no way to reach it"
         )
+
+
+def _is_initialize(message: JSONObject) -> bool:
+    return message.get("method") == "initialize" and not _has_envelope(message)
 
 
 def _has_envelope(message: JSONObject) -> bool:

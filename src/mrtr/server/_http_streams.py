@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,8 @@ __all__ = [
 
 ASGIReceive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_logger = logging.getLogger("mrtr.server.http")
 
 CLOSE_STREAM: JSONObject = {}
 """Put on a POST's queue (by identity) when its handler asks to close the stream."""
@@ -83,8 +86,16 @@ async def replay(
                     cursor = event_id
                 if read.ended:
                     break
-                following = await store.read_after(cursor, owner=owner, wait=REPLAY_WAIT)
-                if following is None:  # expired meanwhile
+                try:
+                    following = await store.read_after(cursor, owner=owner, wait=REPLAY_WAIT)
+                except Exception as exc:  # the store went down: end here, the client resumes
+                    _logger.warning(
+                        "ending a resumed SSE stream: the event store failed (%s: %s)",
+                        type(exc).__name__,
+                        exc,
+                    )
+                    break
+                if following is None:  # expired meanwhile, or its session ended
                     break
                 read = following
             await sse.close("the resumed stream is complete")

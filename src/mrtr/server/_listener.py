@@ -9,7 +9,7 @@ with a log line (never an unbounded queue). `pump` is its writer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Hashable
 
 import anyio
 
@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_MAX_PENDING_EVENTS",
     "PROMPTS",
     "RESOURCES",
+    "TASK_STATUS",
     "TOOLS",
     "UPDATED",
     "Listener",
@@ -34,6 +35,7 @@ TOOLS = "notifications/tools/list_changed"
 PROMPTS = "notifications/prompts/list_changed"
 RESOURCES = "notifications/resources/list_changed"
 UPDATED = "notifications/resources/updated"
+TASK_STATUS = "notifications/tasks"  # the Tasks extension: params are the task
 
 Send = Callable[[JSONObject], Awaitable[None]]
 
@@ -49,33 +51,56 @@ class Listener:
         max_pending: int = DEFAULT_MAX_PENDING_EVENTS,
         meta: JSONObject | None = None,
         name: str = "a listener",
+        client: Hashable | None = None,
+        tasks: frozenset[str] = frozenset(),
+        owner: str | None = None,
     ) -> None:
         self.kinds = frozenset(kinds)
+        self.client = client  # whose share of the server's listeners it takes (None: no one's)
+        self.tasks = tasks  # the task ids whose status it asked for (taskIds)
+        self.owner = owner  # the principal digest those tasks must belong to
         self.uris = uris  # a legacy session's set grows and shrinks with resources/subscribe
         self.name = name
         self._meta = meta
         self._max_pending = max_pending
-        self._pending: dict[tuple[str, str | None], None] = {}
+        # a change waiting, and the params it carries (``None``: built from the uri)
+        self._pending: dict[tuple[str, str | None], JSONObject | None] = {}
         self._wake = anyio.Event()
         self.dropped: str | None = None
         self.graceful = False  # ended by the server on purpose (shutdown), not dropped
 
-    def offer(self, method: str, uri: str | None) -> None:
-        """Queue a change if this listener asked for it (never blocks)."""
+    def offer(
+        self,
+        method: str,
+        uri: str | None,
+        params: JSONObject | None = None,
+        owner: str | None = None,
+    ) -> None:
+        """Queue a change if this listener asked for it (never blocks).
+
+        A task's status (`TASK_STATUS`, ``uri`` its id) goes only to a listener that
+        asked for that id and belongs to the task's ``owner``; a newer state of a task
+        still waiting replaces the older one.
+        """
         if self.dropped is not None:
             return
         if method == UPDATED:
             if uri not in self.uris:
                 return
+        elif method == TASK_STATUS:
+            if uri not in self.tasks or owner != self.owner:
+                return
         elif method not in self.kinds:
             return
         key = (method, uri)
         if key in self._pending:
+            if params is not None:
+                self._pending[key] = params
             return
         if len(self._pending) >= self._max_pending:
             self.drop(f"more than {self._max_pending} changes were left unsent (a slow reader)")
             return
-        self._pending[key] = None
+        self._pending[key] = params
         self._wake.set()
 
     def drop(self, reason: str, *, quiet: bool = False) -> None:
@@ -93,12 +118,12 @@ class Listener:
             self._wake = anyio.Event()
         if self.dropped is not None:
             return []
-        batch, self._pending = list(self._pending), {}
-        return [self._notification(method, uri) for method, uri in batch]
+        batch, self._pending = list(self._pending.items()), {}
+        return [self._notification(method, uri, given) for (method, uri), given in batch]
 
-    def _notification(self, method: str, uri: str | None) -> JSONObject:
-        params: JSONObject = {}
-        if uri is not None:
+    def _notification(self, method: str, uri: str | None, given: JSONObject | None) -> JSONObject:
+        params: JSONObject = dict(given) if given is not None else {}
+        if uri is not None and given is None:
             params["uri"] = uri
         if self._meta is not None:
             params["_meta"] = self._meta

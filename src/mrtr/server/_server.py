@@ -5,14 +5,18 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_LISTENERS_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
     DEFAULT_SESSION_IDLE_TIMEOUT,
 )
 from mrtr.server._security import RequestStateSecurity
@@ -38,12 +42,15 @@ if TYPE_CHECKING:
     from mrtr.server._param_headers import ToolHeaderCache
     from mrtr.server._resource import ProtectedResource
     from mrtr.server._spec import Handler, ServerSpec
+    from mrtr.server._tasks._runner import TaskRunner
+    from mrtr.server._tasks._store import TaskStore
     from mrtr.transports import Transport
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
         CompleteRequestParams,
         CompleteResult,
+        CreateTaskResult,
         GetPromptRequestParams,
         GetPromptResult,
         InputRequiredResult,
@@ -82,7 +89,7 @@ resource access or business logic.
 ListHandler = Callable[[ServerRequestContext, "PaginatedRequestParams | None"], Awaitable[Any]]
 CallToolHandler = Callable[
     [ServerRequestContext, "CallToolRequestParams"],
-    Awaitable["CallToolResult | InputRequiredResult"],
+    Awaitable["CallToolResult | InputRequiredResult | CreateTaskResult"],
 ]
 GetPromptHandler = Callable[
     [ServerRequestContext, "GetPromptRequestParams"],
@@ -101,6 +108,17 @@ TokenVerifier = Callable[[str], Awaitable[Principal | None]]
 _UNSET_VERSION = ""  # as the official SDK: an unversioned server says so, nothing made up
 
 _ParamsT = TypeVar("_ParamsT", bound="BaseModel")
+
+
+def _task_runner(tasks: TaskRunner | None, store: TaskStore | None) -> TaskRunner | None:
+    """The runner of the Tasks extension a server was given (``None``: off)."""
+    if tasks is not None and store is not None:
+        raise ValueError("pass tasks= (a TaskRunner) or task_store=, not both")
+    if store is None:
+        return tasks
+    from mrtr.server._tasks._runner import TaskRunner
+
+    return TaskRunner(store)
 
 
 class Server:
@@ -151,20 +169,31 @@ class Server:
             connection (more fail at once with code -32000).
         max_listeners: change listeners held at once (``subscriptions/listen`` streams,
             legacy connections and GET streams); more are refused.
+        max_listeners_per_client: of those, the most one client holds (an
+            authenticated principal; over HTTP without one, a remote address; a stream
+            connection); more of its own are refused.
         max_pending_events: distinct changes waiting unsent for one listener; past it
             the listener is dropped (a slow reader), with a log line.
         max_resource_subscriptions: resource URIs one listen stream or legacy session
             may subscribe to (a listen honours the first ones, a subscribe beyond is
             refused).
-        max_subscription_bytes: characters of the URIs one legacy session subscribes
-            to, in all (a listen is bounded by the message size instead).
+        max_subscription_bytes: characters of the URIs one listen stream or legacy
+            session subscribes to, in all (a listen honours the first ones that fit).
+        max_client_info_bytes: characters (as JSON) of the ``capabilities`` and
+            ``clientInfo`` a legacy ``initialize`` may carry (the session keeps them for
+            its life); a larger one gets -32602.
         middleware: around-handler hooks ``async (ctx, call_next) -> result``, outermost
             first (also the list ``server.middleware``); see `mrtr.server.CallNext`.
+        task_store: serve the Tasks extension from this store (a `TaskRunner` with the
+            default limits is made around it, as ``server.tasks``).
+        tasks: serve the Tasks extension with this `TaskRunner` (its store and limits);
+            without it or ``task_store`` the extension is not declared.
 
     Raises:
         ValueError: an explicit policy without ``audience`` on a server without a real
             (non-blank) name: the audience claim is what keeps another service that
-            shares the keys from redeeming this server's state.
+            shares the keys from redeeming this server's state; or both ``tasks`` and
+            ``task_store``.
         TypeError: ``request_state_security`` is not a policy, ``None`` or `UNSEALED`; or a
             tracer or meter provider that is not one.
     """
@@ -191,10 +220,14 @@ class Server:
         client_request_timeout: float = DEFAULT_CLIENT_REQUEST_TIMEOUT,
         max_client_requests: int = DEFAULT_MAX_CLIENT_REQUESTS,
         max_listeners: int = DEFAULT_MAX_LISTENERS,
+        max_listeners_per_client: int = DEFAULT_MAX_LISTENERS_PER_CLIENT,
         max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS,
         max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         max_subscription_bytes: int = DEFAULT_MAX_SUBSCRIPTION_BYTES,
+        max_client_info_bytes: int = DEFAULT_MAX_CLIENT_INFO_BYTES,
         middleware: Sequence[ServerMiddleware] = (),
+        task_store: TaskStore | None = None,
+        tasks: TaskRunner | None = None,
     ) -> None:
         if not client_request_timeout > 0:
             raise ValueError("client_request_timeout must be positive")
@@ -205,6 +238,9 @@ class Server:
                 "max_pending_events, max_resource_subscriptions and max_subscription_bytes "
                 "must be at least 1"
             )
+        if max_client_info_bytes < 1:
+            raise ValueError("max_client_info_bytes must be at least 1")
+        self.max_client_info_bytes = max_client_info_bytes
         self.max_subscription_bytes = max_subscription_bytes
         self.client_request_timeout = client_request_timeout
         self.max_client_requests = max_client_requests
@@ -212,7 +248,9 @@ class Server:
         self.max_resource_subscriptions = max_resource_subscriptions
         from mrtr.server._notify import ChangeHub
 
-        self._hub = ChangeHub(max_listeners=max_listeners)
+        self._hub = ChangeHub(
+            max_listeners=max_listeners, max_listeners_per_client=max_listeners_per_client
+        )
         self.name = name
         self.middleware: list[ServerMiddleware] = list(middleware)
         self._custom: dict[str, tuple[type[BaseModel], Handler]] = {}
@@ -254,6 +292,10 @@ class Server:
                 "request_state_security must be a RequestStateSecurity, None (seal with an "
                 f"ephemeral key) or UNSEALED, not {type(request_state_security).__name__}"
             )
+        self.tasks: TaskRunner | None = _task_runner(tasks, task_store)
+        if self.tasks is not None:  # sealing and the hub, before any connection is made
+            self.tasks.attach(self.request_state_policy, self._hub)
+        """The Tasks extension's runner (``None``: the extension is off)."""
 
     def __repr__(self) -> str:
         return f"Server({self.name!r})"
@@ -321,6 +363,10 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.on_complete or "completion" in custom:
             caps["completions"] = {}
+        if self.__dict__.get("tasks") is not None:
+            from mrtr.types import TASKS_EXTENSION
+
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     def discover_result(self) -> dict[str, Any]:
@@ -408,6 +454,12 @@ class Server:
             "completion/complete": self.on_complete,
         }
         handlers = {method: h for method, h in candidates.items() if h is not None}
+        params_models = {method: model for method, (model, _) in self._custom.items()}
+        if self.tasks is not None:
+            self.tasks.attach(self.request_state_policy, self._hub)
+            for method, (model, handler) in self.tasks.handlers().items():
+                handlers.setdefault(method, handler)
+                params_models.setdefault(method, model)
         handlers.update({method: h for method, (_, h) in self._custom.items()})
         return ServerSpec(
             handlers=handlers,
@@ -423,9 +475,11 @@ class Server:
             max_pending_events=self.max_pending_events,
             max_resource_subscriptions=self.max_resource_subscriptions,
             max_subscription_bytes=self.max_subscription_bytes,
-            params_models={method: model for method, (model, _) in self._custom.items()},
+            max_client_info_bytes=self.max_client_info_bytes,
+            params_models=params_models,
             middleware=tuple(self.middleware),
             server_info=self.server_info(),
+            task_owner=None if self.tasks is None else self.tasks.owner_of,
         )
 
     def _tool_header_cache(self) -> ToolHeaderCache:
@@ -473,7 +527,14 @@ class Server:
             self.connection,
             max_message_size=max_message_size,
             max_concurrent_requests=max_concurrent_requests,
+            background=self._background,
         )
+
+    def _background(self) -> AbstractAsyncContextManager[None]:
+        """What runs beside the shells for the server's life (the task bodies, if any)."""
+        if self.tasks is None:
+            return nullcontext()
+        return self.tasks.lifespan()
 
     async def run_stdio_async(
         self,
@@ -490,11 +551,12 @@ class Server:
         """
         from mrtr.server._stream import serve_stdio
 
-        await serve_stdio(
-            self.connection,
-            max_message_size=max_message_size,
-            max_concurrent_requests=max_concurrent_requests,
-        )
+        async with self._background():
+            await serve_stdio(
+                self.connection,
+                max_message_size=max_message_size,
+                max_concurrent_requests=max_concurrent_requests,
+            )
 
     def run_stdio(
         self,
@@ -524,6 +586,7 @@ class Server:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
         session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
@@ -559,6 +622,9 @@ class Server:
                 or ``"*"`` for any.
             max_sessions: legacy sessions held at once; ``initialize`` beyond it gets 503
                 (live sessions are never evicted to make room).
+            max_sessions_per_client: of those, the most one client holds (its
+                principal, or without a ``token_verifier`` its remote address: behind a
+                proxy, let the ASGI server take it from ``X-Forwarded-For``); 503 beyond.
             session_idle_timeout: seconds after its last request a legacy session ends.
             max_concurrent_requests: requests in flight at once on one legacy session
                 (503 beyond it).
@@ -584,6 +650,7 @@ class Server:
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_sessions=max_sessions,
+            max_sessions_per_client=max_sessions_per_client,
             session_idle_timeout=session_idle_timeout,
             max_concurrent_requests=max_concurrent_requests,
             body_timeout=body_timeout,
@@ -593,6 +660,7 @@ class Server:
             stream_stall_timeout=stream_stall_timeout,
             hub=self._hub,
             tool_headers=self._tool_header_cache(),
+            background=self._background,
         )
         if token_verifier is None:
             return app

@@ -5,14 +5,15 @@ it: any other principal is told it does not exist (404, as for an unknown id, so
 learns nothing). A session ends after ``idle_timeout`` seconds without a request, on
 DELETE, or at shutdown. When ``max_sessions`` are open, a new one is refused rather
 than evicting a live one: an anonymous flood of ``initialize`` then costs its victims
-nothing.
+nothing. One client (a principal, or an anonymous remote address) holds at most
+``max_per_client`` of them, so that it cannot take every place alone.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,22 +34,33 @@ class Session:
     last_used: float
     in_flight: int = 0
     get_stream: bool = False  # its standalone GET stream is open
+    client: Hashable = None  # whose share of the sessions it takes
 
 
 class SessionStore:
     """The open legacy sessions of one HTTP app, least recently used first."""
 
     def __init__(
-        self, *, max_sessions: int, idle_timeout: float, clock: Callable[[], float]
+        self,
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+        clock: Callable[[], float],
+        max_per_client: int | None = None,
     ) -> None:
         if max_sessions < 0:
             raise ValueError("max_sessions must not be negative")
+        if max_per_client is not None and max_per_client < 1:
+            raise ValueError("max_sessions_per_client must be at least 1")
         if idle_timeout <= 0:
             raise ValueError("session_idle_timeout must be positive")
         self._max = max_sessions
+        self._max_per_client = max_sessions if max_per_client is None else max_per_client
+        self._per_client: dict[Hashable, int] = {}
         self._idle_timeout = idle_timeout
         self._clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._ended: list[Session] = []  # ended since `take_ended` last ran
 
     @property
     def max_sessions(self) -> int:
@@ -59,14 +71,35 @@ class SessionStore:
         self._expire()
         return len(self._sessions)
 
-    def open(self, connection: ServerConnection, principal: Principal | None) -> str | None:
-        """Register a new session and return its id; ``None`` when the store is full."""
+    def refusal(self, client: Hashable) -> str | None:
+        """Why a new session of ``client`` would be refused now, or ``None``."""
         self._expire()
         if len(self._sessions) >= self._max:
+            return "too many sessions"
+        if self._per_client.get(client, 0) >= self._max_per_client:
+            return "too many sessions of this client"
+        return None
+
+    def open(
+        self, connection: ServerConnection, principal: Principal | None, client: Hashable = None
+    ) -> str | None:
+        """Register a new session and return its id; ``None`` when there is no room for it."""
+        if self.refusal(client) is not None:
             return None
         session_id = secrets.token_urlsafe(24)
-        self._sessions[session_id] = Session(session_id, connection, principal, self._clock())
+        self._sessions[session_id] = Session(
+            session_id, connection, principal, self._clock(), client=client
+        )
+        self._per_client[client] = self._per_client.get(client, 0) + 1
         return session_id
+
+    def _remove(self, session_id: str) -> Session:
+        session = self._sessions.pop(session_id)
+        held = self._per_client.pop(session.client, 1) - 1
+        if held > 0:
+            self._per_client[session.client] = held
+        self._ended.append(session)
+        return session
 
     def get(self, session_id: str, principal: Principal | None) -> Session | None:
         """The session, if it is open and belongs to ``principal`` (its use is recorded)."""
@@ -89,7 +122,7 @@ class SessionStore:
         session = self.get(session_id, principal)
         if session is None:
             return False
-        del self._sessions[session_id]
+        self._remove(session_id)
         session.connection.close("the session was deleted")
         return True
 
@@ -97,8 +130,18 @@ class SessionStore:
         """End every session."""
         sessions = list(self._sessions.values())
         self._sessions.clear()
+        self._per_client.clear()
         for session in sessions:
             session.connection.close("the server is shutting down")
+
+    def take_ended(self) -> list[Session]:
+        """The sessions deleted or expired since the last call (not those of a shutdown).
+
+        The shell records their end where their streams are kept, so that no instance
+        resumes a stream of a session that is over.
+        """
+        ended, self._ended = self._ended, []
+        return ended
 
     def _expire(self) -> None:
         # least recently used first: stop at the first one still fresh. A session with
@@ -112,5 +155,5 @@ class SessionStore:
                 session.last_used = self._clock()
                 self._sessions.move_to_end(session_id)
                 continue
-            del self._sessions[session_id]
+            self._remove(session_id)
             session.connection.close("the session expired")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mrtr._otel import Telemetry
 from mrtr.server._context import ServerRequestContext
+from mrtr.server._defaults import DEFAULT_MAX_CLIENT_INFO_BYTES
 from mrtr.server._envelope import EnvelopeCache
 from mrtr.server._notify import (
     DEFAULT_MAX_PENDING_EVENTS,
@@ -52,11 +53,15 @@ class ServerSpec:
         hub: the server's change listeners (``notify_*`` publishes to it).
         max_pending_events: distinct changes waiting for one listener before it is dropped.
         max_resource_subscriptions: resource URIs one listener may subscribe to.
-        max_subscription_bytes: characters of those URIs in all (a legacy session).
+        max_subscription_bytes: characters of those URIs in all.
+        max_client_info_bytes: characters (as JSON) of the capabilities and client info
+            a legacy ``initialize`` may carry.
         params_models: the params model of each method registered with
             ``add_request_handler`` (custom methods, or a spec method's own model).
         middleware: the around-handler hooks, outermost first.
         server_info: the ``Implementation`` stamped in ``_meta`` of 2026-07-28 results.
+        task_owner: the principal digest a request's tasks are bound to (the Tasks
+            extension's runner; ``None`` without it): a listen gets only its own tasks.
     """
 
     handlers: Mapping[str, Handler]
@@ -73,6 +78,8 @@ class ServerSpec:
     max_pending_events: int = DEFAULT_MAX_PENDING_EVENTS
     max_resource_subscriptions: int = DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS
     max_subscription_bytes: int = 1024 * 1024
+    max_client_info_bytes: int = DEFAULT_MAX_CLIENT_INFO_BYTES
     params_models: Mapping[str, type[BaseModel]] = field(default_factory=dict)
     middleware: tuple[ServerMiddleware, ...] = ()
     server_info: dict[str, Any] | None = None
+    task_owner: Callable[[ServerRequestContext], str] | None = None

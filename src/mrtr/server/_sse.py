@@ -1,7 +1,9 @@
 """One SSE response: event ids through the `EventStore`, ``retry``, and a bound on stalls.
 
 `SSEWriter` starts the response, writes each message as an event (first stored, when the
-stream is resumable, so its id can be resumed from), and ends it. A client that stops
+stream is resumable, so its id can be resumed from), and ends it. A store that fails
+(Redis down) makes the stream non-resumable from there on, with one log line: the
+client still gets its events, without ids. A client that stops
 reading is not waited for: a write that cannot finish within ``stall_timeout`` detaches
 the stream (logged), and what follows is only stored (a resumable stream) or dropped.
 At most one message waits in the ASGI server per stream, so what a silent client can
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -25,6 +27,7 @@ __all__ = ["DEFAULT_SSE_RETRY_MS", "DEFAULT_STREAM_STALL_TIMEOUT", "SSEWriter"]
 _logger = logging.getLogger("mrtr.server.http")
 
 ASGISend = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+_T = TypeVar("_T")
 
 # the defaults (with the other serving ones): seconds one SSE write may wait for a
 # client that does not read before it is dropped; the priming event's ``retry`` (ms)
@@ -68,21 +71,47 @@ class SSEWriter:
         return self._store is not None
 
     async def start(self, *, owner: str | None = None) -> None:
-        """Send the response head, and the priming event (id, retry) of a resumable stream."""
+        """Send the response head, and the priming event (id, retry) of a resumable stream.
+
+        The stream is opened in the store first: a store that is down is known before
+        the head goes out, and the stream is then served without ids.
+        """
+        event_id = None
+        store, stream_id = self._store, self._stream_id
+        if store is not None and stream_id is not None:
+
+            async def prime() -> str:
+                await store.open_stream(stream_id, owner=owner or "")
+                return await store.append(stream_id, None)
+
+            event_id = await self._stored(prime)
         await self._write({"type": "http.response.start", "status": 200, "headers": self._headers})
-        if self._store is not None and self._stream_id is not None:
-            await self._store.open_stream(self._stream_id, owner=owner or "")
-            event_id = await self._store.append(self._stream_id, None)
+        if event_id is not None:
             retry = f"retry: {self._retry_ms}\n".encode() if self._retry_ms is not None else b""
             await self._body(b"id: " + event_id.encode() + b"\n" + retry + b"data: \n\n")
+
+    async def _stored(self, call: Callable[[], Awaitable[_T]]) -> _T | None:
+        """One call to the store; if it fails, the stream goes on unstored (one log line)."""
+        try:
+            return await call()
+        except Exception as exc:  # Redis down, or any store's failure: not the client's
+            _logger.warning(
+                "the event store failed (%s: %s): %s goes on without resumption",
+                type(exc).__name__,
+                exc,
+                self._what,
+            )
+            self._store = None
+            return None
 
     async def event(self, message: JSONObject, *, event_id: str | None = None) -> None:
         """Store (when resumable) and write one message as an event."""
         data = encode_outgoing(message)
         if data is None:
             return
-        if event_id is None and self._store is not None and self._stream_id is not None:
-            event_id = await self._store.append(self._stream_id, message)
+        store, stream_id = self._store, self._stream_id
+        if event_id is None and store is not None and stream_id is not None:
+            event_id = await self._stored(lambda: store.append(stream_id, message))
         head = b"id: " + event_id.encode() + b"\n" if event_id is not None else b""
         await self._body(head + b"event: message\ndata: " + data + b"\n\n")
 
@@ -104,8 +133,9 @@ class SSEWriter:
 
     async def finish(self) -> None:
         """The stream's last event was written: mark it in the store, end the response."""
-        if self._store is not None and self._stream_id is not None:
-            await self._store.end_stream(self._stream_id)
+        store, stream_id = self._store, self._stream_id
+        if store is not None and stream_id is not None:
+            await self._stored(lambda: store.end_stream(stream_id))
         await self.close("the stream is complete")
 
     async def end_in_store(self) -> None:

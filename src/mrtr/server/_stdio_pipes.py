@@ -50,6 +50,7 @@ class LineFramer:
     def __init__(self, max_message_size: int) -> None:
         self._max = max_message_size
         self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no newline
         self._skipping = False  # inside a refused line: drop up to its newline
         self._ended = False
 
@@ -65,8 +66,11 @@ class LineFramer:
         """The next line, `OVERSIZE`, or ``None`` (more bytes needed, or the end)."""
         buffer = self._buffer
         while True:
-            newline = buffer.find(b"\n")
+            # from where the last look stopped: a line that arrives a few bytes at a time
+            # is scanned once, not once per read (quadratic up to the cap)
+            newline = buffer.find(b"\n", self._scanned)
             if self._skipping:
+                self._scanned = 0
                 if newline < 0:
                     buffer.clear()
                     return None
@@ -74,14 +78,17 @@ class LineFramer:
                 self._skipping = False
                 continue
             if newline < 0:
+                self._scanned = len(buffer)
                 if len(buffer) > self._max:
                     self._skipping = True
                     return self.OVERSIZE
                 if self._ended and buffer:
                     line = bytes(buffer)
                     buffer.clear()
+                    self._scanned = 0
                     return line
                 return None
+            self._scanned = 0
             if newline > self._max:
                 del buffer[: newline + 1]
                 return self.OVERSIZE

@@ -21,7 +21,7 @@ import logging
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
@@ -349,9 +349,15 @@ class InProcessTransport(Transport):
     """
 
     def __init__(
-        self, connect: Connect, *, max_message_size: int, max_concurrent_requests: int
+        self,
+        connect: Connect,
+        *,
+        max_message_size: int,
+        max_concurrent_requests: int,
+        background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         self._connect = connect
+        self._background = background
         self._max_message_size = max_message_size
         self._max_concurrent_requests = max_concurrent_requests
         self._client_end: MemoryTransport | None = None
@@ -384,7 +390,10 @@ class InProcessTransport(Transport):
             data = encode_outgoing(message)
             return data is None or post_frame(server_end, data)
 
-        async with anyio.create_task_group() as task_group:
+        async with (
+            self._background() if self._background is not None else nullcontext(),
+            anyio.create_task_group() as task_group,
+        ):
             self._stream = _StreamServer(
                 self._connect(),
                 send,
@@ -481,10 +490,13 @@ class _StdioReader:
     def __init__(self, stream: BinaryIO, *, max_message_size: int) -> None:
         self._stream = stream
         self._max = max_message_size
+        # its own thread, never one of the default pool's: sync tools run there, and
+        # once they hold every thread a line that would release them could not be read
+        self._limiter = anyio.CapacityLimiter(1)
 
     async def _readline(self) -> bytes:
         return await anyio.to_thread.run_sync(
-            self._stream.readline, self._max + 1, abandon_on_cancel=True
+            self._stream.readline, self._max + 1, abandon_on_cancel=True, limiter=self._limiter
         )
 
     async def receive(self) -> JSONObject | Refusal:
@@ -534,6 +546,7 @@ async def serve_stdio(
         stdout.flush()
 
     lock = anyio.Lock()
+    writer = anyio.CapacityLimiter(1)  # as the reader's: answers never wait for sync tools
 
     async def send(message: JSONObject) -> None:
         encoded = encode_outgoing(message)
@@ -542,7 +555,7 @@ async def serve_stdio(
         data = encoded + b"\n"
         try:
             async with lock:  # one writer thread at a time: lines never interleave
-                await anyio.to_thread.run_sync(write, data)
+                await anyio.to_thread.run_sync(write, data, limiter=writer)
         except OSError as exc:
             raise TransportError(f"stdout closed: {exc}") from exc
 

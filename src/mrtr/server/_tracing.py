@@ -18,7 +18,7 @@ import anyio
 from mrtr._otel import Instruments, Telemetry, mark_failure
 from mrtr._wire.framing import utf8_size
 from mrtr.server._jsonrpc import HandlerError
-from mrtr.types import META_PROTOCOL_VERSION
+from mrtr.types import META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -32,6 +32,22 @@ _TARGETS = {
     "tools/call": ("name", "gen_ai.tool.name"),
     "prompts/get": ("name", "gen_ai.prompt.name"),
 }
+
+# What the client chose (a method, a tool name, a URI, an id, an error message that
+# quotes them) is cut before it reaches a span: the SDK keeps attributes whole by default
+# and a batch exporter holds thousands of spans. Names past the spec's 128 characters
+# are no valid names anyway.
+_NAME_CHARS = 128
+_METHOD_NOT_FOUND = str(METHOD_NOT_FOUND)
+_TEXT_CHARS = 1024
+# a metric keeps one series per attribute set for the process's life: a client's invented
+# method names would each add one, so a method the server does not serve is recorded as
+# this (as OpenTelemetry's HTTP conventions do for unknown methods)
+_OTHER_METHOD = "_OTHER"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def traced_requests(telemetry: Telemetry, request: Request, legacy_version: str | None) -> Request:
@@ -66,7 +82,7 @@ async def _serve(
     )
     ambient = get_current_span().get_span_context()
     attributes, name = _attributes(method, params, meta, legacy_version)
-    attributes["jsonrpc.request.id"] = str(request_id)
+    attributes["jsonrpc.request.id"] = _cut(str(request_id), _NAME_CHARS)
     span = instruments.tracer.start_span(
         name,
         context=propagate.extract(carrier),
@@ -90,7 +106,8 @@ async def _serve(
         return result
     finally:
         span.end()
-        metric = {"mcp.method.name": method}
+        known = error != _METHOD_NOT_FOUND
+        metric = {"mcp.method.name": method if known else _OTHER_METHOD}
         if error is not None:
             metric["error.type"] = error
         instruments.server_operation.record(time.perf_counter() - start, metric)
@@ -99,22 +116,24 @@ async def _serve(
 def _attributes(
     method: str, params: dict[str, Any], meta: Any, legacy_version: str | None
 ) -> tuple[dict[str, Any], str]:
+    method = _cut(method, _NAME_CHARS)
     attributes: dict[str, Any] = {"mcp.method.name": method}
     version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
     version = version if isinstance(version, str) else legacy_version
     if version is not None:
-        attributes["mcp.protocol.version"] = version
+        attributes["mcp.protocol.version"] = _cut(version, _NAME_CHARS)
     name = method
     field, attribute = _TARGETS.get(method, (None, None))
     target = params.get(field) if field is not None else None
     if attribute is not None and isinstance(target, str):
+        target = _cut(target, _NAME_CHARS)
         attributes[attribute] = target
         name = f"{method} {target}"
         if method == "tools/call":
             attributes["gen_ai.operation.name"] = "execute_tool"
     uri = params.get("uri") if method == "resources/read" else None
     if isinstance(uri, str):
-        attributes["mcp.resource.uri"] = uri
+        attributes["mcp.resource.uri"] = _cut(uri, _TEXT_CHARS)
     responses = params.get("inputResponses")
     if isinstance(responses, dict):
         attributes["mrtr.input_response.count"] = len(responses)
@@ -130,7 +149,7 @@ def _handler_error(span: Span, exc: HandlerError) -> str:
     code = str(exc.code)
     span.set_attribute("error.type", code)
     span.set_attribute("rpc.response.status_code", code)
-    span.set_status(StatusCode.ERROR, exc.message)
+    span.set_status(StatusCode.ERROR, _cut(exc.message, _TEXT_CHARS))
     return code
 
 

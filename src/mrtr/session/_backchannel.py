@@ -63,6 +63,11 @@ def _input_request_model(method: str) -> type[BaseModel] | None:
     return models.get(method)
 
 
+_TASK_STATUS = frozenset({"notifications/tasks", "notifications/tasks/status"})
+"""A task changed: the extension's package and the suite name it the first way, the SEP
+text the second; either wakes the follower of the task."""
+
+
 class BackChannel:
     """The session's answers to server requests and its notification routes.
 
@@ -97,6 +102,8 @@ class BackChannel:
 
     async def notify(self, method: str, params: Any) -> None:
         """Route one notification (progress is the connection's own)."""
+        if method in _TASK_STATUS and isinstance(params, dict):
+            self._session.task_wakers.wake(params.get("taskId"))  # a follower polls now
         if method in CHANGE_METHODS:
             for listener in self.change_listeners:
                 listener(method, params)

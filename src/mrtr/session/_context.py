@@ -53,6 +53,8 @@ class ClientRequestContext:
         protocol_version: the negotiated protocol version.
         request_id: the JSON-RPC id of the server's request on the legacy back-channel;
             at 2026-07-28, the input request's key (as the official SDK has it).
+        task_id: the task that asks (the tasks extension): the answer goes back with
+            ``tasks/update``; ``None`` for a question of the request itself.
     """
 
     session: ClientSession
@@ -63,6 +65,7 @@ class ClientRequestContext:
     key: str | None = None
     protocol_version: str | None = None
     request_id: int | str | None = None
+    task_id: str | None = None
 
 
 ElicitationCallback: TypeAlias = Callable[

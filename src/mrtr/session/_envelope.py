@@ -95,6 +95,10 @@ class EraState:
             meta = {**(user_meta or {}), **envelope}
             if progress_token is not None:
                 meta["progressToken"] = progress_token
+            if user_meta is not None and META_CLIENT_CAPABILITIES in user_meta:
+                # a request that declares its own capabilities (an extension opted in or
+                # out for this request only) keeps them: they are per request on the wire
+                meta[META_CLIENT_CAPABILITIES] = user_meta[META_CLIENT_CAPABILITIES]
         return {**(params or {}), "_meta": meta}
 
     # -- settling the era ------------------------------------------------------------

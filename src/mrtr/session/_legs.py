@@ -9,11 +9,11 @@ session's `request_leg` is built on them, and `Client` builds each call's params
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mrtr import types as _types  # lazy names; cheaper per call than a `from` import
-from mrtr.errors import InputRequiredNotAllowedError, MCPError, MRTRError
+from mrtr.errors import InputRequiredNotAllowedError, MCPError, MRTRError, ProtocolError
 from mrtr.session._context import ProgressCallback
 from mrtr.types._constants import HEADER_MISMATCH
 
@@ -91,15 +91,19 @@ async def send_leg(
     allow_input_required: bool,
     progress_callback: ProgressCallback | None,
     read_timeout_seconds: float | None,
+    on_task: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Send one leg (`params` as `leg_params` built it) and parse its result strictly.
 
     A modern ``tools/call`` answered with -32020 (the tool headers sent are not the
     server's) lists the tools again, through which the HTTP transport learns the current
-    headers, and is sent once more.
+    headers, and is sent once more. A task handle (``resultType: "task"``) is given to
+    `on_task`, whose return is the leg's; without it (the request did not declare the
+    tasks extension) a task is a broken answer.
 
     Raises:
         InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
+        ProtocolError: a task handle for a request that did not declare the extension.
         MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
     """
     try:
@@ -116,6 +120,14 @@ async def send_leg(
     result = _types.parse_result(method, raw)
     if not allow_input_required and isinstance(result, _types.InputRequiredResult):
         raise InputRequiredNotAllowedError(result, method=method)
+    if raw.get("resultType") == "task":
+        if on_task is None:
+            raise ProtocolError(
+                f"the server answered {method} with a task, but the request did not declare "
+                "the tasks extension (a server must not)",
+                method=method,
+            )
+        return on_task(result)
     return result
 
 

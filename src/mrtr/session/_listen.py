@@ -80,6 +80,7 @@ class SubscriptionFilter:
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
 
     def to_wire(self) -> JSONObject:
         """The wire ``SubscriptionFilter``: only what is asked for."""
@@ -92,6 +93,8 @@ class SubscriptionFilter:
             wire["resourcesListChanged"] = True
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
+        if self.task_ids:
+            wire["taskIds"] = list(self.task_ids)
         return wire
 
     def allows(self, event: ChangeEvent) -> bool:
@@ -114,12 +117,16 @@ class SubscriptionFilter:
         if not isinstance(wire, dict):
             return cls()
         uris = wire.get("resourceSubscriptions")
+        tasks = wire.get("taskIds")
         return cls(
             tools_list_changed=wire.get("toolsListChanged") is True,
             prompts_list_changed=wire.get("promptsListChanged") is True,
             resources_list_changed=wire.get("resourcesListChanged") is True,
             resource_subscriptions=tuple(u for u in uris if isinstance(u, str))
             if isinstance(uris, list)
+            else (),
+            task_ids=tuple(t for t in tasks if isinstance(t, str))
+            if isinstance(tasks, list)
             else (),
         )
 

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine, Mapping
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, overload
 
 from typing_extensions import Self
 
 from mrtr._version import __version__
-from mrtr.errors import NotInThisEraError
+from mrtr.errors import NotInThisEraError, ProtocolError, TaskNotAllowedError
 from mrtr.session._backchannel import BackChannel
 from mrtr.session._callbacks import InputCallbacks
 from mrtr.session._connection import JSONRPCConnection, RequestObserver, SessionState
@@ -48,17 +49,21 @@ from mrtr.session._context import (
 )
 from mrtr.session._envelope import EraState
 from mrtr.session._legs import InputMethod, InputResponsesArg, call_params, leg_params, send_leg
-from mrtr.types._constants import LATEST_PROTOCOL_VERSION
+from mrtr.session._task_wakers import TaskWakers
+from mrtr.types._constants import LATEST_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from mrtr._wire.jsonrpc import Era
     from mrtr.session._listen import ListenRoutes
+    from mrtr.session._task import Task
     from mrtr.transports import JSONObject, Transport
     from mrtr.types import (
         CallToolResult,
         CompleteResult,
+        CreateTaskResult,
+        DetailedTask,
         DiscoverResult,
         EmptyResult,
         GetPromptResult,
@@ -79,7 +84,9 @@ _logger = logging.getLogger("mrtr.session")
 
 _NO_LISTEN = "use Client.listen(...) on a 2026-07-28 connection"
 
-LegResult: TypeAlias = "CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredResult"
+LegResult: TypeAlias = (
+    "CallToolResult | GetPromptResult | ReadResourceResult | InputRequiredResult | Task"
+)
 """What one leg of a call that may ask for input returns (`ClientSession.request_leg`)."""
 
 
@@ -112,6 +119,9 @@ class ClientSession:
             requests come from the caller rather than from callbacks.
         request_observer: asked before each request whether to wrap it (tracing):
             ``(method) -> None | async (request_id, params, send) -> result``.
+        tasks: declare the tasks extension (``io.modelcontextprotocol/tasks``) on every
+            request, so a server may answer ``tools/call`` with a task; a call can also
+            opt in or out alone (``call_tool(..., tasks=...)``, 2026-07-28 only).
 
     Raises:
         ValueError: ``read_timeout_seconds`` is not positive.
@@ -134,6 +144,7 @@ class ClientSession:
         read_timeout_seconds: float | None = None,
         capabilities: Mapping[str, Any] | BaseModel | None = None,
         request_observer: RequestObserver | None = None,
+        tasks: bool = False,
     ) -> None:
         from pydantic import BaseModel
 
@@ -152,6 +163,13 @@ class ClientSession:
             advertised = capabilities.model_dump(by_alias=True, exclude_none=True)
         else:
             advertised = dict(capabilities)
+        self._tasks = tasks
+        self.task_wakers = TaskWakers()
+        """Ends a task follower's wait when the server says the task changed."""
+        self._advertised = advertised  # before the extension: a call may opt in or out alone
+        self._declared: dict[bool, JSONObject] = {}
+        if tasks:
+            advertised = self._capabilities(True)
         self._era = EraState(
             client_info or Implementation(name="mrtr", version=__version__),
             advertised,
@@ -202,6 +220,11 @@ class ClientSession:
     def transport(self) -> Transport:
         """The transport the session talks over (the session does not close it)."""
         return self._connection.transport
+
+    @property
+    def tasks(self) -> bool:
+        """Whether every request declares the tasks extension (the ``tasks`` argument)."""
+        return self._tasks
 
     @property
     def input_callbacks(self) -> InputCallbacks:
@@ -347,6 +370,8 @@ class ClientSession:
         allow_input_required: bool = False,
         progress_callback: ProgressCallback | None = None,
         read_timeout_seconds: float | None = None,
+        tasks: bool | None = None,
+        allow_task: bool = False,
     ) -> Coroutine[Any, Any, LegResult]:
         """Send one leg of a call that may ask for input, and parse its result strictly.
 
@@ -360,23 +385,127 @@ class ClientSession:
         the ones sent) lists the tools again, which refreshes the transport's headers,
         and is retried once.
 
+        The leg declares the tasks extension when `tasks` says so (``None``: the session's
+        ``tasks``, or ``allow_task``); on a legacy connection only the handshake's
+        capabilities count. A server may answer a leg that declared it with a task.
+
         Returns:
-            The parsed result model of `method`, or an `InputRequiredResult` (only with
-            ``allow_input_required=True``).
+            The parsed result model of `method`, an `InputRequiredResult` (only with
+            ``allow_input_required=True``), or a `Task` handle (only with
+            ``allow_task=True``).
 
         Raises:
             InputRequiredNotAllowedError: an `InputRequiredResult` without the opt-in.
+            TaskNotAllowedError: a task without ``allow_task`` (``.task`` is its handle).
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
+        modern = self._era.era == "modern"
+        leg = leg_params(params, input_responses, request_state)
+        declared = self._tasks
+        if modern:
+            wanted = (declared or allow_task) if tasks is None else tasks
+            if wanted != declared:  # this request alone opts in or out
+                leg = self._declaring(leg, wanted)
+                declared = wanted
         return send_leg(
             self._connection,
             method,
-            leg_params(params, input_responses, request_state),
-            modern=self._era.era == "modern",
+            leg,
+            modern=modern,
             allow_input_required=allow_input_required,
             progress_callback=progress_callback,
             read_timeout_seconds=read_timeout_seconds,
+            on_task=partial(self._task_arrived, method, params, allow_task) if declared else None,
         )
+
+    def _declaring(self, params: JSONObject, tasks: bool) -> JSONObject:
+        """`params` with client capabilities of their own: with or without the extension."""
+        capabilities = self._capabilities(tasks)
+        meta = params.get("_meta")
+        meta = {**meta} if isinstance(meta, dict) else {}
+        meta[META_CLIENT_CAPABILITIES] = capabilities
+        return {**params, "_meta": meta}
+
+    def _capabilities(self, tasks: bool) -> JSONObject:
+        """The advertised capabilities with the tasks extension declared or not (built once)."""
+        capabilities = self._declared.get(tasks)
+        if capabilities is None:
+            from mrtr.session._task_check import with_tasks_extension
+
+            capabilities = self._declared[tasks] = with_tasks_extension(self._advertised, tasks)
+        return capabilities
+
+    def _task_arrived(
+        self, method: str, params: JSONObject, allow_task: bool, result: CreateTaskResult
+    ) -> Task:
+        """The handle of the task `result` names; raised unless the caller allowed one."""
+        from mrtr.session._task import Task
+
+        name = params.get("name")
+        task = Task.created(result, self, method, name if isinstance(name, str) else "")
+        if not allow_task:
+            raise TaskNotAllowedError(task)
+        return task
+
+    # -- the tasks extension: one request about one task ------------------------------
+
+    async def get_task(
+        self, task_id: str, *, read_timeout_seconds: float | None = None
+    ) -> DetailedTask:
+        """Ask the server how task `task_id` is (``tasks/get``): the task as it is now.
+
+        `Task.status` is the usual way in; this is the one request under it.
+
+        Raises:
+            MCPError: the server refused (an unknown id is -32602).
+            ProtocolError: the answer is not a task, is another task, or its status lacks
+                what it brings (questions, a result, an error).
+            RequestTimeoutError, TransportError: no answer.
+        """
+        from mrtr.types import GetTaskResult, parse_result
+
+        raw = await self._connection.send_request(
+            "tasks/get", self._task_params(task_id), timeout=read_timeout_seconds
+        )
+        from mrtr.session._task_check import check_task
+
+        result = parse_result("tasks/get", raw)
+        if not isinstance(result, GetTaskResult):  # pragma: no cover - parse_result's model
+            raise ProtocolError("tasks/get did not give a task", method="tasks/get")
+        check_task(result, task_id)
+        return result
+
+    async def update_task(
+        self,
+        task_id: str,
+        input_responses: InputResponsesArg,
+        *,
+        read_timeout_seconds: float | None = None,
+    ) -> None:
+        """Send answers to task `task_id`'s questions (``tasks/update``), keyed as asked.
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        params = leg_params(self._task_params(task_id), input_responses, None)
+        await self._connection.send_request("tasks/update", params, timeout=read_timeout_seconds)
+
+    async def cancel_task(self, task_id: str, *, read_timeout_seconds: float | None = None) -> None:
+        """Ask the server to cancel task `task_id` (``tasks/cancel``; cooperative).
+
+        Raises:
+            MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
+        """
+        await self._connection.send_request(
+            "tasks/cancel", self._task_params(task_id), timeout=read_timeout_seconds
+        )
+
+    def _task_params(self, task_id: str) -> JSONObject:
+        """The params of a request about a task: it declares the extension it belongs to."""
+        params: JSONObject = {"taskId": task_id}
+        if self._tasks or self._era.era != "modern":
+            return params  # declared by the envelope, or by the handshake
+        return self._declaring(params, True)
 
     # -- typed wrappers of the calls that may ask for input ---------------------------
 
@@ -391,6 +520,8 @@ class ClientSession:
         input_responses: InputResponsesArg | None = ...,
         request_state: str | None = ...,
         allow_input_required: Literal[False] = ...,
+        tasks: bool | None = ...,
+        allow_task: Literal[False] = ...,
     ) -> CallToolResult: ...
     @overload
     async def call_tool(
@@ -403,7 +534,37 @@ class ClientSession:
         input_responses: InputResponsesArg | None = ...,
         request_state: str | None = ...,
         allow_input_required: Literal[True],
+        tasks: bool | None = ...,
+        allow_task: Literal[False] = ...,
     ) -> CallToolResult | InputRequiredResult: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        read_timeout_seconds: float | None = ...,
+        progress_callback: ProgressCallback | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[False] = ...,
+        tasks: bool | None = ...,
+        allow_task: Literal[True],
+    ) -> CallToolResult | Task: ...
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = ...,
+        read_timeout_seconds: float | None = ...,
+        progress_callback: ProgressCallback | None = ...,
+        *,
+        input_responses: InputResponsesArg | None = ...,
+        request_state: str | None = ...,
+        allow_input_required: Literal[True],
+        tasks: bool | None = ...,
+        allow_task: Literal[True],
+    ) -> CallToolResult | InputRequiredResult | Task: ...
     async def call_tool(
         self,
         name: str,
@@ -414,7 +575,9 @@ class ClientSession:
         input_responses: InputResponsesArg | None = None,
         request_state: str | None = None,
         allow_input_required: bool = False,
-    ) -> CallToolResult | InputRequiredResult:
+        tasks: bool | None = None,
+        allow_task: bool = False,
+    ) -> CallToolResult | InputRequiredResult | Task:
         """Call a tool once (one leg of a possibly multi-round exchange).
 
         Args:
@@ -425,14 +588,21 @@ class ClientSession:
             allow_input_required: return an `InputRequiredResult` instead of raising.
             progress_callback: receives this leg's progress notifications.
             read_timeout_seconds: this leg's timeout.
+            tasks: declare the tasks extension on this request (``None``: the session's
+                ``tasks``, or ``allow_task``); 2026-07-28 only, a legacy connection
+                declares what its handshake did.
+            allow_task: return the `Task` handle when the server answers with a task.
 
         Returns:
-            The `CallToolResult`, or with ``allow_input_required=True`` possibly an
-            `InputRequiredResult` to answer and retry.
+            The `CallToolResult`; with ``allow_input_required=True`` possibly an
+            `InputRequiredResult` to answer and retry; with ``allow_task=True`` possibly
+            a `Task` to follow (``await task.result(session)``).
 
         Raises:
             InputRequiredNotAllowedError: the server needs input and the caller did not
                 opt in (pass ``allow_input_required=True``, or use `Client`).
+            TaskNotAllowedError: the server made a task and the caller did not pass
+                ``allow_task=True`` (``.task`` is its handle).
             MCPError, RequestTimeoutError, TransportError, ProtocolError: as `send_request`.
         """
         result = await self.request_leg(
@@ -443,8 +613,10 @@ class ClientSession:
             allow_input_required=allow_input_required,
             progress_callback=progress_callback,
             read_timeout_seconds=read_timeout_seconds,
+            tasks=tasks,
+            allow_task=allow_task,
         )
-        return cast("CallToolResult | InputRequiredResult", result)
+        return cast("CallToolResult | InputRequiredResult | Task", result)
 
     @overload
     async def get_prompt(

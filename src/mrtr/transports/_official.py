@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import MessageTooLargeError, TransportError
 from mrtr.transports._base import JSONObject, RequestFailed, Transport
 
@@ -94,13 +95,20 @@ class OfficialServerTransport(Transport):
                     task_group.cancel_scope.cancel()
 
     async def send(self, message: JSONObject) -> None:
-        """Hand one message to the server, as the official SDK's own transports parse it."""
+        """Hand one message to the server, as the official SDK's own transports parse it.
+
+        Raises:
+            TransportError: closed, or the server stopped.
+            TypeError: the message is not a dict or is not JSON-serializable.
+            ValueError: the message holds NaN or an infinity (as on every transport).
+        """
         if self._write is None or self._closed:
             raise TransportError("the in-process transport is closed")
         from mcp.shared.message import SessionMessage
         from mcp_types import jsonrpc_message_adapter
 
-        parsed = jsonrpc_message_adapter.validate_json(json.dumps(message), by_name=False)
+        text = encode_text(message)  # strict JSON: json.dumps would write NaN
+        parsed = jsonrpc_message_adapter.validate_json(text, by_name=False)
         try:
             await self._write.send(SessionMessage(parsed))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -118,11 +126,12 @@ class OfficialServerTransport(Transport):
             if isinstance(item, Exception):
                 continue  # the official loop reports its own stream errors; none carry a reply
             text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-            if len(text) > self._max_message_size:  # a lower bound on its UTF-8 size
+            size = utf8_size(text)  # bytes, as every transport counts: "é" is two
+            if size > self._max_message_size:
                 request_id = getattr(item.message, "id", None)
                 if isinstance(request_id, (str, int)):  # it fails only what it answers
                     return RequestFailed(
-                        request_id, MessageTooLargeError(len(text), self._max_message_size)
+                        request_id, MessageTooLargeError(size, self._max_message_size)
                     )
                 continue
             decoded: JSONObject = json.loads(text)

@@ -24,6 +24,7 @@ from mrtr.types._input import (
     InputResponse,
     ListRootsResult,
 )
+from mrtr.types._validation import first_errors
 
 if TYPE_CHECKING:
     from mrtr.types._features import (
@@ -74,6 +75,9 @@ _RESULT_MODEL_HOMES: dict[str, tuple[str, str]] = {
     "resources/templates/list": ("mrtr.types._features", "ListResourceTemplatesResult"),
     "resources/read": ("mrtr.types._features", "ReadResourceResult"),
     "completion/complete": ("mrtr.types._features", "CompleteResult"),
+    "tasks/get": ("mrtr.types._tasks", "GetTaskResult"),
+    "tasks/update": ("mrtr.types._tasks", "UpdateTaskResult"),
+    "tasks/cancel": ("mrtr.types._tasks", "CancelTaskResult"),
 }
 """Where the complete-result model of each method lives, imported on first use: a tool
 call never defines the prompt, resource and completion models."""
@@ -100,6 +104,9 @@ def result_model(method: str) -> type[Result]:
     return model
 
 
+TASK_RESULT_METHODS: frozenset[str] = frozenset({"tools/call"})
+"""The methods a server may answer with a task handle (``resultType: "task"``)."""
+
 INPUT_RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "elicitation/create": ElicitResult,
     "sampling/createMessage": CreateMessageResult,
@@ -112,7 +119,7 @@ _R = TypeVar("_R", bound=Result)
 
 def _describe(exc: ValidationError) -> str:
     parts = []
-    for error in exc.errors(include_url=False)[:3]:
+    for error in first_errors(exc, 3):
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
         parts.append(f"{where}: {error['msg']}")
     more = exc.error_count() - len(parts)
@@ -196,15 +203,16 @@ def parse_result(method: str, raw: dict[str, Any]) -> Result:
 
     An absent `resultType` means complete. An `InputRequiredResult` is accepted only for
     tools/call, prompts/get and resources/read, and only with `inputRequests` or
-    `requestState`, each request of a known method. Methods without a model of their own
-    parse as a plain `Result` (unknown fields kept).
+    `requestState`, each request of a known method. A `CreateTaskResult` (the Tasks
+    extension's ``resultType: "task"``) is accepted only for tools/call. Methods without
+    a model of their own parse as a plain `Result` (unknown fields kept).
 
     Args:
         method: the JSON-RPC method of the request this result answers.
         raw: the response's `result` member, as parsed from JSON.
 
     Returns:
-        The method's result model, or an `InputRequiredResult`.
+        The method's result model, an `InputRequiredResult` or a `CreateTaskResult`.
 
     Raises:
         ProtocolError: the result breaks a rule above, has an unknown `resultType`, or
@@ -217,6 +225,11 @@ def parse_result(method: str, raw: dict[str, Any]) -> Result:
         return _validate(result_model(method), raw, method)
     if result_type == "input_required":
         return _parse_input_required(raw, method)
+    if result_type == "task" and method in TASK_RESULT_METHODS:
+        # the Tasks extension's handle; whether the caller opted in is the caller's check
+        from mrtr.types._tasks import CreateTaskResult
+
+        return _validate(CreateTaskResult, raw, method)
     raise ProtocolError(
         f"the server answered {method} with unknown resultType {result_type!r}", method=method
     )

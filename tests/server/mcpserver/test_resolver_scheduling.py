@@ -174,6 +174,28 @@ async def test_an_error_in_a_quick_sibling_stops_a_waiting_one(anyio_backend: st
     assert waiting == {"started": 2, "cancelled": 2}  # the waiting one never started
 
 
+async def test_the_question_type_cache_is_bounded_under_per_call_types() -> None:
+    from typing import Any, Literal
+
+    from mrtr.server import Context
+    from mrtr.server._mcpserver import _asks
+
+    app = MCPServer("churn")
+
+    @app.tool()
+    async def pick(options: list[str], ctx: Context) -> str:
+        choice: Any = Literal[tuple(options)]  # a new type per distinct input
+        answer = await ctx.ask(Elicit("Pick one", choice))
+        return str(answer.data)
+
+    wire = Wire(app)
+    for i in range(_asks._CACHED + 64):
+        asked = await wire.result("pick", {"options": [f"a{i}", f"b{i}"]})
+        assert asked["resultType"] == "input_required"
+        assert len(_asks._FORMS) <= _asks._CACHED
+    assert Elicit("Pick", bool).form is Elicit("Pick", bool).form  # still kept
+
+
 def test_the_rendered_question_cache_is_bounded() -> None:
     from mrtr.server._mcpserver import _asks
 

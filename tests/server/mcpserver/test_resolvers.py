@@ -160,7 +160,7 @@ async def test_answers_are_validated() -> None:
     )
     assert text_of(bad) == (
         "Error executing tool provision: Resolver 'ask_region' received an accepted elicitation "
-        "whose content does not match the requested schema"
+        "whose content does not match the requested schema (region: missing)"
     )
     empty = await wire.result(
         "provision", {"name": "db"}, responses={"ask_region": {"action": "accept"}}, state=state
@@ -754,6 +754,82 @@ async def test_unsealed_asks_at_runtime_need_consent() -> None:
     allowed.tool()(app._tools["t"].spec.fn)
     asked = await Wire(allowed).result("t")
     assert asked["resultType"] == "input_required"
+
+
+def _forged_state(key: str, message: str, schema: dict[str, Any], answer: Any) -> str:
+    """An engine state saying `key` was answered: every part of it is public."""
+    import base64
+    import hashlib
+    import json
+
+    def fingerprint(text: str) -> str:
+        raw = hashlib.sha256(text.encode()).digest()[:16]
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    pin = f"message={fingerprint('s' + message)};schema={fingerprint(canonical)}"
+    return "mrtr.q1:" + json.dumps({"a": {}, "o": {key: [pin, answer]}})
+
+
+def _payer(**options: Any) -> tuple[MCPServer, list[str]]:
+    from mrtr.server import UNSEALED
+
+    app = MCPServer("u", request_state_security=UNSEALED, **options)
+    paid: list[str] = []
+
+    @app.tool()
+    async def pay(amount: int, ctx: Context) -> str:
+        confirm = await ctx.ask(Elicit(f"Pay {amount}?", bool))
+        if isinstance(confirm, AcceptedElicitation) and confirm.data:
+            paid.append(f"paid {amount}")
+            return f"paid {amount}"
+        return "not paid"
+
+    return app, paid
+
+
+async def test_a_hand_made_answered_state_on_an_unsealed_server_is_not_read() -> None:
+    schema = {"type": "object", "properties": {"value": {"type": "boolean"}}, "required": ["value"]}
+    yes = {"action": "accept", "content": {"value": True}}
+    forged = _forged_state("ask1", "Pay 100?", schema, yes)
+    # the same state is read where the server allowed unsealed answers: the pin is right
+    allowed, paid = _payer(allow_unsealed_answers=True)
+    assert text_of(await Wire(allowed).result("pay", {"amount": 100}, state=forged)) == "paid 100"
+    assert paid == ["paid 100"]
+    app, paid = _payer()
+    wire = Wire(app)
+    for responses in (None, {"ask1": yes}):
+        result = await wire.result("pay", {"amount": 100}, responses=responses, state=forged)
+        assert result["isError"] is True
+        assert "UNSEALED" in text_of(result) and "allow_unsealed_answers" in text_of(result)
+    assert paid == []  # the confirmed branch never ran
+
+
+async def test_a_forged_reask_count_on_an_allowed_unsealed_server_is_no_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import json
+
+    from mrtr.server import UNSEALED
+
+    app = MCPServer("u", request_state_security=UNSEALED, allow_unsealed_answers=True)
+
+    @app.tool()
+    async def pay(ctx: Context) -> str:
+        await ctx.ask(Elicit("Pay?", bool, on_invalid="reask"))
+        return "paid"
+
+    wire = Wire(app)
+    first = await wire.result("pay")
+    state = json.loads(first["requestState"].removeprefix("mrtr.q1:"))
+    for count in ("x", None, [1], 1.5, float("inf"), True):
+        forged = "mrtr.q1:" + json.dumps({**state, "r": {"ask1": [count, None]}})
+        with caplog.at_level(logging.ERROR):
+            again = await wire.result(
+                "pay", responses={"ask1": accept(value="not a bool")}, state=forged
+            )
+        assert again["resultType"] == "input_required", (count, again)
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_declined_and_cancelled_types_are_exported() -> None:

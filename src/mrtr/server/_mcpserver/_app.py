@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_URI_LENGTH
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._handler import HandlerSpec
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+TaskSupport = Literal["forbidden", "optional", "required"]
 
 DEFAULT_MAX_STATE_BYTES = 64 * 1024
 """The default cap on the engine's plaintext ``requestState`` (before sealing)."""
@@ -73,13 +74,20 @@ class MCPServer:
             client could forge "already answered").
         max_state_bytes: the cap on the engine's state per round (a `Sample` answer
             rides it); past it the call fails naming the largest entries.
-        allow_unsealed_answers: accept resolvers on an `UNSEALED` server.
+        allow_unsealed_answers: accept resolvers and ``ctx.ask`` on an `UNSEALED`
+            server (without it no answer is read from an unsealed state).
         legacy_shim: on a 2025-11-25 (or older) session, fulfil a handler's own
             ``InputRequiredResult`` over the back-channel and re-enter the handler with
             the answers, so that a manual handler is written once for both eras;
             ``False`` gives the reference's ``-32603 Handler returned an invalid result``.
         legacy_shim_max_rounds: the bound on those re-entries per call (each question
             is bounded by the low-level server's ``client_request_timeout``).
+        max_uri_length: the longest URI ``resources/read`` looks up (characters);
+            a longer one gets -32602 before any template is tried.
+        allow_path_traversal: let a template variable hold a ``..`` path segment
+            (between slashes or backslashes, or percent-encoded); by default such a
+            ``resources/read`` gets -32602. ``@app.resource(allow_path_traversal=)``
+            decides for one resource.
         handler_error_log_level: as `Server`.
         tracer_provider: as `Server`.
         meter_provider: as `Server`.
@@ -102,6 +110,8 @@ class MCPServer:
         allow_unsealed_answers: bool = False,
         legacy_shim: bool = True,
         legacy_shim_max_rounds: int = DEFAULT_LEGACY_SHIM_MAX_ROUNDS,
+        max_uri_length: int = DEFAULT_MAX_URI_LENGTH,
+        allow_path_traversal: bool = False,
         handler_error_log_level: int = logging.ERROR,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -112,6 +122,10 @@ class MCPServer:
             raise ValueError("max_state_bytes must be positive")
         if legacy_shim_max_rounds <= 0:
             raise ValueError("legacy_shim_max_rounds must be positive")
+        if max_uri_length < 1:
+            raise ValueError("max_uri_length must be at least 1")
+        self.max_uri_length = max_uri_length
+        self.allow_path_traversal = allow_path_traversal
         self.legacy_shim = legacy_shim
         self.legacy_shim_max_rounds = legacy_shim_max_rounds
         self.name = name or "mcp-server"
@@ -146,6 +160,12 @@ class MCPServer:
         # "" above lets the low-level server refuse an explicit policy without a name or an
         # audience (parity); the name it reports is the real one
         self.server.name = self.name
+        if self.server.tasks is not None:  # a restarted server runs its task tools again
+            import functools
+
+            from mrtr.server._tasks._tool_task import resume_tool_task
+
+            self.server.tasks.resumer = functools.partial(resume_tool_task, self)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
@@ -178,6 +198,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -190,6 +211,7 @@ class MCPServer:
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> Any:
         """Register a function as a tool (``@app.tool()`` or ``@app.tool``).
 
@@ -202,6 +224,13 @@ class MCPServer:
 
         ``input_schema`` advertises a hand-written JSON Schema verbatim instead (keywords
         pydantic does not emit, such as ``if``/``then``); the signature still validates.
+
+        ``task`` (the Tasks extension; the server needs a ``task_store``): ``"optional"``
+        runs the body in the background as a task for a client that declared the
+        extension, and in the request for one that did not; ``"required"`` refuses the
+        latter with -32021; ``"forbidden"`` (the default) never makes a task. Resolvers
+        are settled by ordinary multi-round calls before the task is created; a
+        ``ctx.ask`` in the body moves the task to ``input_required``.
         """
         localns = caller_namespace()
         if callable(name):
@@ -220,6 +249,7 @@ class MCPServer:
                 meta=meta,
                 structured_output=structured_output,
                 input_schema=input_schema,
+                task=task,
             )
             return fn
 
@@ -238,11 +268,24 @@ class MCPServer:
         structured_output: bool | None = None,
         input_schema: dict[str, Any] | None = None,
         localns: dict[str, Any] | None = None,
+        task: TaskSupport = "forbidden",
     ) -> None:
-        """Register `fn` as a tool (what `tool` does)."""
+        """Register `fn` as a tool (what `tool` does).
+
+        Raises:
+            ValueError: ``task`` is not forbidden, optional or required, or asks for
+                tasks on a server without a task store.
+        """
         from mrtr.types import ToolAnnotations
 
         tool_name = name or fn.__name__
+        if task not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task must be 'forbidden', 'optional' or 'required', not {task!r}")
+        if task != "forbidden" and self.server.tasks is None:
+            raise ValueError(
+                f"tool {tool_name!r} runs as a task but this server has no task store: "
+                "MCPServer(..., task_store=SqliteTaskStore(path) or MemoryTaskStore())"
+            )
         spec = HandlerSpec.build(fn, tool_name, "tool", localns=localns)
         self._check_rails(spec)
         returns = hints_of(fn, localns).get("return")
@@ -263,6 +306,7 @@ class MCPServer:
             meta=meta,
             output=output_spec(tool_name, returns, structured_output),
             schema=input_schema,
+            task=task,
         )
         self.server._tools_changed()  # the Mcp-Param checks read the listing anew
 
@@ -316,11 +360,14 @@ class MCPServer:
         icons: list[Any] | None = None,
         annotations: Any = None,
         meta: dict[str, Any] | None = None,
+        allow_path_traversal: bool | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a resource (``{var}`` in `uri` makes it a template).
 
         A template's function takes the URI's variables by name; static resources and
-        templates may both take a `Context`, ask, and use resolvers.
+        templates may both take a `Context`, ask, and use resolvers. A variable holds
+        one or more characters other than ``/``, ``?`` and ``#``, and no ``..`` segment
+        unless ``allow_path_traversal`` (``None``: the server's setting).
         """
         if callable(uri):
             raise TypeError("use @app.resource(uri), with the URI")
@@ -338,9 +385,10 @@ class MCPServer:
                 icons=icons,
                 annotations=annotations,
                 meta=meta,
+                allow_path_traversal=allow_path_traversal,
             )
             self._check_rails(entry.spec)
-            (self._templates if entry.pattern is not None else self._resources)[uri] = entry
+            (self._templates if entry.matcher is not None else self._resources)[uri] = entry
             return fn
 
         return decorate
@@ -392,11 +440,17 @@ class MCPServer:
     # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
 
     def _run(
-        self, spec: HandlerSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
+        self,
+        spec: HandlerSpec,
+        request: ServerRequestContext | None,
+        arguments: dict[str, Any],
+        *,
+        resolve_only: bool = False,
     ) -> Awaitable[Outcome]:
         from mrtr.server._mcpserver._rounds import run
 
-        return run(self, spec, request, arguments)  # awaited by the caller: no hop here
+        # awaited by the caller: no hop here
+        return run(self, spec, request, arguments, resolve_only=resolve_only)
 
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome

@@ -10,7 +10,6 @@ schema cannot express is `InvalidSignature`, never a crash mid-call).
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -23,12 +22,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 import mrtr.types as wire
+from mrtr.server._mcpserver._answer import problems
 from mrtr.server._mcpserver._errors import InvalidSignature, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
     CancelledElicitation,
     DeclinedElicitation,
 )
+from mrtr.types._validation import first_errors
 
 __all__ = [
     "Ask",
@@ -51,7 +52,7 @@ WRAPPED_FIELD = "value"
 """The one field of the form a scalar question (``Elicit(msg, bool)``) renders to."""
 
 
-_CACHED = 512  # rendered questions and message digests kept (bounded; cleared when full)
+_CACHED = 512  # question types, rendered questions, message digests kept (cleared when full)
 _CACHED_TEXT = 1024  # ... of messages up to this many characters only
 _DIGESTS: dict[str, str] = {}
 _REQUESTS: dict[tuple[str, str], Any] = {}
@@ -193,8 +194,9 @@ def form_of(tp: Any) -> FormSchema:
     """
     try:
         cached = _FORMS.get(tp)
+        hashable = True
     except TypeError:  # an unhashable annotation: rendered every time
-        cached = None
+        cached, hashable = None, False
     if cached is not None:
         return cached
     try:
@@ -203,8 +205,8 @@ def form_of(tp: Any) -> FormSchema:
         raise
     except Exception as exc:  # pydantic cannot describe it (a typing.TypedDict on 3.11, ...)
         raise InvalidSignature(f"Elicit cannot ask for {tp!r}: {exc}") from exc
-    with contextlib.suppress(TypeError):  # an unhashable annotation is not kept
-        _FORMS[tp] = form
+    if hashable:  # bounded like its siblings: a type built per call (a Literal of the
+        remember(_FORMS, tp, form, "")  # client's options) would add an entry per call
     return form
 
 
@@ -279,7 +281,9 @@ class Elicit(Ask, Generic[T]):
             answers: an answer counts only for the exact question it was given under.
         schema: the answer's type: a pydantic model, a dataclass, a TypedDict, or a
             scalar (``bool``, ``int``, ``float``, ``str``, a ``Literal``, an ``Enum``),
-            which is asked as a one-field form and unwrapped.
+            which is asked as a one-field form and unwrapped. An answer is held to the
+            rendered schema (strict JSON types, finite numbers, choices, bounds,
+            formats) before the type reads it.
         key: the wire key (``ctx.ask``; a resolver's key comes from `Resolve`).
         pin: ``"question"`` (message and schema; the default) or ``"schema"``: an
             answer stays valid when only the message changed. Weaker (the user may
@@ -377,22 +381,41 @@ class Elicit(Ask, Generic[T]):
             return CancelledElicitation()
         if response.content is None:
             raise ToolError(f"Resolver {key!r} received an accepted elicitation with no content")
-        try:
-            return AcceptedElicitation(self.form.read(dict(response.content)))
-        except ValidationError as exc:
-            raise InvalidAnswer(key, exc) from None
+        content = dict(response.content)
+        # held to the advertised schema first: the type alone reads "nan" as a number
+        found = problems(self.form.schema, content)
+        if not found:
+            try:
+                return AcceptedElicitation(self.form.read(content))
+            except ValidationError as exc:
+                found = {
+                    ".".join(str(p) for p in e["loc"]) or WRAPPED_FIELD: e["msg"]
+                    for e in first_errors(exc, _NAMED_FIELDS + 1)
+                }
+        raise InvalidAnswer(key, found)
+
+
+_NAMED_FIELDS = 10  # a hostile answer may hold many bad fields: the error names a few
+_FIELD_NAME = 64  # ... each cut to this many characters
 
 
 class InvalidAnswer(ToolError):
-    """An accepted answer that does not fit the question's type (private)."""
+    """An accepted answer that does not fit the question's type (private).
 
-    def __init__(self, key: str, exc: ValidationError) -> None:
-        fields = sorted({".".join(str(p) for p in e["loc"]) or WRAPPED_FIELD for e in exc.errors()})
+    It names the fields and why (never the values), a few of them: a field name may be
+    the client's own (an extra field a model forbids).
+    """
+
+    def __init__(self, key: str, found: dict[str, str]) -> None:
+        names = sorted(found)
+        shown = names[:_NAMED_FIELDS]
+        more = ", ..." if len(names) > _NAMED_FIELDS else ""
+        reasons = "; ".join(f"{name[:_FIELD_NAME]}: {found[name]}" for name in shown)
         super().__init__(
             f"Resolver {key!r} received an accepted elicitation whose content does not match "
-            "the requested schema"
+            f"the requested schema ({reasons}{more})"
         )
-        self.fields = fields
+        self.fields = [name[:_FIELD_NAME] for name in shown] + (["..."] if more else [])
 
     def note(self) -> str:
         """The reason shown to the user when the question is asked again."""

@@ -194,7 +194,10 @@ class Context:
         from mrtr.server._mcpserver._errors import ToolError
 
         app = self._server()
-        found = Routes(app).find_resource(uri)
+        try:
+            found = Routes(app).find_resource(uri)
+        except MCPError as exc:  # too long, or a '..' segment
+            raise ToolError(exc.message) from None
         if found is None:
             raise ToolError(f"Unknown resource: {uri}")
         entry, variables = found
@@ -224,6 +227,26 @@ class Context:
                 raise RuntimeError("ctx.ask needs a request: call it from a handler")
             self._round = self._make_round()
         return self._round
+
+    def once(self, key: str) -> bool:
+        """Whether this call reaches `key` for the first time (then it is marked passed).
+
+        A multi-round call's body, and a task's, runs again from the top after each
+        round of questions (replay). Guard a side effect that must not repeat::
+
+            if ctx.once("charge"):
+                await charge(card)
+            ok = await ctx.ask(Elicit("Ship it?", bool))
+
+        The mark rides the engine's state: in a task it never leaves the server; in a
+        multi-round call it is sealed into ``requestState``, so only a server with
+        ``single_use`` also stops a client that replays an older state.
+        """
+        done = self._current_round().state.done
+        if key in done:
+            return False
+        done.append(key)
+        return True
 
     def _key(self, question: Ask) -> str:
         self._asks += 1

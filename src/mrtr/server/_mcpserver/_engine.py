@@ -291,6 +291,7 @@ async def run(
     backchannel: Backchannel | None = None,
     responses: dict[str, Any] | None = None,
     state_text: str | None = None,
+    resolve_only: bool = False,
 ) -> Outcome:
     """Run `spec` for one request: its resolvers, then (when all are answered) its body.
 
@@ -302,6 +303,9 @@ async def run(
         backchannel: on a legacy session, how to ask mid-call.
         responses: the answers (default: the request's ``inputResponses``).
         state_text: the state (default: the request's verified ``requestState``).
+        resolve_only: stop once every resolver has its value, before the body (a tool
+            that becomes a task settles its resolvers first); the outcome then asks
+            nothing and `body_ran` is false.
 
     Raises:
         ToolError, CallFailed, MCPError: the call ends (the caller maps them).
@@ -310,9 +314,14 @@ async def run(
         responses, state_text = _carried(request, responses, state_text)
 
     def make_round() -> Round:
+        # an UNSEALED state is the client's to write ("already answered", pinned to the
+        # digest of a question it can see): unless the server allows it, no answer is read
+        # from it nor from inputResponses; the question stays open and `finish_round`
+        # refuses to ask it (a legacy back-channel's live answers are still read)
+        trusted = app.sealed or app.allow_unsealed_answers
         return Round(
-            responses=responses,
-            state_text=state_text,
+            responses=responses if trusted else None,
+            state_text=state_text if trusted else None,
             label=spec.label,
             backchannel=backchannel,
         )
@@ -323,15 +332,11 @@ async def run(
     kwargs = dict(arguments)
     if plan is not None:
         assert round_ is not None
-        resolution = _Resolution(app, ctx, round_, arguments)
-        values = resolution.values
-        for layer in plan.layers:
-            await resolution.run_layer(layer if layer[0].depth == 0 else resolution.runnable(layer))
-        if round_.open:
-            round_.reorder(plan.keys)
-            return _observed(app, Outcome(None, True, round_, resolver_runs=round_.resolver_runs))
-        for name, node, wants_outcome in plan.fills:
-            kwargs[name] = _value_for(name, values[id(node)], wants_outcome)
+        still_open = await _resolve(app, ctx, round_, plan, arguments, kwargs)
+        if still_open is not None:
+            return still_open
+    if resolve_only:
+        return Outcome(None, False, round_)
     for name in spec.context_params:
         kwargs[name] = ctx
     try:
@@ -345,6 +350,27 @@ async def run(
         outcome = Outcome(None, True, asked, body_ran=True, resolver_runs=asked.resolver_runs)
         return _observed(app, outcome)
     return _observed(app, _body_outcome(spec, ctx._round, result))
+
+
+async def _resolve(
+    app: MCPServer,
+    ctx: Context,
+    round_: Round,
+    plan: Any,
+    arguments: dict[str, Any],
+    kwargs: dict[str, Any],
+) -> Outcome | None:
+    """Run the resolvers; the round's outcome if one is still open, else fill `kwargs`."""
+    resolution = _Resolution(app, ctx, round_, arguments)
+    values = resolution.values
+    for layer in plan.layers:
+        await resolution.run_layer(layer if layer[0].depth == 0 else resolution.runnable(layer))
+    if round_.open:
+        round_.reorder(plan.keys)
+        return _observed(app, Outcome(None, True, round_, resolver_runs=round_.resolver_runs))
+    for name, node, wants_outcome in plan.fills:
+        kwargs[name] = _value_for(name, values[id(node)], wants_outcome)
+    return None
 
 
 def _body_outcome(spec: HandlerSpec, used: Round | None, result: Any) -> Outcome:

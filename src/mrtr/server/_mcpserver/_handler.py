@@ -11,19 +11,30 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._graph import Plan, build_plan
 from mrtr.server._mcpserver._signature import Param, analyse
+from mrtr.types._validation import first_errors
 
 __all__ = ["HandlerSpec", "describe_validation"]
 
 Kind = Literal["tool", "prompt", "resource"]
 
 
+_NAMED = 128  # characters of a location (a key of the client's own may be long)
+_DESCRIBED = 10  # errors named in a message: the client may have sent a million wrong items
+
+
 def describe_validation(exc: ValidationError) -> str:
-    """A validation error as field names and messages, never the rejected values."""
+    """A validation error as field names and messages, never the rejected values.
+
+    The first few only (the rest are counted): every error made an object and a part
+    of the message, so a list of a million wrong items cost seconds and a message
+    twenty times its size.
+    """
     parts = []
-    for error in exc.errors(include_url=False, include_input=False):
+    for error in first_errors(exc, _DESCRIBED):
         where = ".".join(str(p) for p in error["loc"]) or "arguments"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
+        parts.append(f"{where[:_NAMED]}: {error['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,32 +13,38 @@ from mrtr.errors import MCPError
 from mrtr.server._mcpserver._convert import to_text
 from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from mrtr.server._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.types import InputRequiredResult, ReadResourceResult, Resource, ResourceTemplate
 
-__all__ = ["ResourceEntry", "uri_variables"]
+__all__ = ["ResourceEntry", "climbing_variable", "uri_variables"]
 
 _logger = logging.getLogger("mrtr.server.mcpserver")
-_VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def uri_variables(uri: str) -> list[str]:
     """The ``{name}`` variables of a URI template, in order."""
-    return _VARIABLE.findall(uri)
+    return UriTemplate(uri).names
 
 
-def _pattern(template: str) -> re.Pattern[str]:
-    parts: list[str] = []
-    last = 0
-    for match in _VARIABLE.finditer(template):
-        parts.append(re.escape(template[last : match.start()]))
-        parts.append(f"(?P<{match.group(1)}>[^/?#]+)")
-        last = match.end()
-    parts.append(re.escape(template[last:]))
-    return re.compile("".join(parts))
+def climbing_variable(variables: dict[str, str]) -> str | None:
+    """The first variable holding a ``..`` path segment (between slashes or backslashes).
+
+    Percent-encoded too. A handler that joins a variable to a directory would climb out
+    of it; the check is on segments, so ``v1..v2`` passes.
+    """
+    from urllib.parse import unquote
+
+    for name, value in variables.items():
+        if ".." not in value and "%" not in value:
+            continue
+        for text in (value, unquote(value)):
+            if ".." in text.replace("\\", "/").split("/"):
+                return name
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +60,8 @@ class ResourceEntry:
     icons: Any
     annotations: Any
     meta: dict[str, Any] | None
-    pattern: re.Pattern[str] | None
+    matcher: UriTemplate | None
+    allow_path_traversal: bool | None = None
 
     @classmethod
     def build(
@@ -63,6 +69,8 @@ class ResourceEntry:
     ) -> ResourceEntry:
         """Analyse `fn` for `uri` (its parameters must be the URI's variables)."""
         variables = uri_variables(uri)
+        if len(set(variables)) != len(variables):
+            raise InvalidSignature(f"resource {uri!r}: a URI variable appears twice")
         spec = HandlerSpec.build(fn, uri, "resource", by_name=set(variables), localns=localns)
         arguments = {p.name for p in spec.argument_params}
         if arguments != set(variables):
@@ -70,15 +78,14 @@ class ResourceEntry:
                 f"resource {uri!r}: the URI variables {sorted(variables)} and the function's "
                 f"arguments {sorted(arguments)} differ (Context and Resolve parameters aside)"
             )
-        pattern = _pattern(uri) if variables else None
-        return cls(spec=spec, uri=uri, pattern=pattern, **facts)
+        matcher = UriTemplate(uri) if variables else None
+        return cls(spec=spec, uri=uri, matcher=matcher, **facts)
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The variables of `uri` when this entry serves it, else ``None``."""
-        if self.pattern is None:
+        """The variables of `uri` when this entry serves it, else ``None`` (linear time)."""
+        if self.matcher is None:
             return {} if uri == self.uri else None
-        found = self.pattern.fullmatch(uri)
-        return None if found is None else found.groupdict()
+        return self.matcher.match(uri)
 
     def definition(self) -> Resource:
         """A static resource as ``resources/list`` shows it."""

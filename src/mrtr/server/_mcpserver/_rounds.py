@@ -36,14 +36,19 @@ def run(
     spec: HandlerSpec,
     request: ServerRequestContext | None,
     arguments: dict[str, Any],
+    *,
+    resolve_only: bool = False,
 ) -> Awaitable[Outcome]:
     """Run `spec` once, or (legacy shim) until its own questions are answered.
 
     A modern request is the engine's run itself (no coroutine of its own here).
+    ``resolve_only`` stops before the body (see `_engine.run`).
     """
     backchannel = backchannel_for(request)
     if backchannel is None or not app.legacy_shim or request is None:
-        return _engine.run(spec, app, request, arguments, backchannel=backchannel)
+        return _engine.run(
+            spec, app, request, arguments, backchannel=backchannel, resolve_only=resolve_only
+        )
     return _shim(app, spec, request, arguments, backchannel)
 
 

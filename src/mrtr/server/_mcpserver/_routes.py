@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
+        CreateTaskResult,
         GetPromptRequestParams,
         GetPromptResult,
         InputRequiredResult,
@@ -26,6 +27,14 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["Routes"]
+
+
+_NAME_CHARS = 128  # the spec's longest name: an unknown one is echoed no longer
+
+
+def _named(name: str) -> str:
+    """A name the client sent, cut for an error message (it may be megabytes)."""
+    return name if len(name) <= _NAME_CHARS else name[: _NAME_CHARS - 1] + "\u2026"
 
 
 class Routes:
@@ -45,11 +54,17 @@ class Routes:
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
         entry = self.app._tools.get(params.name)
         if entry is None:
-            return error_result(f"Unknown tool: {params.name}")
-        return await entry.call(self.app, ctx, dict(params.arguments or {}))
+            return error_result(f"Unknown tool: {_named(params.name)}")
+        if entry.task != "forbidden":
+            from mrtr.server._tasks._tool_task import call_tool_task
+
+            return await call_tool_task(self.app, entry, ctx, dict(params.arguments or {}))
+        result = await entry.call(self.app, ctx, dict(params.arguments or {}))
+        assert result is not None  # only a resolve_only call gives None
+        return result
 
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
@@ -68,7 +83,7 @@ class Routes:
 
         entry = self.app._prompts.get(params.name)
         if entry is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {_named(params.name)}")
         return await entry.render(self.app, ctx, dict(params.arguments or {}))
 
     async def list_resources(
@@ -90,13 +105,41 @@ class Routes:
         )
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """The entry serving `uri` and its variables, or ``None``.
+
+        Raises:
+            MCPError: -32602, the URI is longer than ``max_uri_length``, or a variable
+                holds a ``..`` segment (unless path traversal is allowed).
+        """
+        from mrtr.errors import MCPError
+        from mrtr.server._mcpserver._resource import climbing_variable
+        from mrtr.types import INVALID_PARAMS
+
+        limit = self.app.max_uri_length
+        if len(uri) > limit:
+            raise MCPError(
+                INVALID_PARAMS,
+                f"URI too long: {len(uri)} characters, the limit is {limit}",
+                {"maxUriLength": limit},
+            )
         static = self.app._resources.get(uri)
         if static is not None:
             return static, {}
         for entry in self.app._templates.values():
             variables = entry.match(uri)
-            if variables is not None:
-                return entry, variables
+            if variables is None:
+                continue
+            allowed = entry.allow_path_traversal
+            if allowed is None:
+                allowed = self.app.allow_path_traversal
+            name = None if allowed else climbing_variable(variables)
+            if name is not None:
+                raise MCPError(
+                    INVALID_PARAMS,
+                    f"Invalid URI {uri}: the variable {name!r} holds a '..' path segment",
+                    {"uri": uri},
+                )
+            return entry, variables
         return None
 
     async def read_resource(

@@ -44,12 +44,14 @@ class EngineState:
             changed (the unstable-question guard stops at the second).
         reasks: for each key, how often it was asked again after an invalid answer,
             and the reason shown (``[count, note]``).
+        done: the ``ctx.once`` keys already passed (their side effects ran).
     """
 
     asked: dict[str, str] = field(default_factory=dict)
     answers: dict[str, list[Any]] = field(default_factory=dict)
     changes: dict[str, int] = field(default_factory=dict)
     reasks: dict[str, list[Any]] = field(default_factory=dict)
+    done: list[str] = field(default_factory=list)
 
     @classmethod
     def decode(cls, text: str | None) -> EngineState | None:
@@ -64,7 +66,7 @@ class EngineState:
             return None
         state = cls()
         asked, answers = raw.get("a"), raw.get("o")
-        changes, reasks = raw.get("c"), raw.get("r")
+        changes, reasks, done = raw.get("c"), raw.get("r"), raw.get("d")
         if isinstance(asked, dict):
             state.asked = {k: v for k, v in asked.items() if isinstance(v, str)}
         if isinstance(answers, dict):
@@ -75,8 +77,14 @@ class EngineState:
             }
         if isinstance(changes, dict):
             state.changes = {k: v for k, v in changes.items() if isinstance(v, int)}
-        if isinstance(reasks, dict):
-            state.reasks = {k: v for k, v in reasks.items() if isinstance(v, list) and len(v) == 2}
+        if isinstance(reasks, dict):  # [count, note]: an unsealed state may hold anything
+            state.reasks = {
+                k: v
+                for k, v in reasks.items()
+                if isinstance(v, list) and len(v) == 2 and type(v[0]) is int
+            }
+        if isinstance(done, list):
+            state.done = [k for k in done if isinstance(k, str)]
         return state
 
     def encode(self, limit: int) -> str:
@@ -90,6 +98,8 @@ class EngineState:
             raw["c"] = self.changes
         if self.reasks:
             raw["r"] = self.reasks
+        if self.done:
+            raw["d"] = self.done
         text = PREFIX + _ENCODE(raw)
         size = len(text.encode())
         if size > limit:

@@ -43,6 +43,7 @@ class ToolEntry:
     meta: dict[str, Any] | None
     output: OutputSpec | None
     schema: dict[str, Any] | None = None
+    task: str = "forbidden"  # the Tasks extension: forbidden, optional or required
 
     def definition(self) -> Tool:
         """The tool as ``tools/list`` shows it."""
@@ -64,18 +65,27 @@ class ToolEntry:
         app: MCPServer,
         request: ServerRequestContext | None,
         arguments: dict[str, Any],
-    ) -> CallToolResult | InputRequiredResult:
-        """Validate, resolve, run the body once; errors become ``is_error`` results."""
+        *,
+        resolve_only: bool = False,
+    ) -> CallToolResult | InputRequiredResult | None:
+        """Validate, resolve, run the body once; errors become ``is_error`` results.
+
+        With ``resolve_only``, stop before the body: ``None`` when every resolver has
+        its value (the body may run), else the round's question or an error result.
+        """
         name = self.spec.name
         try:
             validated = self.spec.validate(arguments)
         except ValidationError as exc:
-            _logger.info("tool %r rejected its arguments: %s", name, describe_validation(exc))
-            return error_result(f"Error executing tool {name}: {describe_validation(exc)}")
+            described = describe_validation(exc)
+            _logger.info("tool %r rejected its arguments: %s", name, described)
+            return error_result(f"Error executing tool {name}: {described}")
         try:
-            outcome = await app._run(self.spec, request, validated)
+            outcome = await app._run(self.spec, request, validated, resolve_only=resolve_only)
             if outcome.input_required:
                 return app._finish_round(self.spec, request, outcome)
+            if resolve_only:
+                return None
             return self.convert(outcome.result)
         except MCPError:
             raise
