@@ -9,6 +9,7 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,12 +19,12 @@ REPO = Path(__file__).resolve().parents[2]
 BOUND = 60.0
 
 
-def _state(url: str) -> dict[str, object]:
+def _state(url: str) -> dict[str, Any]:
     match = re.match(r"(http://127\.0\.0\.1:\d+)/#token=(\S+)", url)
     assert match is not None, url
     request = urllib.request.Request(f"{match[1]}/api/state", headers={"X-Inspect-Token": match[2]})
     with urllib.request.urlopen(request, timeout=BOUND) as response:
-        state: dict[str, object] = json.loads(response.read())
+        state: dict[str, Any] = json.loads(response.read())
     return state
 
 
@@ -43,7 +44,7 @@ def test_a_target_is_served_on_loopback_with_a_token(target: list[str]) -> None:
         first = process.stderr.readline()
         assert "mrtr inspect:" in first and "#token=" in first, first
         state = _state(first.split(" on ", 1)[1].strip())
-        tools = state["lists"]["tools"]  # type: ignore[index]
+        tools = state["lists"]["tools"]
         assert [t["name"] for t in tools] in (["deploy"], ["provision"])
     finally:
         process.terminate()
@@ -82,7 +83,7 @@ def test_a_redis_store_lists_its_paused_calls(tmp_path: Path) -> None:
             assert process.stderr is not None
             first = process.stderr.readline()
             state = _state(first.split(" on ", 1)[1].strip())
-            (listed,) = state["paused"]  # type: ignore[misc]
+            (listed,) = state["paused"]
             assert listed["id"] == paused_id and listed["missing"] == ["ask_region"]
         finally:
             process.terminate()
