@@ -148,3 +148,21 @@ def build_chatty() -> MCPServer:
 
 
 chatty = build_chatty()
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+def build_tasked() -> MCPServer:
+    """A tool that runs as a task and asks a question midway (the tasks extension)."""
+    from mrtr.server import MemoryTaskStore
+
+    app = MCPServer("tasked", task_store=MemoryTaskStore())
+
+    @app.tool(task="optional")
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.ask(Elicit("Sure?", Ok, key="sure"))
+        return f"ok={answer.data.ok}" if answer.action == "accept" else "no"
+
+    return app

@@ -138,7 +138,27 @@ class Inspector:
             "list_roots_callback": self.list_roots,
             "logging_callback": self.log,
             "message_handler": self.notification,
+            "on_task": self.on_task,
         }
+
+    def on_task(self, task: Any) -> None:
+        """A call's task changed (tasks extension): a step of its row's task lane.
+
+        The task id is a bearer capability: it is not shown.
+        """
+        current = _CURRENT_CALL.get()
+        call = self.recording.calls.get(current) if current is not None else None
+        if call is None:
+            return
+        view = {
+            "status": task.state,
+            "message": task.status_message,
+            "polls": task.polls,
+            "asking": sorted(task.requests),
+            "answered": sorted(task.answered),
+            "pollIntervalMs": task.poll_interval_ms,
+        }
+        self.recording.task_event(call, view)
 
     def _call_of(self, ctx: ClientRequestContext) -> CallRecord | None:
         """The row a callback serves: its task's call, else the one running call it names."""
@@ -269,10 +289,12 @@ class Inspector:
         method = {"tool": "tools/call", "prompt": "prompts/get", "resource": "resources/read"}
         call = self.recording.start_call(method[kind], name, arguments)
         assert self._group is not None
-        self._group.start_soon(self._run_call, call, kind, arguments)
+        self._group.start_soon(self._run_call, call, kind, arguments, body.get("task") is True)
         return call.id
 
-    async def _run_call(self, call: CallRecord, kind: str, arguments: dict[str, Any]) -> None:
+    async def _run_call(
+        self, call: CallRecord, kind: str, arguments: dict[str, Any], task: bool = False
+    ) -> None:
         client = self.client
         assert client is not None
         _CURRENT_CALL.set(call.id)
@@ -290,7 +312,11 @@ class Inspector:
                 result: Any
                 if kind == "tool":
                     result = await client.call_tool(
-                        call.name, arguments, progress_callback=progress, on_round=on_round
+                        call.name,
+                        arguments,
+                        progress_callback=progress,
+                        on_round=on_round,
+                        tasks=True if task else None,
                     )
                 elif kind == "prompt":
                     strings = {k: v if isinstance(v, str) else str(v) for k, v in arguments.items()}

@@ -162,6 +162,7 @@ class CallRecord:
     error: dict[str, Any] | None = None
     first_event: bool = False
     resumed: str | None = None  # the paused call's id, for a call resumed from a store
+    task: list[dict[str, Any]] = field(default_factory=list)  # the task lane, when it ran as one
 
     def round(self, index: int) -> RoundRecord:
         """Round `index`, created (with those before it) when it is new."""
@@ -196,6 +197,7 @@ class CallRecord:
             "result": self.result,
             "error": self.error,
             "resumed": self.resumed,
+            "task": self.task,
         }
 
 
@@ -366,6 +368,12 @@ class Recording:
             last.outcome = "complete"
         for qid in [q.id for q in self.questions.values() if q.call == call.id]:
             del self.questions[qid]
+        self._changed()
+
+    def task_event(self, call: CallRecord, view: Mapping[str, Any]) -> None:
+        """A new view of the task the call runs as (its status, polls, questions)."""
+        if len(call.task) < MAX_NOTES:
+            call.task.append({"at": round(self._now() * 1000, 1), **redact(dict(view))})
         self._changed()
 
     def refused(self, method: str, reason: str) -> None:

@@ -14,7 +14,7 @@ function el(tag, props, ...children) {
     if (key === "text") node.textContent = String(value);
     else if (key === "cls") node.className = value;
     else if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
-    else if (["type", "name", "value", "placeholder", "min", "max", "step", "rows"].includes(key)
+    else if (["type", "name", "value", "placeholder", "min", "max", "step", "rows", "title"].includes(key)
              || key.startsWith("data-") || key.startsWith("aria-")) node.setAttribute(key, String(value));
     else if (key === "checked" || key === "disabled" || key === "multiple") node[key] = Boolean(value);
   }
@@ -171,7 +171,9 @@ function renderForm() {
   let send;
   if (chosen.kind === "tools") {
     form = schemaForm(item.inputSchema || {});
-    send = () => ({ kind: "tool", name: item.name, arguments: form.read() });
+    const asTask = el("input", { type: "checkbox", name: "as-task" });
+    form.node.append(el("label", { cls: "check" }, asTask, "run as a task (the tasks extension: the server may answer with a task, followed to its result)"));
+    send = () => ({ kind: "tool", name: item.name, arguments: form.read(), task: asTask.checked });
   } else if (chosen.kind === "prompts") {
     const schema = { type: "object", properties: {}, required: [] };
     for (const arg of item.arguments || []) {
@@ -382,6 +384,9 @@ function renderTimeline() {
       call.backchannel.map((b) => el("div", { cls: "round backchannel" },
         el("strong", { text: "back-channel " }), el("code", { text: b.method }),
         el("div", { cls: "kv", text: `answered ${compact(b.answer)}` })))),
+    call.task && call.task.length ? el("div", { cls: "tasklane", "data-lane": "task" }, el("span", { cls: "muted", text: "task " }),
+      call.task.map((t) => el("span", { cls: `chip ${t.status}`, title: t.message || "",
+        text: `${t.status}${t.asking.length ? ` asks ${t.asking.join(", ")}` : ""} · ${t.polls} polls` }))) : null,
     call.progress.length ? el("div", { cls: "muted", text: `progress: ${call.progress.map((p) => `${p.progress}/${p.total ?? "?"}`).join(", ")}` }) : null,
     call.result ? resultBox(call) : null,
     call.error ? el("pre", { cls: "error", text: `${call.error.type}: ${call.error.message}` +
