@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import pytest
 from anyio.from_thread import start_blocking_portal
 
 from mrtr import Client, TaskPolling
 from mrtr.inspect._inspector import Inspector
+from tests.docs.cdp import Browser, chromium
 from tests.inspect import apps
 from tests.inspect.test_legacy import api, next_state
+from tests.inspect.test_page import click
 
 FAST = TaskPolling(min_interval=0.001, max_interval=0.01, initial_interval=0.001)
 
@@ -50,3 +54,33 @@ def test_a_task_shows_its_lane_and_its_question_is_answered_in_the_page() -> Non
     assert "input_required" in statuses and statuses[-1] == "completed"
     assert any(step["asking"] == ["sure"] for step in call["task"])
     assert all("id" not in step for step in call["task"])  # a bearer capability: not shown
+
+
+def test_the_task_lane_on_the_page(tmp_path: Path) -> None:
+    binary = chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed")
+    browser = Browser(binary, tmp_path / "profile", timeout=60.0)
+    try:
+        with serving(apps.build_tasked()) as inspector:
+            browser.open(inspector.url)
+            click(browser, '[data-item="confirm"]')
+            browser.evaluate(
+                "(() => { document.querySelector('#form input[name=as-task]').checked = true;"
+                " return true; })()"
+            )
+            click(browser, '#form [data-action="run"]')
+            browser.wait_until("document.querySelector('.question[data-key=\"sure\"]')")
+            browser.evaluate(
+                "(() => { const q = document.querySelector('.question[data-key=\"sure\"]');"
+                " q.querySelector('input[type=checkbox]').checked = true;"
+                " q.querySelector('[data-action=accept]').click(); return true; })()"
+            )
+            lane = browser.wait_until(
+                "document.querySelector('.call.complete [data-lane=task] .chip.completed')"
+                " && document.querySelector('.call.complete [data-lane=task]').innerText"
+            )
+            browser.screenshot(tmp_path / "task-lane.png")
+        assert "input_required asks sure" in lane and "completed" in lane
+    finally:
+        browser.close()
