@@ -22,7 +22,8 @@ LAYERS: list[set[str]] = [
     {"mrtr.flow"},
     {"mrtr.paused"},
     {"mrtr.client"},
-    {"mrtr.cli", "mrtr.__main__", "mrtr._demo"},  # the command line, on the public API
+    # the command line, on the public API; `mrtr inspect` is one of its commands
+    {"mrtr.cli", "mrtr.__main__", "mrtr._demo", "mrtr.inspect"},
 ]
 SERVER = "mrtr.server"  # beside the client side: it may use the layers up to transports
 SERVER_REACH = 2
