@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
+from mrtr.server._core._jsonrpc import Refusal, decode_incoming, encode_outgoing, response_id
 from mrtr.server._defaults import DEFAULT_MAX_JSON_DEPTH
-from mrtr.server._jsonrpc import Refusal, decode_incoming, encode_outgoing, response_id
-from mrtr.server._origin import OriginPolicy, split_host
+from mrtr.server._http._origin import OriginPolicy, split_host
 
 
 @pytest.mark.parametrize(

@@ -52,26 +52,26 @@ if TYPE_CHECKING:
         Transcript as Transcript,
         assert_questions_stable as assert_questions_stable,
     )
-    from mrtr.server._codec import (
+    from mrtr.server._sealing._codec import (
         AESGCMCodec as AESGCMCodec,
         AESGCMRequestStateCodec as AESGCMRequestStateCodec,
         RequestStateCodec as RequestStateCodec,
     )
-    from mrtr.server._context import (
+    from mrtr.server._core._context import (
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
-    from mrtr.server._event_store import EventStore as EventStore
-    from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
-    from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
-    from mrtr.server._middleware import (
+    from mrtr.server._http._event_store import EventStore as EventStore
+    from mrtr.server._http._event_store_memory import MemoryEventStore as MemoryEventStore
+    from mrtr.server._http._event_store_redis import RedisEventStore as RedisEventStore
+    from mrtr.server._core._middleware import (
         CallNext as CallNext,
         HandlerResult as HandlerResult,
         ServerMiddleware as ServerMiddleware,
     )
-    from mrtr.server._resource import ProtectedResource as ProtectedResource
-    from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
-    from mrtr.server._security import (
+    from mrtr.server._http._resource import ProtectedResource as ProtectedResource
+    from mrtr.server._sealing._replay_redis import RedisReplayStore as RedisReplayStore
+    from mrtr.server._sealing._security import (
         MemoryReplayStore as MemoryReplayStore,
         ReplayStore as ReplayStore,
         RequestBinding as RequestBinding,
@@ -97,11 +97,11 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
-    "mrtr.server._context": ("Principal", "ServerRequestContext"),
-    "mrtr.server._event_store": ("EventStore",),
-    "mrtr.server._event_store_memory": ("MemoryEventStore",),
-    "mrtr.server._event_store_redis": ("RedisEventStore",),
+    "mrtr.server._sealing._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
+    "mrtr.server._core._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._http._event_store": ("EventStore",),
+    "mrtr.server._http._event_store_memory": ("MemoryEventStore",),
+    "mrtr.server._http._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
     "mrtr.server._mcpserver._asks": ("Elicit", "ElicitUrl", "ListRoots", "Resolve", "Sample"),
     "mrtr.server._mcpserver._context": ("Context",),
@@ -121,10 +121,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Transcript",
         "assert_questions_stable",
     ),
-    "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
-    "mrtr.server._resource": ("ProtectedResource",),
-    "mrtr.server._replay_redis": ("RedisReplayStore",),
-    "mrtr.server._security": (
+    "mrtr.server._core._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
+    "mrtr.server._http._resource": ("ProtectedResource",),
+    "mrtr.server._sealing._replay_redis": ("RedisReplayStore",),
+    "mrtr.server._sealing._security": (
         "MemoryReplayStore",
         "ReplayStore",
         "RequestBinding",

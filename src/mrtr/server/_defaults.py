@@ -1,21 +1,29 @@
 """The serving defaults the `Server` signatures name and the shells apply.
 
-Here, in a module that imports nothing, so that `_server` (the signatures) and the
-shells (`_stream`, `_http`) share them without importing each other.
+Here, in a module that imports nothing, so that `_server` (the signatures) and the rooms
+below it (`_core`, `_stream`, `_http`) share them without importing each other.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_CLIENT_REQUEST_TIMEOUT",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
+    "DEFAULT_MAX_CLIENT_REQUESTS",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
     "DEFAULT_MAX_JSON_DEPTH",
+    "DEFAULT_MAX_LISTENERS",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
+    "DEFAULT_MAX_PENDING_EVENTS",
+    "DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_CLIENT",
+    "DEFAULT_MAX_SUBSCRIPTION_BYTES",
     "DEFAULT_MAX_URI_LENGTH",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "DEFAULT_SSE_RETRY_MS",
+    "DEFAULT_STREAM_STALL_TIMEOUT",
     "DEFAULT_TASK_MAX_INPUT_BYTES",
     "DEFAULT_TASK_MAX_LIVE",
     "DEFAULT_TASK_MAX_LIVE_PER_PRINCIPAL",
@@ -63,3 +71,13 @@ DEFAULT_MAX_LISTENERS_PER_CLIENT = 64
 """Change listeners one client (a principal, an anonymous address, a stream) holds."""
 DEFAULT_MAX_CLIENT_INFO_BYTES = 64 * 1024
 """Characters (as JSON) of the capabilities and client info a legacy session keeps."""
+
+# the talking-back half: requests to the client, change notifications, response streams
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
+DEFAULT_MAX_CLIENT_REQUESTS = 64
+DEFAULT_MAX_LISTENERS = 1024
+DEFAULT_MAX_PENDING_EVENTS = 1024
+DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
+DEFAULT_SSE_RETRY_MS = 1000
+DEFAULT_STREAM_STALL_TIMEOUT = 30.0

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
-from mrtr.server._backchannel import BackChannel
-from mrtr.server._context import Principal, ServerRequestContext
-from mrtr.server._envelope import (
+from mrtr.server._core._backchannel import BackChannel
+from mrtr.server._core._context import Principal, ServerRequestContext
+from mrtr.server._core._envelope import (
     Envelope,
     Era,
     EraGate,
@@ -29,7 +29,7 @@ from mrtr.server._envelope import (
     is_modern,
     request_id_of,
 )
-from mrtr.server._jsonrpc import (
+from mrtr.server._core._jsonrpc import (
     INVALID_RESULT_MESSAGE,
     SERVER_BUSY,
     HandlerError,
@@ -37,7 +37,7 @@ from mrtr.server._jsonrpc import (
     error_response,
     result_response,
 )
-from mrtr.server._notify import (
+from mrtr.server._core._notify import (
     META_SUBSCRIPTION_ID,
     PROMPTS,
     RESOURCES,
@@ -47,9 +47,9 @@ from mrtr.server._notify import (
     listen_filter,
     pump,
 )
-from mrtr.server._security import RequestBinding, RequestStateSecurity
-from mrtr.server._spec import ServerSpec
-from mrtr.server._tracing import traced_requests
+from mrtr.server._core._spec import ServerSpec
+from mrtr.server._core._tracing import traced_requests
+from mrtr.server._sealing._security import RequestBinding, RequestStateSecurity
 from mrtr.types import (
     INPUT_REQUIRED_METHODS,
     INTERNAL_ERROR,
@@ -75,7 +75,7 @@ from mrtr.types import (
 )
 
 if TYPE_CHECKING:
-    from mrtr.server._middleware import HandlerResult
+    from mrtr.server._core._middleware import HandlerResult
 
 __all__ = ["Emit", "ServerConnection"]
 
@@ -449,7 +449,7 @@ class ServerConnection:
         principal: Principal | None,
         close_stream: CloseStream | None,
     ) -> JSONObject:
-        from mrtr.server._middleware import chain
+        from mrtr.server._core._middleware import chain
 
         pending = _Pending()
 
@@ -682,7 +682,7 @@ class ServerConnection:
         owner_of = self._spec.task_owner
         if owner_of is None or envelope is None:
             return [], None
-        from mrtr.server._notify import task_filter
+        from mrtr.server._core._notify import task_filter
 
         tasks = task_filter(wire, max_ids=cap)
         if not tasks:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mrtr.errors import MCPError, NotInThisEraError
-from mrtr.server._backchannel import answer_model
+from mrtr.server._core._backchannel import answer_model
 from mrtr.types import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     ClientCapabilities,
@@ -24,8 +24,8 @@ from mrtr.types import (
 )
 
 if TYPE_CHECKING:
-    from mrtr.server._backchannel import BackChannel
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._backchannel import BackChannel
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.types import ModelPreferences, SamplingMessage, Tool, ToolChoice
 
 __all__ = ["create_message", "elicit", "elicit_url", "list_roots"]
@@ -45,7 +45,7 @@ def _channel(ctx: ServerRequestContext, method: str) -> BackChannel:
 
 
 def _missing(capability: str, detail: dict[str, Any], method: str) -> MCPError:
-    from mrtr.server._core import declare_hint
+    from mrtr.server._core._connection import declare_hint
 
     return MCPError(
         MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Collection, Hashable
 
 import anyio
 
-from mrtr.server._jsonrpc import JSONObject
+from mrtr.server._core._jsonrpc import JSONObject
 
 __all__ = [
     "DEFAULT_MAX_PENDING_EVENTS",

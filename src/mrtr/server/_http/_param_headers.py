@@ -31,9 +31,9 @@ from mrtr._wire.http_headers import (
 from mrtr.types._constants import BASE64_HEADER_PREFIX, BASE64_HEADER_SUFFIX
 
 if TYPE_CHECKING:
-    from mrtr.server._context import Principal
-    from mrtr.server._core import ServerConnection
-    from mrtr.server._jsonrpc import JSONObject
+    from mrtr.server._core._connection import ServerConnection
+    from mrtr.server._core._context import Principal
+    from mrtr.server._core._jsonrpc import JSONObject
 
 __all__ = [
     "MAX_CACHED_CALLERS",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mrtr.server._context import Principal
-    from mrtr.server._core import ServerConnection
+    from mrtr.server._core._connection import ServerConnection
+    from mrtr.server._core._context import Principal
 
 __all__ = ["Session", "SessionStore"]
 

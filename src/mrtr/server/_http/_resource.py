@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from mrtr._lazy import publish
 
 if TYPE_CHECKING:
-    from mrtr.server._http import ASGIApp, ASGIReceive, ASGISend, Scope
+    from mrtr.server._http._app import ASGIApp, ASGIReceive, ASGISend, Scope
 
 __all__ = ["ProtectedResource", "ProtectedResourceApp"]
 

@@ -24,8 +24,8 @@ from typing import Any
 import anyio
 
 from mrtr.errors import MCPError, ProtocolError, RequestTimeoutError, TransportError
-from mrtr.server._jsonrpc import SERVER_BUSY, JSONObject
-from mrtr.server._server import DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_CLIENT_REQUESTS
+from mrtr.server._core._jsonrpc import SERVER_BUSY, JSONObject
+from mrtr.server._defaults import DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_CLIENT_REQUESTS
 
 __all__ = ["DEFAULT_CLIENT_REQUEST_TIMEOUT", "DEFAULT_MAX_CLIENT_REQUESTS", "BackChannel"]
 

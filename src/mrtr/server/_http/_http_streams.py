@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
-from mrtr.server._jsonrpc import JSONObject
-from mrtr.server._notify import pump
-from mrtr.server._sse import SSEWriter
+from mrtr.server._core._jsonrpc import JSONObject
+from mrtr.server._core._notify import pump
+from mrtr.server._http._event_store import EventStore, StreamRead, new_stream_id
+from mrtr.server._http._sse import SSEWriter
 
 if TYPE_CHECKING:
-    from mrtr.server._context import Principal
-    from mrtr.server._sessions import Session
+    from mrtr.server._core._context import Principal
+    from mrtr.server._http._sessions import Session
 
 __all__ = [
     "CLOSE_STREAM",

@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mrtr._lazy import publish
 from mrtr.errors import InvalidRequestState
-from mrtr.server._codec import AESGCMCodec, RequestStateCodec, b64url
+from mrtr.server._sealing._codec import AESGCMCodec, RequestStateCodec, b64url
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
 
 __all__ = [
     "MemoryReplayStore",

@@ -30,27 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from mrtr.errors import TransportError
-from mrtr.server._defaults import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_REQUESTS,
-    DEFAULT_MAX_JSON_DEPTH,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_MAX_SESSIONS_PER_CLIENT,
-    DEFAULT_SESSION_IDLE_TIMEOUT,
-)
-from mrtr.server._event_store import EventStore, StreamRead, new_stream_id
-from mrtr.server._event_store_memory import MemoryEventStore
-from mrtr.server._http_streams import (
-    CLOSE_STREAM,
-    PostStream,
-    cancelled_on_disconnect,
-    detach_on_disconnect,
-    owner_of,
-    replay,
-    serve_get_stream,
-    write_stream,
-)
-from mrtr.server._jsonrpc import (
+from mrtr.server._core._jsonrpc import (
     HTTP_STATUS,
     SERVER_BUSY,
     HandlerError,
@@ -60,15 +40,35 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     error_response,
 )
-from mrtr.server._notify import ChangeHub
-from mrtr.server._origin import OriginPolicy
-from mrtr.server._param_headers import (
+from mrtr.server._core._notify import ChangeHub
+from mrtr.server._defaults import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+)
+from mrtr.server._http._event_store import EventStore, StreamRead, new_stream_id
+from mrtr.server._http._event_store_memory import MemoryEventStore
+from mrtr.server._http._http_streams import (
+    CLOSE_STREAM,
+    PostStream,
+    cancelled_on_disconnect,
+    detach_on_disconnect,
+    owner_of,
+    replay,
+    serve_get_stream,
+    write_stream,
+)
+from mrtr.server._http._origin import OriginPolicy
+from mrtr.server._http._param_headers import (
     ToolHeaderCache,
     decode_header_value,
     param_header_mismatch,
 )
-from mrtr.server._sessions import Session, SessionStore
-from mrtr.server._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
+from mrtr.server._http._sessions import Session, SessionStore
+from mrtr.server._http._sse import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT, SSEWriter
 from mrtr.types import (
     HEADER_MISMATCH,
     INPUT_REQUIRED_METHODS,
@@ -77,8 +77,8 @@ from mrtr.types import (
 )
 
 if TYPE_CHECKING:
-    from mrtr.server._context import Principal
-    from mrtr.server._core import ServerConnection
+    from mrtr.server._core._connection import ServerConnection
+    from mrtr.server._core._context import Principal
     from mrtr.server._server import TokenVerifier
 
 __all__ = ["ASGIApp", "StreamableHTTPApp"]

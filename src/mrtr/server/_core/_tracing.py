@@ -17,7 +17,7 @@ import anyio
 
 from mrtr._otel import Instruments, Telemetry, mark_failure
 from mrtr._wire.framing import utf8_size
-from mrtr.server._jsonrpc import HandlerError
+from mrtr.server._core._jsonrpc import HandlerError
 from mrtr.types import META_PROTOCOL_VERSION, METHOD_NOT_FOUND
 
 if TYPE_CHECKING:

@@ -12,9 +12,8 @@ import logging
 from collections.abc import Hashable
 from typing import Any
 
-from mrtr.server._defaults import DEFAULT_MAX_LISTENERS_PER_CLIENT
-from mrtr.server._jsonrpc import JSONObject
-from mrtr.server._listener import (
+from mrtr.server._core._jsonrpc import JSONObject
+from mrtr.server._core._listener import (
     DEFAULT_MAX_PENDING_EVENTS,
     PROMPTS,
     RESOURCES,
@@ -24,6 +23,7 @@ from mrtr.server._listener import (
     Listener,
     pump,
 )
+from mrtr.server._defaults import DEFAULT_MAX_LISTENERS_PER_CLIENT
 
 __all__ = [
     "DEFAULT_MAX_LISTENERS",

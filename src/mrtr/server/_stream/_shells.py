@@ -31,8 +31,7 @@ import anyio.to_thread
 from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
-from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_JSON_DEPTH
-from mrtr.server._jsonrpc import (
+from mrtr.server._core._jsonrpc import (
     HandlerError,
     JSONObject,
     Refusal,
@@ -40,13 +39,14 @@ from mrtr.server._jsonrpc import (
     encode_outgoing,
     response_id,
 )
-from mrtr.server._notify import Listener, pump
+from mrtr.server._core._notify import Listener, pump
+from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_JSON_DEPTH
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._memory import MemoryTransport, post_frame
 from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
-    from mrtr.server._core import ServerConnection
+    from mrtr.server._core._connection import ServerConnection
 
 Connect = Callable[[], "ServerConnection"]
 """Makes the protocol state of one new connection (`Server.connection`)."""
@@ -557,7 +557,7 @@ async def open_stdio(
     On asyncio with pipes the loop reads and writes them itself (`_stdio_pipes`);
     otherwise worker threads do.
     """
-    from mrtr.server._stdio_pipes import open_asyncio_stdio
+    from mrtr.server._stream._stdio_pipes import open_asyncio_stdio
 
     pipes = await open_asyncio_stdio(
         max_message_size=max_message_size, max_json_depth=max_json_depth

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from mrtr._lazy import publish
-from mrtr.server._event_store import (
+from mrtr.server._http._event_store import (
     DEFAULT_EVENT_TTL,
     DEFAULT_MAX_EVENTS_PER_STREAM,
     DEFAULT_MAX_STREAMS,

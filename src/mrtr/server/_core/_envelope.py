@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from mrtr._wire.jsonrpc import Era
-from mrtr.server._context import LOG_LEVELS
-from mrtr.server._jsonrpc import HandlerError, JSONObject
+from mrtr.server._core._context import LOG_LEVELS
+from mrtr.server._core._jsonrpc import HandlerError, JSONObject
 from mrtr.types import (
     INVALID_PARAMS,
     INVALID_REQUEST,

@@ -26,7 +26,13 @@ import anyio
 
 from mrtr._anyio import in_asyncio_task
 from mrtr.errors import TransportError
-from mrtr.server._jsonrpc import HandlerError, JSONObject, Refusal, decode_incoming, encode_outgoing
+from mrtr.server._core._jsonrpc import (
+    HandlerError,
+    JSONObject,
+    Refusal,
+    decode_incoming,
+    encode_outgoing,
+)
 from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeAlias
 from pydantic import BaseModel
 
 from mrtr._lazy import publish
-from mrtr.server._context import ServerRequestContext
+from mrtr.server._core._context import ServerRequestContext
 
 __all__ = ["CallNext", "HandlerResult", "ServerMiddleware", "chain"]
 

@@ -11,7 +11,7 @@ from typing_extensions import TypeVar
 from mrtr._lazy import publish
 
 if TYPE_CHECKING:
-    from mrtr.server._backchannel import BackChannel
+    from mrtr.server._core._backchannel import BackChannel
     from mrtr.types import (
         ClientCapabilities,
         CreateMessageResult,
@@ -192,7 +192,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
             ProtocolError: the answer is not an ``ElicitResult``.
             TransportError: the client went away.
         """
-        from mrtr.server._talkback import elicit
+        from mrtr.server._core._talkback import elicit
 
         return await elicit(self, message, requested_schema, timeout=timeout)
 
@@ -211,7 +211,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         `elicit` does. The answer says whether the user agreed to go, not what happened
         there (the client never opens the URL for you).
         """
-        from mrtr.server._talkback import elicit_url
+        from mrtr.server._core._talkback import elicit_url
 
         return await elicit_url(self, message, url, elicitation_id, timeout=timeout)
 
@@ -236,7 +236,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
         Legacy sessions only; raises as `elicit` does (``tools`` needs the client's
         ``sampling.tools`` capability; ``related_request_id`` is ignored, as there).
         """
-        from mrtr.server._talkback import create_message
+        from mrtr.server._core._talkback import create_message
 
         return await create_message(
             self,
@@ -262,7 +262,7 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
 
         Legacy sessions only; raises as `elicit` does.
         """
-        from mrtr.server._talkback import list_roots
+        from mrtr.server._core._talkback import list_roots
 
         return await list_roots(self, timeout=timeout)
 

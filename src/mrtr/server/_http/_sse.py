@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from mrtr.server._event_store import EventStore
-from mrtr.server._jsonrpc import JSONObject, encode_outgoing
-from mrtr.server._server import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT
+from mrtr.server._core._jsonrpc import JSONObject, encode_outgoing
+from mrtr.server._defaults import DEFAULT_SSE_RETRY_MS, DEFAULT_STREAM_STALL_TIMEOUT
+from mrtr.server._http._event_store import EventStore
 
 __all__ = ["DEFAULT_SSE_RETRY_MS", "DEFAULT_STREAM_STALL_TIMEOUT", "SSEWriter"]
 
