@@ -181,7 +181,7 @@ def conformance(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks against the official SDK (not a default session): `nox -s bench -- --quick`."""
-    session.install("-e", ".[server]", "mcp==2.3.0")
+    session.install("-e", ".[server]", "mcp==2.3.0", "fastmcp-tasks==4.1.4")
     session.run("python", "-m", "bench", *session.posargs)
 
 

@@ -79,8 +79,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.sealing")
     parser.add_argument("--number", type=int, default=3000, help="calls per run")
     args = parser.parse_args()
-    from mrtr.server._codec import b64url, b64url_decode
-    from mrtr.server._security import RequestBinding, RequestStateSecurity, canonical_json
+    from mrtr.server._sealing._codec import b64url, b64url_decode
+    from mrtr.server._sealing._security import RequestBinding, RequestStateSecurity, canonical_json
 
     policy = RequestStateSecurity.ephemeral()
     params = rounds_params(2)

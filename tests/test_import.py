@@ -156,7 +156,7 @@ def test_a_tools_server_answers_without_the_other_feature_models() -> None:
     # the prompts, resources and completion routes load their models on first use
     legs = "[(1, 'server/discover', {}), (2, 'tools/call', {'name': 't'})]"
     tools_only = _loaded_after(_SERVER_LEGS.format(legs=legs))
-    assert "mrtr.server._core" in tools_only
+    assert "mrtr.server._core._connection" in tools_only
     assert "mrtr.types._features" not in tools_only
     prompts = _loaded_after(_SERVER_LEGS.format(legs="[(1, 'prompts/get', {'name': 'p'})]"))
     assert "mrtr.types._features" in prompts

@@ -22,7 +22,8 @@ LAYERS: list[set[str]] = [
     {"mrtr.flow"},
     {"mrtr.paused"},
     {"mrtr.client"},
-    {"mrtr.cli", "mrtr.__main__", "mrtr._demo"},  # the command line, on the public API
+    # the command line, on the public API; `mrtr inspect` is one of its commands
+    {"mrtr.cli", "mrtr.__main__", "mrtr._demo", "mrtr.inspect"},
 ]
 SERVER = "mrtr.server"  # beside the client side: it may use the layers up to transports
 SERVER_REACH = 2
@@ -148,3 +149,56 @@ def test_no_import_circle_inside_the_client_core_at_run_time() -> None:
 
     for module in sorted(core):
         walk(module, [])
+
+
+# inside `server/` its folders are the layers, lowest first; rooms on one floor are siblings
+# that never import each other. `_mcpserver` and `_tasks` take their floors when they move.
+SERVER_LAYERS: list[set[str]] = [
+    {"mrtr.server._defaults"},  # imports nothing
+    {"mrtr.server._sealing"},  # the request-state policy, its codec, the replay stores
+    {"mrtr.server._core"},  # one message in, its answer out, on any transport
+    {"mrtr.server._stream", "mrtr.server._http"},  # the shells
+    {"mrtr.server", "mrtr.server._server", "mrtr.server.stdio"},  # `Server` and the exports
+]
+SERVER_NOT_YET_PLACED = ("mrtr.server._mcpserver", "mrtr.server._tasks")
+
+
+def _server_room(module: str) -> tuple[int, str] | None:
+    if module.startswith(SERVER_NOT_YET_PLACED):
+        return None
+    for rank, rooms in enumerate(SERVER_LAYERS):
+        for room in rooms:
+            if module == room or (room != SERVER and module.startswith(room + ".")):
+                return rank, room
+    raise AssertionError(f"{module} is in no room of the server map")
+
+
+def test_every_module_of_the_server_is_in_a_room() -> None:
+    for module in MODULES:
+        if module.startswith(SERVER):
+            _server_room(module)
+
+
+def test_no_import_inside_the_server_runs_back_up() -> None:
+    """What runs (at the top or in a function) goes down; a type named for a hint may not.
+
+    An annotation-only import under ``TYPE_CHECKING`` is left out here: the sealing policy
+    names the handler's context in its hook signatures, and that is no arrow at run time.
+    """
+    upward = []
+    for module, path in sorted(MODULES.items()):
+        own = module.startswith(SERVER) and _server_room(module)
+        if not own:
+            continue
+        for target in sorted(_runtime_imports(path)):
+            there = target.startswith(SERVER) and _server_room(target)
+            if not there:
+                continue
+            if there[0] > own[0] or (there[0] == own[0] and there[1] != own[1]):
+                upward.append(f"{module} -> {target}")
+    assert upward == []
+
+
+def test_at_most_four_loose_modules_at_the_top_of_the_server() -> None:
+    loose = sorted(path.name for path in (SRC / "server").glob("*.py"))
+    assert len(loose) <= 4, loose

@@ -6,7 +6,7 @@ application that does not use OpenTelemetry pays nothing. Tracing is on when a
 ``opentelemetry.trace`` itself and set a global provider (checked on every call: a dict
 lookup while OpenTelemetry is not imported); ``tracing=False`` turns it off. The client
 and the server half share this module; the spans themselves live in `mrtr.client._tracing`
-and `mrtr.server._tracing`.
+and `mrtr.server._core._tracing`.
 
 `traced_backchannel` traces the legacy back-channel, whose requests arrive in the
 connection's own tasks, outside any call's context. The client's requests are traced

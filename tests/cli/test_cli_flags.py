@@ -63,6 +63,9 @@ BAD: dict[str, list[str]] = {
     "--task-file": ["/nonexistent/folder/task.json", "{tmp}"],
     "--lease": ["abc", "-1", "nan", "inf"],
     "--max-tasks": ["x", "0", "-3"],
+    "--port": ["-1", "65536", "http"],
+    "--serve-for": SECONDS,
+    "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}", "redis://127.0.0.1:notaport"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],
@@ -70,6 +73,7 @@ WORDS = {
     "logout": [], "servers": [], "demo": [], "demo-server": [],
     "task": ["status", "{paused}"],
     "worker": ["tests.server.tasks.fleet_app:app"],
+    "inspect": ["--serve-for", "0.01", "--no-browser"],  # a bad value that is ignored ends
 }  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mrtr.server._core import ServerConnection
+from mrtr.server._core._connection import ServerConnection
 from tests.conformance import run_server
 from tests.conformance.server import build_server
 from tests.server._servers import request

@@ -245,10 +245,10 @@ def test_utf8_size_matches_encoding(text: str) -> None:
 
 def test_utf8_size_counts_a_lone_surrogate_as_three_bytes_and_is_the_only_one() -> None:
     import mrtr.flow._flow
-    import mrtr.server._stream
+    import mrtr.server._stream._shells
 
     assert utf8_size("a\ud800b") == 5  # JSON can carry one; measuring never raises
-    assert mrtr.flow._flow.utf8_size is utf8_size is mrtr.server._stream.utf8_size
+    assert mrtr.flow._flow.utf8_size is utf8_size is mrtr.server._stream._shells.utf8_size
 
 
 def test_utf8_size_of_a_large_string_spans_chunks() -> None:

@@ -104,7 +104,7 @@ class InProcess:
         from mcp.shared.message import SessionMessage
 
         from mrtr.errors import TransportError
-        from mrtr.server._stream import serve_messages
+        from mrtr.server._stream._shells import serve_messages
 
         to_server_send, to_server = anyio.create_memory_object_stream[Any](64)
         from_server_send, from_server = anyio.create_memory_object_stream[Any](64)

@@ -66,6 +66,7 @@ def test_killed_between_claim_and_retry_is_reclaimable(
 ) -> None:
     spec = spec_for(engine, tmp_path, request)
     store = open_store(spec)
+    request.addfinalizer(lambda: anyio.run(store.aclose))
     with http_server("--keys", secrets.token_hex(32)) as url:
         id = anyio.run(pause_one, store, url, 0)
         crash_worker(spec, url, id, tmp_path, "claim")
@@ -94,6 +95,7 @@ def test_killed_after_sending_is_in_doubt_and_not_resent(
 ) -> None:
     spec = spec_for(engine, tmp_path, request)
     store = open_store(spec)
+    request.addfinalizer(lambda: anyio.run(store.aclose))
     with http_server("--keys", secrets.token_hex(32)) as url:
         id = anyio.run(pause_one, store, url, 1)
         crash_worker(spec, url, id, tmp_path, "sent")

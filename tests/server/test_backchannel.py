@@ -17,7 +17,7 @@ import pytest
 from mrtr import Client
 from mrtr.errors import NotInThisEraError, RequestTimeoutError, TransportError
 from mrtr.server import Server, ServerRequestContext
-from mrtr.server._backchannel import BackChannel
+from mrtr.server._core._backchannel import BackChannel
 from mrtr.transports import Transport
 from mrtr.types import (
     CallToolRequestParams,
@@ -329,7 +329,7 @@ async def test_knobs_are_checked() -> None:
 
 async def test_answers_still_arrive_when_every_slot_waits_on_the_client() -> None:
     """Over a stream, the reader must not stop at a request while answers sit behind it."""
-    from mrtr.server._stream import serve_messages
+    from mrtr.server._stream._shells import serve_messages
 
     recorder = Recorder(client_request_timeout=30)
     to_server, from_client = anyio.create_memory_object_stream[dict[str, Any]](100)

@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from mrtr.server import Principal, Server
+from mrtr.server._core._notify import TOOLS, ChangeHub, Listener
 from mrtr.server._defaults import (
     DEFAULT_MAX_LISTENERS_PER_CLIENT,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
 )
-from mrtr.server._notify import TOOLS, ChangeHub, Listener
 
 from ._servers import make_server, request
 from .test_http import headers_for

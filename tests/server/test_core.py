@@ -10,7 +10,7 @@ import pytest
 
 from mrtr import Client, MCPError
 from mrtr.server import UNSEALED, Principal, RequestStateSecurity, Server
-from mrtr.server._core import ServerConnection
+from mrtr.server._core._connection import ServerConnection
 
 from ._servers import ALL_CAPS, MODERN, make_server, request
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mrtr.server import EventStore, MemoryEventStore, RedisEventStore
-from mrtr.server._event_store import new_stream_id, parse_event_id
+from mrtr.server._http._event_store import new_stream_id, parse_event_id
 from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-server
 
 pytestmark = pytest.mark.anyio

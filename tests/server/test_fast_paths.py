@@ -21,10 +21,10 @@ import pytest
 
 from mrtr.errors import MCPError
 from mrtr.server import Server, ServerRequestContext
-from mrtr.server._envelope import EnvelopeCache, EraGate, envelope_key
-from mrtr.server._jsonrpc import HandlerError
-from mrtr.server._param_headers import _input_schema
-from mrtr.server._stdio_pipes import LineFramer
+from mrtr.server._core._envelope import EnvelopeCache, EraGate, envelope_key
+from mrtr.server._core._jsonrpc import HandlerError
+from mrtr.server._http._param_headers import _input_schema
+from mrtr.server._stream._stdio_pipes import LineFramer
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -367,7 +367,7 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
 
 @pytest.mark.parametrize("seed", range(60))
 def test_canonical_json_is_the_encoders_text(seed: int) -> None:
-    from mrtr.server._security import _CANONICAL, canonical_json
+    from mrtr.server._sealing._security import _CANONICAL, canonical_json
 
     value = _random_json(random.Random(seed))
     assert canonical_json(value) == _CANONICAL.encode(value)
@@ -375,7 +375,7 @@ def test_canonical_json_is_the_encoders_text(seed: int) -> None:
 
 
 def test_canonical_json_refuses_what_the_encoder_refuses() -> None:
-    from mrtr.server._security import canonical_json
+    from mrtr.server._sealing._security import canonical_json
 
     loop: list[Any] = []
     loop.append(loop)
@@ -423,7 +423,7 @@ def test_stdio_from_a_file_keeps_the_threads(tmp_path: Path) -> None:
 def test_base64url_is_the_base64_modules(seed: int) -> None:
     import base64
 
-    from mrtr.server._codec import b64url, b64url_decode
+    from mrtr.server._sealing._codec import b64url, b64url_decode
 
     rng = random.Random(seed)
     data = rng.randbytes(rng.randint(0, 80))

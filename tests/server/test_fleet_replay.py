@@ -22,7 +22,7 @@ import pytest
 
 from mrtr import Client, MCPError, RequestStateRejectedError, TransportError
 from mrtr.server import RedisReplayStore, RequestStateSecurity, Server, ServerRequestContext
-from mrtr.server._core import ServerConnection
+from mrtr.server._core._connection import ServerConnection
 from mrtr.types import (
     LEG_RUNNING_REASON,
     META_REPLAYABLE,

@@ -152,6 +152,24 @@ async def test_unreadable_bodies_are_json_rpc_errors(
             assert strict_json(after.text)["result"]["content"][0]["text"] == "echo done"
 
 
+async def test_the_nesting_cap_is_a_knob() -> None:
+    app = make_hostile_server().streamable_http_app(max_json_depth=6)
+    with uvicorn_server(app) as port, anyio.fail_after(60):
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient() as client:
+            headers = modern_headers("tools/call", "echo")
+            call = tool_call("echo")
+            # the message, its params, the arguments and three objects in them: 6 deep
+            call["params"]["arguments"] = {"x": {"y": {"z": {}}}}
+            served = await client.post(url, content=json.dumps(call), headers=headers)
+            assert strict_json(served.text)["result"]["content"][0]["text"] == "echo done"
+            call["params"]["arguments"] = {"x": {"y": {"z": {"w": {}}}}}  # 7 deep
+            refused = await client.post(url, content=json.dumps(call), headers=headers)
+            assert refused.status_code == 400
+            error = strict_json(refused.text)
+            assert error["id"] is None and error["error"]["code"] == -32700
+
+
 @pytest.mark.parametrize(
     "raw_id", ["NaN", "Infinity", "-Infinity", '{"a":1}', "[1]", "1.5", "true"]
 )

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mrtr.server import MemoryEventStore, RedisEventStore, Server
-from mrtr.server._event_store import EventStore
+from mrtr.server._http._event_store import EventStore
 from mrtr.types import CallToolRequestParams, CallToolResult, TextContent
 from tests.paused.conftest import redis_url  # noqa: F401 - the session's redis-server
 
@@ -104,7 +104,7 @@ async def test_a_deleted_sessions_stream_is_not_replayed_on_any_instance(
 async def test_an_expired_sessions_stream_is_not_replayed(event_store: EventStore) -> None:
     clock = Clock()
     server = Server("t", on_call_tool=_call_tool)
-    from mrtr.server._http import StreamableHTTPApp
+    from mrtr.server._http._app import StreamableHTTPApp
 
     app = StreamableHTTPApp(
         server.connection,

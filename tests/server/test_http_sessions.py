@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from mrtr.server import Principal
-from mrtr.server._core import ServerConnection
-from mrtr.server._http import StreamableHTTPApp
-from mrtr.server._sessions import SessionStore
+from mrtr.server._core._connection import ServerConnection
+from mrtr.server._http._app import StreamableHTTPApp
+from mrtr.server._http._sessions import SessionStore
 
 from ._hostile import Tally, make_hostile_server
 from ._servers import request

@@ -15,7 +15,7 @@ import pytest
 
 from mrtr import Client, PromptsListChanged, ResourceUpdated, ToolsListChanged
 from mrtr.errors import SubscriptionLostError
-from mrtr.server._notify import RESOURCES, TOOLS, UPDATED, ChangeHub, Listener
+from mrtr.server._core._notify import RESOURCES, TOOLS, UPDATED, ChangeHub, Listener
 
 from ._servers import make_server, request
 

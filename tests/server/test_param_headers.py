@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from mrtr.server import Server, ServerRequestContext
-from mrtr.server._param_headers import decode_header_value, header_mismatch
+from mrtr.server._http._param_headers import decode_header_value, header_mismatch
 from mrtr.types import (
     CallToolRequestParams,
     CallToolResult,

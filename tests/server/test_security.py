@@ -8,9 +8,9 @@ import os
 import pytest
 
 from mrtr.errors import InvalidRequestState, MRTRError
-from mrtr.server._codec import AESGCMCodec, b64url, b64url_decode
-from mrtr.server._context import Principal, ServerRequestContext
-from mrtr.server._security import (
+from mrtr.server._core._context import Principal, ServerRequestContext
+from mrtr.server._sealing._codec import AESGCMCodec, b64url, b64url_decode
+from mrtr.server._sealing._security import (
     MemoryReplayStore,
     RequestBinding,
     RequestStateSecurity,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
 
-from mrtr.server._jsonrpc import Refusal, decode_incoming, encode_outgoing, response_id
-from mrtr.server._origin import OriginPolicy, split_host
+from mrtr.server._core._jsonrpc import Refusal, decode_incoming, encode_outgoing, response_id
+from mrtr.server._defaults import DEFAULT_MAX_JSON_DEPTH
+from mrtr.server._http._origin import OriginPolicy, split_host
 
 
 @pytest.mark.parametrize(
@@ -37,6 +39,38 @@ def test_decode_accepts_paired_surrogates_and_refuses_lone_ones() -> None:
     assert isinstance(not_object, Refusal) and not_object.error.code == -32600
     bad_utf8 = decode_incoming(b'{"x":"\xed\xa0\x80"}')
     assert isinstance(bad_utf8, Refusal) and bad_utf8.error.code == -32700
+
+
+def _nested(depth: int, *, wide: int = 0) -> bytes:
+    """A request whose ``params`` make the whole message nest `depth` deep."""
+    siblings = b'"s":[1],' * wide  # containers beside the path: more brackets, no depth
+    inner = b'{"a":' * (depth - 2) + b"1" + b"}" * (depth - 2)
+    head = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{'
+    return head + siblings + b'"p":' + inner + b"}}"
+
+
+@pytest.mark.parametrize("max_depth", [4, 64, DEFAULT_MAX_JSON_DEPTH])
+def test_decode_refuses_nesting_over_the_cap_as_a_parse_error(max_depth: int) -> None:
+    at_cap = decode_incoming(_nested(max_depth, wide=max_depth), max_depth=max_depth)
+    assert isinstance(at_cap, dict) and at_cap["id"] == 1
+    over = decode_incoming(_nested(max_depth + 1), max_depth=max_depth)
+    assert isinstance(over, Refusal) and over.request_id is None
+    assert over.error.code == -32700 and f"over {max_depth} deep" in over.error.message
+
+
+@pytest.mark.parametrize("depth", [DEFAULT_MAX_JSON_DEPTH + 1, 900, 5_000, 100_000])
+def test_decode_refuses_the_same_depths_on_every_python(depth: int) -> None:
+    # below the cap the parser never gives up, above it this one answer, whether this
+    # Python's parser stops at 1,000, 1,500 or 10,000 levels
+    refused = decode_incoming(_nested(depth))
+    assert isinstance(refused, Refusal) and refused.error.code == -32700
+    assert f"over {DEFAULT_MAX_JSON_DEPTH} deep" in refused.error.message
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    text = "[" * 1000 + "{" * 1000
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"t": text}})
+    assert decode_incoming(message.encode(), max_depth=3) == json.loads(message)
 
 
 def test_encode_replaces_an_unencodable_response_and_drops_a_notification(

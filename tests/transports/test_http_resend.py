@@ -128,4 +128,5 @@ async def test_resume_from_never_sends_an_answered_round_twice(path: str, tmp_pa
                 assert calls(seen) == 2  # the first call, and the answered round once
                 stored = await store.get(paused.id)
                 assert stored is not None and stored.status == "sending"
+    await store.aclose()
     assert calls(seen) == 2

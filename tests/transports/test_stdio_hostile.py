@@ -41,6 +41,17 @@ async def test_one_unusual_message_fails_at_most_its_own_request_over_stdio() ->
                 assert result.content[0].text == "called plain"  # type: ignore[union-attr]
 
 
+async def test_the_depth_a_stdio_client_reads_is_a_knob() -> None:
+    params = StdioServerParameters(sys.executable, [str(HELPERS / "hostile_stdio_server.py")])
+    transport = StdioTransport(params, max_json_depth=64)  # the 600-deep listing is over it
+    async with Client(transport, read_timeout_seconds=2) as client:
+        with anyio.fail_after(BOUND):
+            with pytest.raises(RequestTimeoutError):  # dropped, as a line too deep to parse
+                await client.list_tools()
+            result = await client.call_tool("plain", {})
+            assert result.content[0].text == "called plain"  # type: ignore[union-attr]
+
+
 async def test_answers_with_the_id_true_fail_the_connect_instead_of_hanging() -> None:
     server = str(HELPERS / "hostile_stdio_server.py")
     params = StdioServerParameters(sys.executable, [server, "--id-true"])

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from mrtr._wire._speedups import compact_encoder, loads_object
+from mrtr._wire.depth import PEER_MAX_JSON_DEPTH, nested_deeper_than
 from mrtr._wire.jsonrpc import JSONObject
 
 __all__ = [
@@ -93,17 +94,26 @@ def utf8_size(text: str) -> int:
     )
 
 
-def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
+def decode_message(
+    data: bytes, *, logger: logging.Logger, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> JSONObject | None:
     """Parse one framed message; log and return ``None`` for anything that is not an object.
 
     A line that cannot be parsed cannot be correlated with a request, so dropping it (and
-    saying so in the log) is the only thing a transport can do with it.
+    saying so in the log) is the only thing a transport can do with it. A message nested
+    deeper than `max_depth` is dropped alike, on every Python: whether the parser gives
+    up first depends on the version (`mrtr._wire.depth`).
     """
     try:
         value = _loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         logger.warning(
             "dropping an unparseable message from the peer (%s): %r", exc, data[:_PREVIEW]
+        )
+        return None
+    if nested_deeper_than(data, value, max_depth):
+        logger.warning(
+            "dropping a message from the peer nested over %d deep: %r", max_depth, data[:_PREVIEW]
         )
         return None
     if not isinstance(value, dict):
@@ -116,15 +126,18 @@ def decode_message(data: bytes, *, logger: logging.Logger) -> JSONObject | None:
     return value
 
 
-def parse_quietly(data: bytes) -> Any:
+def parse_quietly(data: bytes, *, max_depth: int = PEER_MAX_JSON_DEPTH) -> Any:
     """The JSON value of `data`, or ``None`` where `decode_message` would log and drop it."""
     try:
-        return _loads(data.decode("utf-8"))
+        value = _loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
         return None
+    return None if nested_deeper_than(data, value, max_depth) else value
 
 
-def response_id_of_unparseable(data: bytes) -> int | str | None:
+def response_id_of_unparseable(
+    data: bytes, *, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> int | str | None:
     """The id of a response `decode_message` refused for an over-long integer only.
 
     Python refuses integers of more than 4,300 digits. A response holding one is
@@ -136,6 +149,8 @@ def response_id_of_unparseable(data: bytes) -> int | str | None:
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict) or "method" in value:
+        return None
+    if nested_deeper_than(data, value, max_depth):  # refused for its depth, not its digits
         return None
     request_id = value.get("id")
     if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):

@@ -346,6 +346,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     login.add_argument("--force", action="store_true", help="log in again even with a token")
     add("logout", "forget a server's OAuth token", "TARGET")
+    inspect = add("inspect", "a local web page to call, answer and watch every round",
+                  "TARGET|MODULE:APP")  # fmt: skip
+    from mrtr.inspect._cli import add_inspect_flags
+
+    add_inspect_flags(inspect)
     SUBPARSERS["demo"] = sub.add_parser(
         "demo", help="run a multi-round call against the bundled demo server"
     )

@@ -482,10 +482,19 @@ def _dispatch(
 
             SUBPARSERS[opts.command].print_help()
             return 0
+    return _serve_or_run(opts, server_command)
+
+
+def _serve_or_run(opts: argparse.Namespace, server_command: list[str]) -> int:
+    """The commands that serve (the demo, a worker, the inspector), list, or talk to a server."""
     if opts.command in ("demo", "demo-server"):
         return _demo(opts.command)
     if opts.command == "worker":
         return _worker(opts)
+    if opts.command == "inspect":
+        from mrtr.inspect._cli import run_inspect
+
+        return run_inspect(opts, server_command)
     if opts.command == "servers":
         from mrtr.cli._commands import list_servers
 

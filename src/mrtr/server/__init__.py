@@ -21,9 +21,9 @@ from mrtr._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from mrtr.errors import InvalidRequestState as InvalidRequestState
-    from mrtr.server._bus import NotificationBus as NotificationBus
-    from mrtr.server._bus_redis import RedisNotificationBus as RedisNotificationBus
-    from mrtr.server._answers import (
+    from mrtr.server._core._bus import NotificationBus as NotificationBus
+    from mrtr.server._core._bus_redis import RedisNotificationBus as RedisNotificationBus
+    from mrtr.server._sealing._answers import (
         AnswerStore as AnswerStore,
         LegOpening as LegOpening,
         LegRecord as LegRecord,
@@ -59,26 +59,26 @@ if TYPE_CHECKING:
         Transcript as Transcript,
         assert_questions_stable as assert_questions_stable,
     )
-    from mrtr.server._codec import (
+    from mrtr.server._sealing._codec import (
         AESGCMCodec as AESGCMCodec,
         AESGCMRequestStateCodec as AESGCMRequestStateCodec,
         RequestStateCodec as RequestStateCodec,
     )
-    from mrtr.server._context import (
+    from mrtr.server._core._context import (
         Principal as Principal,
         ServerRequestContext as ServerRequestContext,
     )
-    from mrtr.server._event_store import EventStore as EventStore
-    from mrtr.server._event_store_memory import MemoryEventStore as MemoryEventStore
-    from mrtr.server._event_store_redis import RedisEventStore as RedisEventStore
-    from mrtr.server._middleware import (
+    from mrtr.server._http._event_store import EventStore as EventStore
+    from mrtr.server._http._event_store_memory import MemoryEventStore as MemoryEventStore
+    from mrtr.server._http._event_store_redis import RedisEventStore as RedisEventStore
+    from mrtr.server._core._middleware import (
         CallNext as CallNext,
         HandlerResult as HandlerResult,
         ServerMiddleware as ServerMiddleware,
     )
-    from mrtr.server._resource import ProtectedResource as ProtectedResource
-    from mrtr.server._replay_redis import RedisReplayStore as RedisReplayStore
-    from mrtr.server._security import (
+    from mrtr.server._http._resource import ProtectedResource as ProtectedResource
+    from mrtr.server._sealing._replay_redis import RedisReplayStore as RedisReplayStore
+    from mrtr.server._sealing._security import (
         MemoryReplayStore as MemoryReplayStore,
         ReplayStore as ReplayStore,
         RequestBinding as RequestBinding,
@@ -104,14 +104,14 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._answers": ("AnswerStore", "LegOpening", "LegRecord"),
-    "mrtr.server._bus": ("NotificationBus",),
-    "mrtr.server._bus_redis": ("RedisNotificationBus",),
-    "mrtr.server._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
-    "mrtr.server._context": ("Principal", "ServerRequestContext"),
-    "mrtr.server._event_store": ("EventStore",),
-    "mrtr.server._event_store_memory": ("MemoryEventStore",),
-    "mrtr.server._event_store_redis": ("RedisEventStore",),
+    "mrtr.server._sealing._answers": ("AnswerStore", "LegOpening", "LegRecord"),
+    "mrtr.server._core._bus": ("NotificationBus",),
+    "mrtr.server._core._bus_redis": ("RedisNotificationBus",),
+    "mrtr.server._sealing._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),
+    "mrtr.server._core._context": ("Principal", "ServerRequestContext"),
+    "mrtr.server._http._event_store": ("EventStore",),
+    "mrtr.server._http._event_store_memory": ("MemoryEventStore",),
+    "mrtr.server._http._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
     "mrtr.server._mcpserver._asks": ("Elicit", "ElicitUrl", "ListRoots", "Resolve", "Sample"),
     "mrtr.server._mcpserver._context": ("Context",),
@@ -131,10 +131,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Transcript",
         "assert_questions_stable",
     ),
-    "mrtr.server._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
-    "mrtr.server._resource": ("ProtectedResource",),
-    "mrtr.server._replay_redis": ("RedisReplayStore",),
-    "mrtr.server._security": (
+    "mrtr.server._core._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
+    "mrtr.server._http._resource": ("ProtectedResource",),
+    "mrtr.server._sealing._replay_redis": ("RedisReplayStore",),
+    "mrtr.server._sealing._security": (
         "MemoryReplayStore",
         "ReplayStore",
         "RequestBinding",

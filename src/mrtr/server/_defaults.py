@@ -1,7 +1,7 @@
 """The serving defaults the `Server` signatures name and the shells apply.
 
-Here, in a module that imports nothing, so that `_server` (the signatures) and the
-shells (`_stream`, `_http`) share them without importing each other.
+Here, in a module that imports nothing, so that `_server` (the signatures) and the rooms
+below it (`_core`, `_stream`, `_http`) share them without importing each other.
 """
 
 from __future__ import annotations
@@ -11,16 +11,25 @@ __all__ = [
     "DEFAULT_BUS_MAX_BUFFER",
     "DEFAULT_BUS_MAX_CHANGE_BYTES",
     "DEFAULT_BUS_MAX_STREAM_LENGTH",
+    "DEFAULT_CLIENT_REQUEST_TIMEOUT",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
+    "DEFAULT_MAX_CLIENT_REQUESTS",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_JSON_DEPTH",
+    "DEFAULT_MAX_LISTENERS",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
+    "DEFAULT_MAX_PENDING_EVENTS",
+    "DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_CLIENT",
+    "DEFAULT_MAX_SUBSCRIPTION_BYTES",
     "DEFAULT_MAX_URI_LENGTH",
     "DEFAULT_REPLAY_ANSWER_MAX_BYTES",
     "DEFAULT_REPLAY_RUNNING_LEASE",
     "DEFAULT_REPLAY_STORE_MAX_BYTES",
     "DEFAULT_SESSION_IDLE_TIMEOUT",
+    "DEFAULT_SSE_RETRY_MS",
+    "DEFAULT_STREAM_STALL_TIMEOUT",
     "DEFAULT_TASK_MAX_INPUT_BYTES",
     "DEFAULT_TASK_MAX_LIVE",
     "DEFAULT_TASK_MAX_LIVE_PER_PRINCIPAL",
@@ -38,6 +47,13 @@ DEFAULT_MAX_CONCURRENT_REQUESTS = 256
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_SESSION_IDLE_TIMEOUT = 1800.0
 DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_MAX_JSON_DEPTH = 256
+"""Objects and arrays one incoming message may nest (-32700 beyond, on every Python).
+
+Far below where any Python's parser gives up (near 1,000 on 3.10 and 3.11), so the cap,
+not the version, decides; and far above what a request needs (tool arguments nest a
+few levels), while code that walks a value recursively still has room below it.
+"""
 
 # the Tasks extension (`mrtr.server.TaskRunner`)
 DEFAULT_TASK_TTL_MS = 3_600_000  # a task (and its result) is kept an hour from creation
@@ -77,3 +93,12 @@ DEFAULT_BUS_MAX_STREAM_LENGTH = 10_000
 """About how many changes the shared stream keeps: how far a cut-off instance catches up."""
 DEFAULT_BUS_MAX_CHANGE_BYTES = 64 * 1024
 """Characters (as JSON) of the largest change carried between instances."""
+# the talking-back half: requests to the client, change notifications, response streams
+DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
+DEFAULT_MAX_CLIENT_REQUESTS = 64
+DEFAULT_MAX_LISTENERS = 1024
+DEFAULT_MAX_PENDING_EVENTS = 1024
+DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
+DEFAULT_SSE_RETRY_MS = 1000
+DEFAULT_STREAM_STALL_TIMEOUT = 30.0

@@ -10,40 +10,39 @@ from typing import TYPE_CHECKING, Any, TypeVar, final
 
 from mrtr._lazy import publish
 from mrtr._otel import Telemetry
-from mrtr.server._context import Principal, ServerRequestContext
+from mrtr.server._core._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
+    DEFAULT_CLIENT_REQUEST_TIMEOUT,
     DEFAULT_MAX_CLIENT_INFO_BYTES,
+    DEFAULT_MAX_CLIENT_REQUESTS,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_LISTENERS,
     DEFAULT_MAX_LISTENERS_PER_CLIENT,
+    DEFAULT_MAX_PENDING_EVENTS,
+    DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    DEFAULT_MAX_SUBSCRIPTION_BYTES,
     DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SSE_RETRY_MS,
+    DEFAULT_STREAM_STALL_TIMEOUT,
 )
-from mrtr.server._security import RequestStateSecurity
+from mrtr.server._sealing._security import RequestStateSecurity
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
-
-# the serving defaults of the talking-back half (the shells' own are in `_defaults`)
-DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
-DEFAULT_MAX_CLIENT_REQUESTS = 64
-DEFAULT_MAX_LISTENERS = 1024
-DEFAULT_MAX_PENDING_EVENTS = 1024
-DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
-DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
-DEFAULT_SSE_RETRY_MS = 1000
-DEFAULT_STREAM_STALL_TIMEOUT = 30.0
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from mrtr.server._bus import NotificationBus
-    from mrtr.server._core import ServerConnection
-    from mrtr.server._event_store import EventStore
-    from mrtr.server._http import ASGIApp
-    from mrtr.server._middleware import HandlerResult, ServerMiddleware
-    from mrtr.server._param_headers import ToolHeaderCache
-    from mrtr.server._resource import ProtectedResource
-    from mrtr.server._spec import Handler, ServerSpec
+    from mrtr.server._core._bus import NotificationBus
+    from mrtr.server._core._connection import ServerConnection
+    from mrtr.server._core._middleware import HandlerResult, ServerMiddleware
+    from mrtr.server._core._spec import Handler, ServerSpec
+    from mrtr.server._http._app import ASGIApp
+    from mrtr.server._http._event_store import EventStore
+    from mrtr.server._http._param_headers import ToolHeaderCache
+    from mrtr.server._http._resource import ProtectedResource
     from mrtr.server._tasks._runner import TaskRunner
     from mrtr.server._tasks._store import TaskStore
     from mrtr.transports import Transport
@@ -282,7 +281,7 @@ class Server:
         self.max_client_requests = max_client_requests
         self.max_pending_events = max_pending_events
         self.max_resource_subscriptions = max_resource_subscriptions
-        from mrtr.server._notify import ChangeHub
+        from mrtr.server._core._notify import ChangeHub
 
         self._hub = ChangeHub(
             max_listeners=max_listeners, max_listeners_per_client=max_listeners_per_client
@@ -458,20 +457,20 @@ class Server:
         app's ``Mcp-Param-*`` checks read the listing anew after it: a handler whose
         list changes must call this.
         """
-        from mrtr.server._notify import TOOLS
+        from mrtr.server._core._notify import TOOLS
 
         self._tools_changed()
         self._hub.publish(TOOLS)
 
     async def notify_prompts_changed(self) -> None:
         """Tell the clients that listen that the prompt list changed (as tools)."""
-        from mrtr.server._notify import PROMPTS
+        from mrtr.server._core._notify import PROMPTS
 
         self._hub.publish(PROMPTS)
 
     async def notify_resources_changed(self) -> None:
         """Tell the clients that listen that the resource list changed (as tools)."""
-        from mrtr.server._notify import RESOURCES
+        from mrtr.server._core._notify import RESOURCES
 
         self._hub.publish(RESOURCES)
 
@@ -481,7 +480,7 @@ class Server:
         Only to those that asked: a listen stream whose ``resourceSubscriptions`` hold
         it, a legacy session that sent ``resources/subscribe`` for it.
         """
-        from mrtr.server._notify import UPDATED
+        from mrtr.server._core._notify import UPDATED
 
         self._hub.publish(UPDATED, str(uri))
 
@@ -491,7 +490,7 @@ class Server:
         Built from the handlers set now: a handler assigned later is seen by the
         connections made after it.
         """
-        from mrtr.server._spec import ServerSpec
+        from mrtr.server._core._spec import ServerSpec
 
         candidates: dict[str, Handler | None] = {
             "tools/list": self.on_list_tools,
@@ -537,7 +536,7 @@ class Server:
         """The one cache of this server's ``Mcp-Param`` declarations (made on first use)."""
         cache: ToolHeaderCache | None = self.__dict__.get("_tool_headers")
         if cache is None:
-            from mrtr.server._param_headers import ToolHeaderCache
+            from mrtr.server._http._param_headers import ToolHeaderCache
 
             cache = ToolHeaderCache()
             object.__setattr__(self, "_tool_headers", cache)
@@ -549,7 +548,7 @@ class Server:
         The connections share one `spec` (and its envelope cache) until an attribute of
         the server changes: every modern HTTP POST is a connection of its own.
         """
-        from mrtr.server._core import ServerConnection
+        from mrtr.server._core._connection import ServerConnection
 
         spec: ServerSpec | None = getattr(self, "_connection_spec", None)
         # the list ``middleware`` may have been changed in place since
@@ -572,7 +571,7 @@ class Server:
         in a background task; closing it stops the server side. Beyond
         ``max_concurrent_requests`` requests in flight, the client's send waits.
         """
-        from mrtr.server._stream import InProcessTransport
+        from mrtr.server._stream._shells import InProcessTransport
 
         return InProcessTransport(
             self.connection,
@@ -607,6 +606,7 @@ class Server:
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
         """Serve one client over stdin/stdout until stdin closes.
 
@@ -614,14 +614,17 @@ class Server:
             max_message_size: the cap on one incoming line, in bytes.
             max_concurrent_requests: requests in flight at once; beyond it the server
                 stops reading stdin until one finishes (back-pressure).
+            max_json_depth: objects and arrays one incoming message may nest; a deeper
+                one is answered with a parse error (-32700), on every Python.
         """
-        from mrtr.server._stream import serve_stdio
+        from mrtr.server._stream._shells import serve_stdio
 
         async with self._background():
             await serve_stdio(
                 self.connection,
                 max_message_size=max_message_size,
                 max_concurrent_requests=max_concurrent_requests,
+                max_json_depth=max_json_depth,
             )
 
     def run_stdio(
@@ -629,6 +632,7 @@ class Server:
         *,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
     ) -> None:
         """Serve one client over stdin/stdout until stdin closes (blocking).
 
@@ -640,6 +644,7 @@ class Server:
             lambda: self.run_stdio_async(
                 max_message_size=max_message_size,
                 max_concurrent_requests=max_concurrent_requests,
+                max_json_depth=max_json_depth,
             )
         )
 
@@ -668,7 +673,7 @@ class Server:
             raise_exceptions: accepted for the official signature.
             max_concurrent_requests: requests in flight at once (back-pressure).
         """
-        from mrtr.server._stream import serve_messages
+        from mrtr.server._stream._shells import serve_messages
 
         await serve_messages(
             self.connection,
@@ -710,6 +715,7 @@ class Server:
         path: str = "/mcp",
         token_verifier: TokenVerifier | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_sessions: int = DEFAULT_MAX_SESSIONS,
@@ -744,6 +750,8 @@ class Server:
                 names the server's protected-resource metadata (RFC 9728), served at
                 ``/.well-known/oauth-protected-resource<path>``.
             max_message_size: the cap on one request body, in bytes (413 beyond).
+            max_json_depth: objects and arrays one request body may nest; a deeper one
+                is answered with a parse error (-32700, HTTP 400), on every Python.
             allowed_hosts: more ``Host`` values to accept: ``"name"`` (any port),
                 ``"name:port"``, or ``"*"`` to turn the check off (behind a proxy that
                 checks it).
@@ -773,9 +781,9 @@ class Server:
                 before and from the shutdown on (readiness: take the instance out of
                 the balancer); ``None``: no such route.
         """
-        from mrtr.server._event_store_memory import MemoryEventStore
-        from mrtr.server._http import StreamableHTTPApp
-        from mrtr.server._resource import ProtectedResource, ProtectedResourceApp
+        from mrtr.server._http._app import StreamableHTTPApp
+        from mrtr.server._http._event_store_memory import MemoryEventStore
+        from mrtr.server._http._resource import ProtectedResource, ProtectedResourceApp
 
         if event_store is not None and not isinstance(event_store, MemoryEventStore):
             warn_fleet_on_ephemeral_key(self.request_state_policy, "an event store")
@@ -785,6 +793,7 @@ class Server:
             path=path,
             token_verifier=token_verifier,
             max_message_size=max_message_size,
+            max_json_depth=max_json_depth,
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             max_sessions=max_sessions,

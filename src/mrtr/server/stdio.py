@@ -35,7 +35,7 @@ async def stdio_server(
     Yields:
         ``(read_stream, write_stream)``: what to pass to ``server.run(...)``.
     """
-    from mrtr.server._stream import open_stdio
+    from mrtr.server._stream._shells import open_stdio
 
     async with open_stdio(max_message_size=max_message_size) as streams:
         yield streams

@@ -18,6 +18,7 @@ import anyio.lowlevel
 import httpx
 
 from mrtr._wire._speedups import loads_object
+from mrtr._wire.depth import PEER_MAX_JSON_DEPTH, nested_deeper_than
 from mrtr.errors import (
     AuthError,
     AuthorizationRequiredError,
@@ -247,18 +248,28 @@ def excerpt(body: bytes) -> str:
     return repr(text + ("..." if len(body) > EXCERPT else ""))
 
 
-def parse_json(body: bytes, *, method: str, status: int) -> Any:
+def parse_json(
+    body: bytes, *, method: str, status: int, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> Any:
     try:
         if body[:1] == b"{" and body[1:2] != b"\x00":
             # what `json.loads` does with these bytes (their encoding is UTF-8), shorter
-            return loads_object(body.decode("utf-8", "surrogatepass"))
-        return json.loads(body)
+            value = loads_object(body.decode("utf-8", "surrogatepass"))
+        else:
+            value = json.loads(body)
     except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, 4,300+ digits, too deep
         raise ProtocolError(
             f"the server answered {method} with HTTP {status} and a body that is not JSON "
             f"({exc}): {excerpt(body)}",
             method=method,
         ) from exc
+    if nested_deeper_than(body, value, max_depth):  # as deep, on any Python
+        raise ProtocolError(
+            f"the server answered {method} with HTTP {status} and JSON nested over "
+            f"{max_depth} deep: {excerpt(body)}",
+            method=method,
+        )
+    return value
 
 
 def as_response(parsed: Any, request: JSONObject) -> JSONObject:
@@ -276,11 +287,14 @@ def as_response(parsed: Any, request: JSONObject) -> JSONObject:
     return result
 
 
-def parse_event(data: str) -> JSONObject | None:
+def parse_event(data: str, *, max_depth: int = PEER_MAX_JSON_DEPTH) -> JSONObject | None:
     try:
         parsed = json.loads(data)
     except (ValueError, RecursionError) as exc:  # bad JSON, 4,300+ digits, too deep
         logger.warning("dropping an unparseable SSE message (%s): %r", exc, data[:EXCERPT])
+        return None
+    if nested_deeper_than(data, parsed, max_depth):
+        logger.warning("dropping an SSE message nested over %d deep: %r", max_depth, data[:EXCERPT])
         return None
     if not isinstance(parsed, dict):
         logger.warning("dropping an SSE message that is not a JSON object: %r", data[:EXCERPT])
@@ -310,7 +324,9 @@ def answer_to(message: JSONObject, want: RequestId) -> JSONObject | None:
     )
 
 
-async def error_response(message: JSONObject, response: HTTPResponse, cap: int) -> JSONObject:
+async def error_response(
+    message: JSONObject, response: HTTPResponse, cap: int, *, max_depth: int = PEER_MAX_JSON_DEPTH
+) -> JSONObject:
     """Turn an HTTP error into the JSON-RPC error it carries, or raise a typed error.
 
     Raises:
@@ -328,6 +344,8 @@ async def error_response(message: JSONObject, response: HTTPResponse, cap: int) 
         parsed = json.loads(body)
     except (ValueError, RecursionError):
         parsed = None
+    if nested_deeper_than(body, parsed, max_depth):
+        parsed = None  # as unreadable as it is where the parser gives up first
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, dict) and isinstance(error.get("code"), int):
         return {"jsonrpc": "2.0", "id": message["id"], "error": error}

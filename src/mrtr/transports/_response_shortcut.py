@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from mrtr._wire.depth import PEER_MAX_JSON_DEPTH
 from mrtr._wire.framing import parse_quietly
 from mrtr.transports._base import JSONObject
 from mrtr.transports._oversize import BoundedLines
@@ -26,11 +27,12 @@ _logger = logging.getLogger("mrtr.transports.stdio")
 class ResponseShortcut:
     """Takes the chunks a pipe reader offers while its `receive` waits (see `_pipes`)."""
 
-    __slots__ = ("_limit", "_lines", "open", "ready", "sink")
+    __slots__ = ("_depth", "_limit", "_lines", "open", "ready", "sink")
 
-    def __init__(self, lines: BoundedLines, limit: int) -> None:
+    def __init__(self, lines: BoundedLines, limit: int, depth: int = PEER_MAX_JSON_DEPTH) -> None:
         self._lines = lines  # the reader's own buffer: must be empty to go ahead
         self._limit = limit
+        self._depth = depth
         self.sink: Callable[[JSONObject], bool] | None = None
         self.open = True  # the transport closes it when it closes or its server is gone
         self.ready: JSONObject | None = None  # decoded here, not taken: the reader's next
@@ -51,7 +53,7 @@ class ResponseShortcut:
             or data.find(b"\n") != len(data) - 1  # one whole line, nothing after it
         ):
             return data
-        message: Any = parse_quietly(data)
+        message: Any = parse_quietly(data, max_depth=self._depth)
         if not isinstance(message, dict):
             return data  # the reader says what is wrong with it
         try:

@@ -30,6 +30,7 @@ import anyio.to_thread
 
 from mrtr._anyio import fresh_copy
 from mrtr._lazy import publish
+from mrtr._wire.depth import PEER_MAX_JSON_DEPTH
 from mrtr._wire.framing import (
     decode_message,
     encode_echoing,
@@ -100,6 +101,7 @@ class StdioTransport(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         max_stderr_backlog: int = DEFAULT_MAX_STDERR_BACKLOG,
+        max_json_depth: int = PEER_MAX_JSON_DEPTH,
     ) -> None:
         """Prepare the transport; nothing starts before ``async with``.
 
@@ -115,6 +117,8 @@ class StdioTransport(Transport):
             shutdown_timeout: seconds to wait at each shutdown step.
             max_stderr_backlog: the most characters of server stderr waiting for a
                 slow file sink; lines past it are dropped (and counted in the sink).
+            max_json_depth: objects and arrays one line may nest; a deeper line is
+                dropped (and logged) as unreadable, on every Python.
 
         Raises:
             ValueError: a limit is not positive.
@@ -126,6 +130,7 @@ class StdioTransport(Transport):
         self.params = params
         self._stderr = StderrLines(stderr, max_backlog=max_stderr_backlog)
         self._max_message_size = max_message_size
+        self._max_json_depth = max_json_depth
         self._shutdown_timeout = shutdown_timeout
         self._state = _State.UNOPENED
         self._process: anyio.abc.Process | None = None
@@ -141,7 +146,7 @@ class StdioTransport(Transport):
         self._server_gone = False  # exited, yet its stdout stayed open past the grace
         self._send_lock = OneAtATime()
         self._receive_lock = OneAtATime()
-        self._shortcut = ResponseShortcut(self._lines, max_message_size)
+        self._shortcut = ResponseShortcut(self._lines, max_message_size, max_json_depth)
 
     @property
     def max_message_size(self) -> int:
@@ -303,10 +308,10 @@ class StdioTransport(Transport):
                     continue
                 if not line or line.isspace():
                     continue  # a blank line carries nothing; not worth a warning
-                message = decode_message(line, logger=_logger)
+                message = decode_message(line, logger=_logger, max_depth=self._max_json_depth)
                 if message is not None:
                     return message
-                failed_id = response_id_of_unparseable(line)
+                failed_id = response_id_of_unparseable(line, max_depth=self._max_json_depth)
                 if failed_id is not None:  # that request fails; the connection lives on
                     error = ProtocolError(
                         f"the response to request {failed_id!r} holds an integer too long "

@@ -42,6 +42,7 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mrtr._anyio import fresh_copy
+from mrtr._wire.depth import PEER_MAX_JSON_DEPTH
 from mrtr._wire.framing import encode_echoing
 from mrtr._wire.http_headers import ToolHeaderRegistry, modern_headers
 from mrtr.errors import (
@@ -141,6 +142,9 @@ class StreamableHTTPTransport(Transport):
             proxies, TLS settings or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
+        max_json_depth: objects and arrays one response body or SSE event may nest;
+            a deeper body is a `ProtocolError`, a deeper event is dropped (logged), on
+            every Python.
         receive_queue_size: how many received messages may wait for `receive`; past
             that, reading from the server pauses until `receive` takes one.
 
@@ -160,6 +164,7 @@ class StreamableHTTPTransport(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         receive_queue_size: int = DEFAULT_RECEIVE_QUEUE_SIZE,
+        max_json_depth: int = PEER_MAX_JSON_DEPTH,
     ) -> None:
         if receive_queue_size < 1:
             raise ValueError("receive_queue_size must be positive")
@@ -180,6 +185,7 @@ class StreamableHTTPTransport(Transport):
         self._client_source = http_client
         self._max_message_size = max_message_size
         self._max_sse_event_size = max_sse_event_size
+        self._max_json_depth = max_json_depth
         self._receive_queue_size = receive_queue_size
         self._state = _State.NEW
         self._exchange: HTTPExchange | None = None
@@ -467,7 +473,9 @@ class StreamableHTTPTransport(Transport):
         pending.direct = None
         try:
             try:
-                parsed = parse_json(body, method=pending.method, status=status)
+                parsed = parse_json(
+                    body, method=pending.method, status=status, max_depth=self._max_json_depth
+                )
                 item: JSONObject | RequestFailed = self._on_response(
                     pending, as_response(parsed, pending.message)
                 )
@@ -581,11 +589,15 @@ class StreamableHTTPTransport(Transport):
     async def _read_response(self, message: JSONObject, response: HTTPResponse) -> JSONObject:
         method: str = message["method"]
         if not response.is_success:
-            return await error_response(message, response, self._max_message_size)
+            return await error_response(
+                message, response, self._max_message_size, max_depth=self._max_json_depth
+            )
         kind = content_type(response)
         if kind == "application/json":
             body = await read_capped(response, self._max_message_size)
-            parsed = parse_json(body, method=method, status=response.status_code)
+            parsed = parse_json(
+                body, method=method, status=response.status_code, max_depth=self._max_json_depth
+            )
             return as_response(parsed, message)
         if kind == "text/event-stream":
             return await self._read_post_stream(message, response)
@@ -636,7 +648,7 @@ class StreamableHTTPTransport(Transport):
                 for event in decoder.feed(chunk):
                     if not event.data:
                         continue  # a priming event: it only carries an id
-                    parsed = parse_event(event.data)
+                    parsed = parse_event(event.data, max_depth=self._max_json_depth)
                     if parsed is None:
                         continue
                     if want is not None and (found := answer_to(parsed, want)) is not None:

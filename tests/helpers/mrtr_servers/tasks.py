@@ -22,6 +22,11 @@ class Confirm(BaseModel):
 def build() -> MCPServer:
     app = MCPServer("tasker", task_store=MemoryTaskStore())
 
+    @app.tool(task="optional")
+    async def crunch(n: int) -> str:
+        """A task that needs no input: it works, then completes."""
+        return f"crunched {n * 2}"
+
     @app.tool(task="required")
     async def approve(ctx: Context, item: str = "report") -> str:
         """Ask for an approval in the background, then say what was decided."""

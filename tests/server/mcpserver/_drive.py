@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from mrtr.server import MCPServer
-from mrtr.server._core import ServerConnection
+from mrtr.server._core._connection import ServerConnection
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

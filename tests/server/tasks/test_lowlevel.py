@@ -101,6 +101,8 @@ async def harness(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
     assert h.server.tasks is not None
     async with h.server.tasks.lifespan():
         yield h
+    if isinstance(store, SqliteTaskStore):
+        store.close()
 
 
 async def test_the_extension_is_declared_only_with_a_store() -> None:
@@ -364,10 +366,15 @@ async def test_status_notifications_reach_the_listen_streams_that_asked() -> Non
     assert len(heard["mallory"]) == 1  # the acknowledgement only: not its task
 
 
-async def test_a_restarted_server_reads_its_tasks_with_the_same_keys_only(tmp_path: Path) -> None:
+async def test_a_restarted_server_reads_its_tasks_with_the_same_keys_only(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     db = tmp_path / "tasks.db"
+    stores = [SqliteTaskStore(db) for _ in range(3)]
+    for store in stores:
+        request.addfinalizer(store.close)
     first = Harness(
-        TaskRunner(SqliteTaskStore(db)),
+        TaskRunner(stores[0]),
         request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
     )
     assert first.server.tasks is not None
@@ -375,14 +382,14 @@ async def test_a_restarted_server_reads_its_tasks_with_the_same_keys_only(tmp_pa
         task_id = await first.start()
         await first.until(task_id, "completed")
     same = Harness(
-        TaskRunner(SqliteTaskStore(db)),
+        TaskRunner(stores[1]),
         request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
     )
     kept = await same.get(task_id)
     assert kept["result"]["status"] == "completed"
     assert kept["result"]["result"]["content"][0]["text"] == "done"
     other = Harness(
-        TaskRunner(SqliteTaskStore(db)),
+        TaskRunner(stores[2]),
         request_state_security=RequestStateSecurity(keys=[b"x" * 32]),
     )
     lost = await other.get(task_id)

@@ -27,12 +27,12 @@ from mrtr.server._server import Server, _Unsealed
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
-    from mrtr.server._core import ServerConnection
-    from mrtr.server._http import ASGIApp
+    from mrtr.server._core._connection import ServerConnection
+    from mrtr.server._core._context import ServerRequestContext
+    from mrtr.server._http._app import ASGIApp
     from mrtr.server._mcpserver._engine import Outcome
     from mrtr.server._mcpserver._testing import Answers, Preview, ScriptedClient
-    from mrtr.server._security import RequestStateSecurity
+    from mrtr.server._sealing._security import RequestStateSecurity
     from mrtr.transports import Transport
     from mrtr.types import (
         InputRequiredResult,

@@ -11,7 +11,7 @@ from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
 if TYPE_CHECKING:
-    from mrtr.server._context import Principal, ServerRequestContext
+    from mrtr.server._core._context import Principal, ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._outcomes import ElicitationResult
     from mrtr.server._mcpserver._round import Round

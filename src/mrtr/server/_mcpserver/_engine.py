@@ -31,7 +31,7 @@ from mrtr.server._mcpserver._outcomes import (
 from mrtr.server._mcpserver._round import Backchannel, Round
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._graph import Node
     from mrtr.server._mcpserver._handler import HandlerSpec

@@ -14,7 +14,7 @@ from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.types import GetPromptResult, InputRequiredResult, Prompt, PromptMessage
 

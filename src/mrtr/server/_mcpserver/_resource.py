@@ -16,7 +16,7 @@ from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
 from mrtr.server._mcpserver._uri_template import UriTemplate
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.types import InputRequiredResult, ReadResourceResult, Resource, ResourceTemplate
 

@@ -231,7 +231,7 @@ class Round:
 
     def check_capabilities(self, client_capabilities: Any) -> None:
         """Raise ``-32021`` naming the first open question the client cannot answer."""
-        from mrtr.server._core import _required_capabilities, declare_hint
+        from mrtr.server._core._connection import _required_capabilities, declare_hint
 
         if not _required_capabilities(self.open, client_capabilities):
             return  # the usual case: one look at all of them

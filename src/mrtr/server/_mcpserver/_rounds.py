@@ -21,7 +21,7 @@ from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._errors import CallFailed
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._engine import Outcome
     from mrtr.server._mcpserver._handler import HandlerSpec

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from mrtr.server._mcpserver._tool import error_result
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._resource import ResourceEntry
     from mrtr.types import (

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from mrtr._lazy import publish
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
+    from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._tasks._live import _Live
     from mrtr.server._tasks._runner import TaskRunner
     from mrtr.types import InputRequest

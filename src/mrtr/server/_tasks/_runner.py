@@ -49,9 +49,9 @@ from mrtr.types import (
 )
 
 if TYPE_CHECKING:
-    from mrtr.server._context import ServerRequestContext
-    from mrtr.server._notify import ChangeHub
-    from mrtr.server._security import RequestStateSecurity
+    from mrtr.server._core._context import ServerRequestContext
+    from mrtr.server._core._notify import ChangeHub
+    from mrtr.server._sealing._security import RequestStateSecurity
     from mrtr.server._tasks._store import TaskStore
     from mrtr.types import ClientCapabilities
 
@@ -270,7 +270,7 @@ class TaskRunner:
 
     def owner_of(self, ctx: ServerRequestContext) -> str:
         """The digest of the principal a request's tasks are bound to (``""``: none)."""
-        from mrtr.server._security import authenticated_principal
+        from mrtr.server._sealing._security import authenticated_principal
 
         try:
             principal = (
@@ -491,7 +491,7 @@ class TaskRunner:
         """Tell the listen streams that asked for this task (``notifications/tasks``)."""
         if self._hub is None:
             return
-        from mrtr.server._notify import TASK_STATUS
+        from mrtr.server._core._notify import TASK_STATUS
 
         detailed = self._detailed(record, payload)
         self._hub.publish(TASK_STATUS, record.task_id, detailed, record.owner)

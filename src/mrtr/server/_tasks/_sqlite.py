@@ -61,14 +61,18 @@ class SqliteTaskStore:
         self._db = sqlite3.connect(
             self.path, timeout=timeout, check_same_thread=False, isolation_level=None
         )
-        with self._lock:
-            if self.path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.executescript(_SCHEMA)
+        try:
+            with self._lock:
+                if self.path != ":memory:":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(_SCHEMA)
+        except BaseException:  # not a database, locked...: no store, so no open connection
+            self._db.close()
+            raise
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (the store's owner does, when done with it)."""
         with self._lock:
             self._db.close()
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, TypeAdapter
 
 from mrtr.errors import MCPError
-from mrtr.server._context import Principal, ServerRequestContext
+from mrtr.server._core._context import Principal, ServerRequestContext
 from mrtr.server._tasks._runner import SERVER_BUSY, _nowhere, accepts_tasks, missing_extension
 from mrtr.types import INTERNAL_ERROR, InputRequiredResult
 

@@ -1,0 +1,108 @@
+"""Paused calls in a SQLite store: answered on the page, resumed exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.from_thread import start_blocking_portal
+
+import mrtr
+from mrtr import Client, PausedCall, SqlitePausedCallStore
+from mrtr.inspect._inspector import Inspector
+from tests.docs.cdp import Browser, chromium
+from tests.inspect import apps
+from tests.inspect.test_page import click
+
+BOUND = 60.0
+
+
+async def _pause_one(app: Any, path: Path, store: Any = None) -> str:
+    """Pause a `deploy` call at its first question and keep it in the store."""
+
+    async def later(ctx: Any, params: Any) -> Any:
+        return mrtr.PAUSE
+
+    store = store or SqlitePausedCallStore(path)
+    try:
+        async with Client(app, elicitation_callback=later) as client:
+            paused = await client.pause_call_tool("deploy", {"name": "billing"})
+            assert isinstance(paused, PausedCall)
+            await store.put(paused)
+            return paused.id
+    finally:
+        await store.aclose()
+
+
+@asynccontextmanager
+async def _inspected(app: Any, path: Path) -> AsyncIterator[Inspector]:
+    store = SqlitePausedCallStore(path)
+    inspector = Inspector(label="paused", store=store)
+    try:
+        async with Client(app, **inspector.client_options()) as client, inspector.running(client):
+            yield inspector
+    finally:
+        await store.aclose()
+
+
+@contextmanager
+def serving(app: Any, path: Path) -> Iterator[Inspector]:
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_inspected(app, path)) as inspector,
+    ):
+        yield inspector
+
+
+def test_a_paused_call_is_answered_in_the_page_and_resumed_once(tmp_path: Path) -> None:
+    binary = chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed")
+    app = apps.build_deployer()
+    path = tmp_path / "paused.sqlite"
+    paused_id = anyio.run(_pause_one, app, path)
+    browser = Browser(binary, tmp_path / "profile", timeout=BOUND)
+    try:
+        with serving(app, path) as inspector:
+            browser.open(inspector.url)
+            card = f'[data-paused="{paused_id}"]'
+            browser.wait_until(f"document.querySelector('{card} .question select')")
+            browser.screenshot(tmp_path / "paused.png")
+            browser.evaluate(
+                f"(() => {{ const q = document.querySelector('{card} .question');"
+                " q.querySelector('select').value = '1';"
+                " q.querySelector('[data-action=accept]').click(); return true; })()"
+            )
+            browser.wait_until(f"document.querySelector('{card} .badge.answered')")
+            click(browser, f'{card} [data-action="resume"]')
+            # the next round is asked live, in the page
+            browser.wait_until("document.querySelector('.question[data-key=\"ask_go\"]')")
+            browser.evaluate(
+                "(() => { const q = document.querySelector('.question[data-key=\"ask_go\"]');"
+                " q.querySelector('input[type=checkbox]').checked = true;"
+                " q.querySelector('[data-action=accept]').click(); return true; })()"
+            )
+            result = browser.wait_until(
+                "document.querySelector('.call.complete pre.result')?.textContent"
+            )
+            browser.wait_until(f"document.querySelector('{card} .badge.done')")
+            # a second resume is refused by the store: the retry is never sent twice
+            click(browser, f'{card} [data-action="resume"]')
+            refused = browser.wait_until(
+                "document.querySelector('.call.error pre.error')?.textContent"
+            )
+            browser.screenshot(tmp_path / "resumed.png")
+            calls = inspector.recording.calls
+        assert "billing -> us-east-1" in result
+        assert "PausedCallClosedError" in refused
+        resumed = calls[1]
+        assert resumed.resumed == paused_id
+        assert [list(r.asked) for r in resumed.rounds] == [["ask_region"], ["ask_go"], []]
+        assert [list(r.answers) for r in resumed.rounds] == [[], ["ask_region"], ["ask_go"]]
+        assert len(calls[2].rounds) == 1  # the refused resume sent nothing
+    finally:
+        browser.close()
