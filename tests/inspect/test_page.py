@@ -68,6 +68,17 @@ def click(browser: Browser, selector: str) -> None:
     browser.evaluate(f"document.querySelector({js(selector)}).click()")
 
 
+def fill_and_run(browser: Browser, field: str, value: str) -> None:
+    """Type into the form's field and press run in one turn of the page's loop (a list
+    re-rendered between the two, on a slow machine, would otherwise empty the field)."""
+    selector = f"#form input[name={field}]"
+    browser.wait_until(f"document.querySelector({js(selector)})")
+    browser.evaluate(
+        f"(() => {{ document.querySelector({js(selector)}).value = {js(value)};"
+        " document.querySelector('#form [data-action=\"run\"]').click(); return true; })()"
+    )
+
+
 def start_deploy(browser: Browser, name: str) -> None:
     click(browser, '[data-item="deploy"]')
     browser.evaluate(
@@ -270,11 +281,7 @@ def test_prompts_resources_and_templates_are_called_from_the_page(
         browser.open(inspector.url)
         click(browser, '[data-tab="prompts"]')
         click(browser, '[data-item="greet"]')
-        browser.evaluate(
-            "(() => { document.querySelector('#form input[name=who]').value = 'Ada';"
-            " return true; })()"
-        )
-        click(browser, '#form [data-action="run"]')
+        fill_and_run(browser, "who", "Ada")
         assert "Hello, Ada!" in row(browser, 1)["result"]
         click(browser, '[data-tab="resources"]')
         click(browser, '[data-item="note://readme"]')
@@ -282,11 +289,7 @@ def test_prompts_resources_and_templates_are_called_from_the_page(
         assert "read me" in row(browser, 2)["result"]
         click(browser, '[data-tab="templates"]')
         click(browser, '[data-item="note://{name}"]')
-        browser.evaluate(
-            "(() => { document.querySelector('#form input[name=name]').value = 'alpha';"
-            " return true; })()"
-        )
-        click(browser, '#form [data-action="run"]')
+        fill_and_run(browser, "name", "alpha")
         browser.wait_until("document.querySelector('.question input[type=checkbox]')")
         browser.evaluate(
             "(() => { const q = document.querySelector('.question');"
