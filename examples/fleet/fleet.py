@@ -76,6 +76,12 @@ frontend mcp
     default_backend mrtr
 backend mrtr
     balance roundrobin
+    # A 2025-11-25 session lives on one instance: keep its requests there by the
+    # Mcp-Session-Id header (not a cookie: common clients drop cookies). The instance
+    # names the session in its answer to initialize; later requests carry it.
+    stick-table type string len 128 size 100k expire 1h
+    stick match req.hdr(mcp-session-id)
+    stick store-response res.hdr(mcp-session-id)
 {servers}
 """
 
@@ -103,6 +109,10 @@ class Fleet:
     def url(self) -> str:
         """The fleet's MCP endpoint (haproxy)."""
         return f"http://127.0.0.1:{self.port}/mcp"
+
+    def instance_url(self, i: int) -> str:
+        """Instance ``i``'s own MCP endpoint (bypassing haproxy)."""
+        return f"http://127.0.0.1:{self._instance_ports[i]}/mcp"
 
     def __enter__(self) -> Fleet:
         self.start()
