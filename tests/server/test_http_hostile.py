@@ -307,14 +307,22 @@ async def test_handler_exception_is_logged_at_the_chosen_level_never_sent(
 def test_run_http_sets_uvicorn_limits_and_accepts_its_own_host(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import uvicorn
+    from mrtr.server._http._drain import DrainingServer
 
     seen: dict[str, Any] = {}
 
-    def fake_run(app: Any, **kwargs: Any) -> None:
-        seen.update(kwargs, app=app)
+    def fake_run(server: DrainingServer) -> None:
+        config = server.config
+        seen.update(
+            app=config.app,
+            host=config.host,
+            port=config.port,
+            limit_concurrency=config.limit_concurrency,
+            timeout_keep_alive=config.timeout_keep_alive,
+            timeout_graceful_shutdown=config.timeout_graceful_shutdown,
+        )
 
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(DrainingServer, "run", fake_run)
     make_hostile_server().run_http(host="fe80::1", port=1234, allowed_hosts=["mcp.example.com"])
     assert seen["host"] == "fe80::1" and seen["port"] == 1234
     assert seen["limit_concurrency"] == 1000

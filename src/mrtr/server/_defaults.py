@@ -12,6 +12,7 @@ __all__ = [
     "DEFAULT_BUS_MAX_CHANGE_BYTES",
     "DEFAULT_BUS_MAX_STREAM_LENGTH",
     "DEFAULT_CLIENT_REQUEST_TIMEOUT",
+    "DEFAULT_HTTP_DRAIN",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CLIENT_REQUESTS",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
@@ -68,6 +69,7 @@ DEFAULT_TASK_MAX_ROUNDS = 64  # input rounds one task may ask
 DEFAULT_WORKER_LEASE = 15.0  # seconds a claim lasts unrenewed: a dead worker's tasks move then
 DEFAULT_WORKER_POLL_INTERVAL = 0.2  # seconds between looks for tasks, answers, cancellations
 DEFAULT_WORKER_MAX_TASKS = 32  # bodies one worker runs at once
+DEFAULT_HTTP_DRAIN = 10.0  # seconds an HTTP server on SIGTERM waits for its legs, probed 503
 DEFAULT_WORKER_DRAIN = 10.0  # seconds a stopping worker lets its bodies finish
 DEFAULT_MAX_URI_LENGTH = 8 * 1024
 """Characters of the longest URI an `MCPServer` looks up (``resources/read``)."""

@@ -14,6 +14,7 @@ from mrtr.server._core._context import Principal, ServerRequestContext
 from mrtr.server._defaults import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_CLIENT_REQUEST_TIMEOUT,
+    DEFAULT_HTTP_DRAIN,
     DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_CLIENT_REQUESTS,
     DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -830,6 +831,7 @@ class Server:
         timeout_keep_alive: int = 5,
         timeout_graceful_shutdown: int | None = 10,
         protected_resource: ProtectedResource | None = None,
+        drain: float = DEFAULT_HTTP_DRAIN,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
@@ -842,6 +844,12 @@ class Server:
         has no timeout for a client that sends its headers slowly: expose the server
         through a reverse proxy that has one. Bodies sent slowly hit the app's
         ``body_timeout``. For other settings, serve `streamable_http_app` yourself.
+
+        On SIGTERM the server drains first: ``/readyz`` answers 503 (a balancer sends
+        no new legs), requests still arriving are served, and once no POST is in flight
+        (or after ``drain`` seconds; 0: no drain) uvicorn's graceful shutdown runs and
+        the lifespan ends (task bodies stop, their leases are released). A second
+        SIGTERM, or SIGINT, stops at once.
 
         Raises:
             ImportError: uvicorn is not installed (``pip install 'mrtr[server]'``).
@@ -861,8 +869,12 @@ class Server:
             allowed_origins=allowed_origins,
             protected_resource=protected_resource,
         )
-        print(f"listening on http://{host}:{port}{path}", file=sys.stderr, flush=True)
-        uvicorn.run(
+        if drain < 0:
+            raise ValueError("drain must be 0 or more seconds")
+        from mrtr.server._http._app import StreamableHTTPApp
+        from mrtr.server._http._drain import DrainingServer
+
+        config = uvicorn.Config(
             app,
             host=host,
             port=port,
@@ -872,6 +884,9 @@ class Server:
             timeout_keep_alive=timeout_keep_alive,
             timeout_graceful_shutdown=timeout_graceful_shutdown,
         )
+        assert isinstance(app, StreamableHTTPApp)
+        print(f"listening on http://{host}:{port}{path}", file=sys.stderr, flush=True)
+        DrainingServer(config, app, drain).run()
 
 
 publish("mrtr.server", Server)

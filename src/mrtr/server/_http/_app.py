@@ -213,8 +213,22 @@ class StreamableHTTPApp:
             raise ValueError("health_path and ready_path must differ from the MCP path")
         self._health_path = health_path
         self._ready_path = ready_path
-        # None: no lifespan seen (served as ready); "starting", "ready", "stopping"
+        # None: no lifespan seen (served as ready); "starting", "ready", "draining", "stopping"
         self._phase: str | None = None
+        self._in_flight = 0  # POSTs being answered (the legs a drain waits for)
+
+    @property
+    def in_flight(self) -> int:
+        """The POSTs this app is answering now (a drain ends early when none are left)."""
+        return self._in_flight
+
+    def begin_drain(self) -> None:
+        """Answer readiness probes 503 from now on, so the balancer sends no new legs.
+
+        Requests still arriving are served: a balancer notices only at its next probe.
+        """
+        if self._phase != "stopping":
+            self._phase = "draining"
 
     async def __call__(self, scope: Scope, receive: ASGIReceive, send: ASGISend) -> None:
         """Serve one ASGI connection (HTTP and lifespan; anything else is closed)."""
@@ -228,7 +242,14 @@ class StreamableHTTPApp:
             if request.method in ("GET", "HEAD"):
                 self._probe(request)
             self._check_host_and_origin(request, scope)
-            await self._dispatch(request, receive, send)
+            if request.method != "POST":
+                await self._dispatch(request, receive, send)
+                return
+            self._in_flight += 1
+            try:
+                await self._dispatch(request, receive, send)
+            finally:
+                self._in_flight -= 1
         except _Reply as reply:
             await self._send_reply(send, reply)
 
@@ -264,7 +285,8 @@ class StreamableHTTPApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                self._phase = "ready"
+                if self._phase == "starting":
+                    self._phase = "ready"
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self._phase = "stopping"
