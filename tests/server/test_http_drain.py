@@ -135,3 +135,56 @@ def test_sigterm_when_idle_stops_at_once(tmp_path: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_a_draining_instance_starts_no_new_task_body() -> None:
+    from typing import Any
+
+    from mrtr.server import MCPServer, MemoryTaskStore
+    from mrtr.server._http._app import StreamableHTTPApp
+    from mrtr.types import TASKS_EXTENSION
+
+    app = MCPServer("tasked", task_store=MemoryTaskStore())
+
+    @app.tool(task="required")
+    async def job() -> str:
+        """A task."""
+        return "done"
+
+    asgi = app.streamable_http_app()
+    tasks = app.server.tasks
+    assert isinstance(asgi, StreamableHTTPApp) and tasks is not None
+    modern = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": modern,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS_EXTENSION: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    }
+    body: dict[str, Any] = {
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "job", "_meta": meta},
+    }  # fmt: skip
+    headers = {
+        "MCP-Protocol-Version": modern,
+        "Accept": "application/json, text/event-stream",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "job",
+    }
+
+    async def main() -> None:
+        async with (
+            tasks.lifespan(),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=asgi),  # type: ignore[arg-type]
+                base_url="http://127.0.0.1",
+            ) as http,
+        ):
+            before = await http.post("/mcp", json=body, headers=headers)
+            assert "taskId" in before.json()["result"], before.text
+            asgi.begin_drain()
+            after = await http.post("/mcp", json=body, headers=headers)
+            assert after.json()["error"]["code"] == -32000, after.text  # busy: retry elsewhere
+            ready = await http.get("/readyz")
+            assert ready.status_code == 503 and ready.json() == {"status": "draining"}
+
+    anyio.run(main)

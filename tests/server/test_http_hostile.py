@@ -334,3 +334,9 @@ def test_run_http_sets_uvicorn_limits_and_accepts_its_own_host(
     assert not policy.host_allowed("rebind.evil.example", None)
     make_hostile_server().run_http(host="0.0.0.0")
     assert not seen["app"]._origins.host_allowed("0.0.0.0", None)
+
+    async def nobody(token: str) -> None:
+        return None
+
+    make_hostile_server().run_http(token_verifier=nobody)  # wrapped: it drains too
+    assert type(seen["app"]).__name__ == "ProtectedResourceApp"

@@ -811,6 +811,7 @@ class Server:
             background=self._background,
             health_path=health_path,
             ready_path=ready_path,
+            on_drain=None if self.tasks is None else self.tasks.drain,
         )
         if token_verifier is None:
             return app
@@ -884,9 +885,11 @@ class Server:
             timeout_keep_alive=timeout_keep_alive,
             timeout_graceful_shutdown=timeout_graceful_shutdown,
         )
-        assert isinstance(app, StreamableHTTPApp)
+        # the MCP app itself, also behind the protected-resource wrapper (token_verifier)
+        mcp_app = app if isinstance(app, StreamableHTTPApp) else getattr(app, "_app", None)
+        assert isinstance(mcp_app, StreamableHTTPApp)
         print(f"listening on http://{host}:{port}{path}", file=sys.stderr, flush=True)
-        DrainingServer(config, app, drain).run()
+        DrainingServer(config, mcp_app, drain).run()
 
 
 publish("mrtr.server", Server)

@@ -181,6 +181,7 @@ class StreamableHTTPApp:
         background: Callable[[], AbstractAsyncContextManager[None]] | None = None,
         health_path: str | None = None,
         ready_path: str | None = None,
+        on_drain: Callable[[], None] | None = None,
     ) -> None:
         if max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
@@ -216,6 +217,7 @@ class StreamableHTTPApp:
         # None: no lifespan seen (served as ready); "starting", "ready", "draining", "stopping"
         self._phase: str | None = None
         self._in_flight = 0  # POSTs being answered (the legs a drain waits for)
+        self._on_drain = on_drain  # the task runner's: start no new body
 
     @property
     def in_flight(self) -> int:
@@ -229,6 +231,8 @@ class StreamableHTTPApp:
         """
         if self._phase != "stopping":
             self._phase = "draining"
+        if self._on_drain is not None:
+            self._on_drain()
 
     async def __call__(self, scope: Scope, receive: ASGIReceive, send: ASGISend) -> None:
         """Serve one ASGI connection (HTTP and lifespan; anything else is closed)."""

@@ -171,6 +171,7 @@ class TaskRunner:
         self.resumer: Resumer | None = None
         """Rebuilds a body from what `TaskControl.checkpoint` saved (`MCPServer` sets it)."""
         self._groups: list[anyio.abc.TaskGroup] = []
+        self._draining = False  # stopping: no new body starts here
         self._live: dict[str, _Live] = {}
         self._last_purge = 0.0
 
@@ -188,6 +189,15 @@ class TaskRunner:
     def running(self) -> bool:
         """Whether a task can start: a `lifespan` is open, or workers run the bodies."""
         return bool(self._groups) or not self.run_bodies
+
+    def drain(self) -> None:
+        """Start no new task body here from now on (the server is stopping).
+
+        Bodies already running go on until the `lifespan` ends. A task asked for
+        meanwhile is refused as busy (retryable: another instance takes it); with
+        ``run_bodies=False`` the workers run the bodies, so tasks are still created.
+        """
+        self._draining = True
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -309,6 +319,8 @@ class TaskRunner:
         if not self.run_bodies and resume is None:
             _logger.error("run_bodies=False: a task body without a resume checkpoint cannot run")
             raise MCPError(INTERNAL_ERROR, "Internal error")
+        if self.run_bodies and self._draining:
+            raise MCPError(SERVER_BUSY, "Server busy: this instance is stopping")
         if self.run_bodies and not self._groups:
             _logger.error(
                 "a task was asked for outside the server's lifespan: serve the server "
