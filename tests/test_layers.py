@@ -159,8 +159,12 @@ SERVER_LAYERS: list[set[str]] = [
     {"mrtr.server._core"},  # one message in, its answer out, on any transport
     {"mrtr.server._stream", "mrtr.server._http"},  # the shells
     {"mrtr.server", "mrtr.server._server", "mrtr.server.stdio"},  # `Server` and the exports
+    {"mrtr.server._mcpserver"},  # `MCPServer`, a `Server` with the engine and decorators
 ]
-SERVER_NOT_YET_PLACED = ("mrtr.server._mcpserver", "mrtr.server._tasks")
+# The Tasks extension runs both ways: the core asks `_tasks` whether a client takes tasks
+# and `Server` builds its runner, while the runner tells the core's hub and a tool task
+# reads the engine's once-only marks. It stays out of the map until those arrows are cut.
+SERVER_NOT_YET_PLACED = ("mrtr.server._tasks",)
 
 
 def _server_room(module: str) -> tuple[int, str] | None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from mrtr.cli._exit import UsageError
@@ -29,10 +29,12 @@ __all__ = [
     "answer_hint",
     "check_writable",
     "one_field",
+    "read_saved",
     "write_private",
 ]
 
 ANSWERS_FORMAT = "mrtr.answers/1"
+_T = TypeVar("_T")
 _TEXT = object()  # an --answer value that is not JSON: usable only as KEY.field=VALUE
 POLICIES = ("pause", "fail", "decline", "cancel")
 
@@ -424,6 +426,24 @@ def sampling_response(spec: AnswerSpec, key: str) -> dict[str, Any]:
         "content": {"type": "text", "text": str(reply["text"])},
         "model": str(reply.get("model", "human")),
     }
+
+
+def read_saved(path: str, parse: Callable[[str], _T], refused: type[Exception], what: str) -> _T:
+    """Read back a file `write_private` wrote (a paused call, a task handle).
+
+    Raises:
+        UsageError: the file cannot be read, or `parse` refuses it with `refused`
+            (named as not being `what`).
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return parse(text)
+    except refused as exc:
+        raise UsageError(f"{path}: not {what}: {exc}") from None
 
 
 def write_private(path: str, data: Any, *, flag: str = "") -> None:

@@ -17,7 +17,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mrtr.cli._answers import write_private
+from mrtr.cli._answers import read_saved, write_private
 from mrtr.cli._config import REDACTED
 from mrtr.cli._exit import (
     INPUT_REQUIRED,
@@ -118,15 +118,7 @@ def _load(path: str) -> PausedCall:
     from mrtr import PausedCall
     from mrtr.errors import PausedCallFormatError
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        return PausedCall.from_json(text)
-    except PausedCallFormatError as exc:
-        raise UsageError(f"{path}: not a paused call: {exc}") from None
+    return read_saved(path, PausedCall.from_json, PausedCallFormatError, "a paused call")
 
 
 def target_words(ctx: Context, meta: Any, rest: list[str]) -> list[str]:

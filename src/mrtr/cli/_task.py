@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mrtr.cli._answers import write_private
+from mrtr.cli._answers import read_saved, write_private
 from mrtr.cli._exit import INPUT_REQUIRED, InputUnansweredError, UsageError
 from mrtr.cli._pause import META_KEY, pause_meta, target_words
 from mrtr.cli._render import describe_request
@@ -100,15 +100,7 @@ def _load(path: str) -> Task:
     from mrtr import Task
     from mrtr.errors import TaskFormatError
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        return Task.from_json(text)
-    except TaskFormatError as exc:
-        raise UsageError(f"{path}: not a task file: {exc}") from None
+    return read_saved(path, Task.from_json, TaskFormatError, "a task file")
 
 
 def _show(ctx: Context, task: Task) -> int:

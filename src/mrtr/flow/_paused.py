@@ -29,6 +29,7 @@ from mrtr.errors import (
 )
 from mrtr.flow._defaults import DEFAULT_PAUSE_TTL
 from mrtr.flow._flow import FlowState
+from mrtr.session._saved import saved_object
 
 if TYPE_CHECKING:
     from mrtr.types import InputRequest, InputResponse
@@ -247,17 +248,9 @@ class PausedCall:
                 format version, a missing or ill-typed member, or answers that do not
                 fit their requests.
         """
-        if isinstance(data, (str, bytes)):
-            if len(data) > max_size:
-                raise PausedCallFormatError(
-                    f"a paused call of {len(data)} characters is over max_size ({max_size})"
-                )
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise PausedCallFormatError(f"a paused call must be JSON: {exc}") from None
-        if not isinstance(data, Mapping):
-            raise PausedCallFormatError("a paused call must be a JSON object")
+        data = saved_object(
+            data, max_size=max_size, refuse=PausedCallFormatError, what="a paused call"
+        )
         version = data.get("v")
         if version != PAUSED_CALL_VERSION or isinstance(version, bool):
             raise PausedCallFormatError(

@@ -13,9 +13,13 @@ __all__ = [
     "DEFAULT_BUS_MAX_STREAM_LENGTH",
     "DEFAULT_CLIENT_REQUEST_TIMEOUT",
     "DEFAULT_HTTP_DRAIN",
+    "DEFAULT_EVENT_STORE_MAX_BYTES",
+    "DEFAULT_EVENT_TTL",
+    "DEFAULT_LEGACY_SHIM_MAX_ROUNDS",
     "DEFAULT_MAX_CLIENT_INFO_BYTES",
     "DEFAULT_MAX_CLIENT_REQUESTS",
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_EVENTS_PER_STREAM",
     "DEFAULT_MAX_JSON_DEPTH",
     "DEFAULT_MAX_LISTENERS",
     "DEFAULT_MAX_LISTENERS_PER_CLIENT",
@@ -23,6 +27,8 @@ __all__ = [
     "DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_CLIENT",
+    "DEFAULT_MAX_STATE_BYTES",
+    "DEFAULT_MAX_STREAMS",
     "DEFAULT_MAX_SUBSCRIPTION_BYTES",
     "DEFAULT_MAX_URI_LENGTH",
     "DEFAULT_REPLAY_ANSWER_MAX_BYTES",
@@ -99,8 +105,27 @@ DEFAULT_BUS_MAX_CHANGE_BYTES = 64 * 1024
 DEFAULT_CLIENT_REQUEST_TIMEOUT = 300.0
 DEFAULT_MAX_CLIENT_REQUESTS = 64
 DEFAULT_MAX_LISTENERS = 1024
+"""Listeners (listen streams, legacy connections) one server holds at once."""
 DEFAULT_MAX_PENDING_EVENTS = 1024
+"""Distinct events waiting for one listener before it is dropped."""
 DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
+"""Resource URIs one listen stream or one legacy session may subscribe to."""
 DEFAULT_MAX_SUBSCRIPTION_BYTES = 1024 * 1024
 DEFAULT_SSE_RETRY_MS = 1000
 DEFAULT_STREAM_STALL_TIMEOUT = 30.0
+
+# the event store behind resumable streams (`MemoryEventStore`, `RedisEventStore`)
+DEFAULT_MAX_STREAMS = 10_000
+"""Streams a `MemoryEventStore` keeps; the least recently written go first."""
+DEFAULT_MAX_EVENTS_PER_STREAM = 1_000
+"""Events one stream keeps; older ones are forgotten (a resume then starts later)."""
+DEFAULT_EVENT_TTL = 300.0
+"""Seconds a stream is kept after its last event."""
+DEFAULT_EVENT_STORE_MAX_BYTES = 64 * 1024 * 1024
+"""Bytes (as JSON) a `MemoryEventStore` keeps across all its streams."""
+
+# the high-level server (`MCPServer`)
+DEFAULT_MAX_STATE_BYTES = 64 * 1024
+"""The default cap on the engine's plaintext ``requestState`` (before sealing)."""
+DEFAULT_LEGACY_SHIM_MAX_ROUNDS = 8
+"""The default bound on re-entering a manual handler on a legacy session."""

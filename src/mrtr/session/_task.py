@@ -37,6 +37,7 @@ from mrtr.errors import (
     TaskLimitExceededError,
     TaskMismatchError,
 )
+from mrtr.session._saved import saved_object
 from mrtr.session._task_polling import DEFAULT_TASK_POLLING, TaskPolling
 
 if TYPE_CHECKING:
@@ -409,17 +410,7 @@ class Task:
             TaskFormatError: not JSON, too large, an unknown format version, or a missing
                 or ill-typed member.
         """
-        if isinstance(data, (str, bytes)):
-            if len(data) > max_size:
-                raise TaskFormatError(
-                    f"a task handle of {len(data)} characters is over max_size ({max_size})"
-                )
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:
-                raise TaskFormatError(f"a task handle must be JSON: {exc}") from None
-        if not isinstance(data, Mapping):
-            raise TaskFormatError("a task handle must be a JSON object")
+        data = saved_object(data, max_size=max_size, refuse=TaskFormatError, what="a task handle")
         version = data.get("v")
         if version != TASK_HANDLE_VERSION or isinstance(version, bool):
             raise TaskFormatError(

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Collection, Hashable
 import anyio
 
 from mrtr.server._core._jsonrpc import JSONObject
+from mrtr.server._defaults import DEFAULT_MAX_PENDING_EVENTS
 
 __all__ = [
-    "DEFAULT_MAX_PENDING_EVENTS",
     "PROMPTS",
     "RESOURCES",
     "TASK_STATUS",
@@ -27,9 +27,6 @@ __all__ = [
 ]
 
 _logger = logging.getLogger("mrtr.server.notify")
-
-DEFAULT_MAX_PENDING_EVENTS = 1024
-"""Distinct events waiting for one listener before it is dropped."""
 
 TOOLS = "notifications/tools/list_changed"
 PROMPTS = "notifications/prompts/list_changed"

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from mrtr.server._core._jsonrpc import JSONObject
 from mrtr.server._core._listener import (
-    DEFAULT_MAX_PENDING_EVENTS,
     PROMPTS,
     RESOURCES,
     TASK_STATUS,
@@ -23,13 +22,12 @@ from mrtr.server._core._listener import (
     Listener,
     pump,
 )
-from mrtr.server._defaults import DEFAULT_MAX_LISTENERS_PER_CLIENT
+from mrtr.server._defaults import (
+    DEFAULT_MAX_LISTENERS,
+    DEFAULT_MAX_LISTENERS_PER_CLIENT,
+)
 
 __all__ = [
-    "DEFAULT_MAX_LISTENERS",
-    "DEFAULT_MAX_LISTENERS_PER_CLIENT",
-    "DEFAULT_MAX_PENDING_EVENTS",
-    "DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS",
     "META_SUBSCRIPTION_ID",
     "PROMPTS",
     "RESOURCES",
@@ -49,12 +47,6 @@ if TYPE_CHECKING:
 _logger = logging.getLogger("mrtr.server.notify")
 
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-
-DEFAULT_MAX_LISTENERS = 1024
-"""Listeners (listen streams, legacy connections) one server holds at once."""
-
-DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS = 1024
-"""Resource URIs one listen stream or one legacy session may subscribe to."""
 
 
 class ChangeHub:

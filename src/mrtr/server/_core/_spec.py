@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from mrtr._otel import Telemetry
 from mrtr.server._core._context import ServerRequestContext
 from mrtr.server._core._envelope import EnvelopeCache
-from mrtr.server._core._notify import (
+from mrtr.server._core._notify import ChangeHub
+from mrtr.server._defaults import (
+    DEFAULT_MAX_CLIENT_INFO_BYTES,
     DEFAULT_MAX_PENDING_EVENTS,
     DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
-    ChangeHub,
 )
-from mrtr.server._defaults import DEFAULT_MAX_CLIENT_INFO_BYTES
 from mrtr.server._sealing._security import RequestStateSecurity
 
 if TYPE_CHECKING:

@@ -23,23 +23,11 @@ from typing import Any, Protocol, runtime_checkable
 from mrtr._lazy import publish
 
 __all__ = [
-    "DEFAULT_EVENT_TTL",
-    "DEFAULT_MAX_EVENTS_PER_STREAM",
-    "DEFAULT_MAX_STREAMS",
     "EventStore",
     "StreamRead",
     "new_stream_id",
     "parse_event_id",
 ]
-
-DEFAULT_MAX_STREAMS = 10_000
-"""Streams a `MemoryEventStore` keeps; the least recently written go first."""
-
-DEFAULT_MAX_EVENTS_PER_STREAM = 1_000
-"""Events one stream keeps; older ones are forgotten (a resume then starts later)."""
-
-DEFAULT_EVENT_TTL = 300.0
-"""Seconds a stream is kept after its last event."""
 
 MAX_EVENT_ID_LENGTH = 80
 _EVENT_ID = re.compile(r"^([gp][A-Za-z0-9_-]{8,40})\.(\d{1,12})$")

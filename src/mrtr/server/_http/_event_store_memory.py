@@ -19,18 +19,15 @@ from typing import Any
 import anyio
 
 from mrtr._lazy import publish
-from mrtr.server._http._event_store import (
+from mrtr.server._defaults import (
+    DEFAULT_EVENT_STORE_MAX_BYTES,
     DEFAULT_EVENT_TTL,
     DEFAULT_MAX_EVENTS_PER_STREAM,
     DEFAULT_MAX_STREAMS,
-    StreamRead,
-    parse_event_id,
 )
+from mrtr.server._http._event_store import StreamRead, parse_event_id
 
-__all__ = ["DEFAULT_MAX_BYTES", "MemoryEventStore"]
-
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-"""Bytes (as JSON) a `MemoryEventStore` keeps across all its streams."""
+__all__ = ["MemoryEventStore"]
 
 
 @dataclass(slots=True)
@@ -68,7 +65,7 @@ class MemoryEventStore:
         max_streams: int = DEFAULT_MAX_STREAMS,
         max_events_per_stream: int = DEFAULT_MAX_EVENTS_PER_STREAM,
         ttl: float = DEFAULT_EVENT_TTL,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = DEFAULT_EVENT_STORE_MAX_BYTES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_streams < 1 or max_events_per_stream < 1:

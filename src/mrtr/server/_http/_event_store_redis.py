@@ -22,12 +22,8 @@ from typing import Any
 import anyio.to_thread
 
 from mrtr._lazy import publish
-from mrtr.server._http._event_store import (
-    DEFAULT_EVENT_TTL,
-    DEFAULT_MAX_EVENTS_PER_STREAM,
-    StreamRead,
-    parse_event_id,
-)
+from mrtr.server._defaults import DEFAULT_EVENT_TTL, DEFAULT_MAX_EVENTS_PER_STREAM
+from mrtr.server._http._event_store import StreamRead, parse_event_id
 
 __all__ = ["RedisEventStore"]
 

@@ -14,7 +14,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr._lazy import publish
-from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_URI_LENGTH
+from mrtr.server._defaults import (
+    DEFAULT_LEGACY_SHIM_MAX_ROUNDS,
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_STATE_BYTES,
+    DEFAULT_MAX_URI_LENGTH,
+)
 from mrtr.server._mcpserver._convert import output_spec
 from mrtr.server._mcpserver._errors import InvalidSignature
 from mrtr.server._mcpserver._handler import HandlerSpec
@@ -38,15 +43,11 @@ if TYPE_CHECKING:
         InputRequiredResult,
     )
 
-__all__ = ["DEFAULT_LEGACY_SHIM_MAX_ROUNDS", "DEFAULT_MAX_STATE_BYTES", "MCPServer"]
+__all__ = ["MCPServer"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["forbidden", "optional", "required"]
 
-DEFAULT_MAX_STATE_BYTES = 64 * 1024
-"""The default cap on the engine's plaintext ``requestState`` (before sealing)."""
-DEFAULT_LEGACY_SHIM_MAX_ROUNDS = 8
-"""The default bound on re-entering a manual handler on a legacy session."""
 
 _logger = logging.getLogger("mrtr.server.mcpserver")
 
