@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.sync.client import ClientConnection, connect
 
 LISTENING = re.compile(r"DevTools listening on (ws://\S+)")
@@ -25,6 +27,17 @@ LISTENING = re.compile(r"DevTools listening on (ws://\S+)")
 def chromium() -> str | None:
     """The Chromium binary, or ``None`` when it is not installed."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def required_chromium() -> str:
+    """The Chromium binary; a skip without it locally, a failure under CI (which installs it)."""
+    binary = chromium()
+    if binary is None:
+        message = "chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}; CI must run the browser tests")
+        pytest.skip(message)
+    return binary
 
 
 class Browser:

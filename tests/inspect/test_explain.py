@@ -7,12 +7,11 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from anyio.from_thread import start_blocking_portal
 
 from mrtr import Client
 from mrtr.inspect._inspector import Inspector
-from tests.docs.cdp import Browser, chromium
+from tests.docs.cdp import Browser, required_chromium
 from tests.inspect import apps
 from tests.inspect.test_legacy import api, next_state
 
@@ -67,9 +66,7 @@ def test_a_server_out_of_process_gets_no_explanation() -> None:
 
 
 def test_the_page_shows_why(tmp_path: Path) -> None:
-    binary = chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed")
+    binary = required_chromium()
     browser = Browser(binary, tmp_path / "profile", timeout=BOUND)
     clock = apps.Clock()
     source = {"kind": "app", "module": "tests.inspect.apps", "attr": "expiring"}

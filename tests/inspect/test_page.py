@@ -23,7 +23,7 @@ from anyio.from_thread import start_blocking_portal
 
 from mrtr import Client
 from mrtr.inspect._inspector import Inspector
-from tests.docs.cdp import Browser, chromium
+from tests.docs.cdp import Browser, required_chromium
 from tests.inspect import apps
 
 BOUND = 60.0
@@ -32,9 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed")
+    binary = required_chromium()
     opened = Browser(binary, tmp_path_factory.mktemp("chromium-profile"), timeout=BOUND)
     try:
         yield opened

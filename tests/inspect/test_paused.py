@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from anyio.from_thread import start_blocking_portal
 
 import mrtr
 from mrtr import Client, PausedCall, SqlitePausedCallStore
 from mrtr.inspect._inspector import Inspector
-from tests.docs.cdp import Browser, chromium
+from tests.docs.cdp import Browser, required_chromium
 from tests.inspect import apps
 from tests.inspect.test_page import click
 
@@ -59,9 +58,7 @@ def serving(app: Any, path: Path) -> Iterator[Inspector]:
 
 
 def test_a_paused_call_is_answered_in_the_page_and_resumed_once(tmp_path: Path) -> None:
-    binary = chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed")
+    binary = required_chromium()
     app = apps.build_deployer()
     path = tmp_path / "paused.sqlite"
     paused_id = anyio.run(_pause_one, app, path)

@@ -7,12 +7,11 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from anyio.from_thread import start_blocking_portal
 
 from mrtr import Client, TaskPolling
 from mrtr.inspect._inspector import Inspector
-from tests.docs.cdp import Browser, chromium
+from tests.docs.cdp import Browser, required_chromium
 from tests.inspect import apps
 from tests.inspect.test_legacy import api, next_state
 from tests.inspect.test_page import click
@@ -57,9 +56,7 @@ def test_a_task_shows_its_lane_and_its_question_is_answered_in_the_page() -> Non
 
 
 def test_the_task_lane_on_the_page(tmp_path: Path) -> None:
-    binary = chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed")
+    binary = required_chromium()
     browser = Browser(binary, tmp_path / "profile", timeout=60.0)
     try:
         with serving(apps.build_tasked()) as inspector:
