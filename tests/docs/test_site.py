@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.docs.blocks import ROOT
-from tests.docs.cdp import Browser, chromium
+from tests.docs.cdp import Browser, required_chromium
 
 BOUND = 60.0  # seconds for any one step: generous, never a timing claim
 # The module fixture builds the whole site (mkdocs --strict): on a loaded 2-core machine that
@@ -71,12 +71,7 @@ def base_url(site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = chromium()
-    if binary is None:
-        message = "chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message}; CI must run the site test")
-        pytest.skip(message)
+    binary = required_chromium()
     opened = Browser(binary, tmp_path_factory.mktemp("chromium-profile"), timeout=BOUND)
     try:
         yield opened
