@@ -14,12 +14,16 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio
 import anyio.from_thread
+import anyio.to_thread
+import httpx
 import pytest
 from pydantic import BaseModel
 
@@ -387,3 +391,98 @@ def test_without_mangum_the_error_names_the_extra() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
     )
     assert "pip install 'mrtr[lambda]'" in done.stdout, done.stdout + done.stderr
+
+
+class APIGateway(httpx.AsyncBaseTransport):
+    """Stands in for an API Gateway HTTP API: each request becomes one invocation.
+
+    Every request goes to the next container: a new cold one every ``cold_every``
+    requests, else the warm ones in turn (as Lambda spreads concurrent invocations).
+    """
+
+    def __init__(self, cold: Callable[[], LambdaHandler], *, cold_every: int = 2) -> None:
+        self._cold = cold
+        self._cold_every = cold_every
+        self._warm: list[LambdaHandler] = []
+        self._seen = 0
+        self.containers: list[int] = []  # which container served each request
+        self._lock = threading.Lock()  # one invocation at a time per container
+
+    def _pick(self) -> LambdaHandler:
+        if self._seen % self._cold_every == 0:
+            self._warm.append(self._cold())
+            self.containers.append(len(self._warm) - 1)
+            return self._warm[-1]
+        index = self._seen % len(self._warm)
+        self.containers.append(index)
+        return self._warm[index]
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        headers = {k.decode().lower(): v.decode() for k, v in request.headers.raw}
+        message = json.loads(body) if body else None
+        built = event(message, method=request.method, path=request.url.path, headers=headers)
+
+        def invoke() -> dict[str, Any]:
+            with self._lock:
+                handler = self._pick()
+                self._seen += 1
+                return handler(built, LambdaContext())
+
+        answer = await anyio.to_thread.run_sync(invoke)
+        raw = answer.get("body") or ""
+        data = base64.b64decode(raw) if answer.get("isBase64Encoded") else raw.encode()
+        return httpx.Response(answer["statusCode"], headers=answer["headers"], content=data)
+
+
+async def _drive_with_the_client(gateway: APIGateway) -> tuple[str, str]:
+    from mrtr import Client, Task
+    from mrtr.types import ElicitResult
+
+    async def answer(ctx: Any, params: Any) -> Any:
+        if params.message == "A memo?":
+            return ElicitResult(action="accept", content={"text": "rent"})
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async with (
+        httpx.AsyncClient(transport=gateway) as http,
+        Client(
+            f"https://{HOST}/mcp",
+            http_client=http,
+            elicitation_callback=answer,
+            capabilities={"elicitation": {"form": {}}},
+        ) as client,
+    ):
+        result = await client.call_tool("transfer", {"call_id": "k1", "amount": 7})
+        transfer = str(getattr(result.content[0], "text", ""))
+        task = await client.session.call_tool("report", {"call_id": "k2"}, allow_task=True)
+        assert isinstance(task, Task)
+        with anyio.fail_after(30):
+            while not task.is_terminal:
+                task = await task.wait(client)
+                if not task.is_terminal:
+                    yes = {"action": "accept", "content": {"ok": True}}
+                    task = await task.answer(client, {key: yes for key in task.requests})
+        report = await task.result(client)
+    return transfer, str(getattr(report.content[0], "text", ""))
+
+
+def test_mrtrs_client_drives_the_handler_through_a_gateway(
+    fleet: tuple[Callable[[], LambdaHandler], Any, str],
+    redis_url: str,  # noqa: F811
+) -> None:
+    cold, redis_client, prefix = fleet
+    gateway = APIGateway(cold)
+    worker = TaskWorker(build(redis_url, prefix, run_bodies=True), lease=3.0, poll_interval=0.02)
+    with anyio.from_thread.start_blocking_portal() as portal:
+        running = portal.start_task_soon(worker.run)
+        try:
+            transfer, report = anyio.run(_drive_with_the_client, gateway)
+        finally:
+            portal.call(worker.stop)
+            running.result(timeout=30)
+    assert transfer == "transferred 7: rent"
+    assert report == "published=True"
+    assert len(set(gateway.containers)) > 2  # the legs were spread over containers
+    assert int(redis_client.get(f"{prefix}:effects:k1")) == 1
+    assert int(redis_client.get(f"{prefix}:effects:k2")) == 1
