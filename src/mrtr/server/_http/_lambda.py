@@ -178,9 +178,9 @@ async def _reply(
 class LambdaHandler:
     """A Lambda handler (``handler(event, context) -> response``) for one server.
 
-    Built by `lambda_handler`. It owns an event loop of its own, made current before
-    each invocation (a Lambda runtime calls handlers from plain threads); `close` it
-    when done outside Lambda (tests).
+    Built by `lambda_handler`. It owns an event loop of its own, current in the calling
+    thread during each invocation only (a Lambda runtime calls handlers from a plain
+    thread); `close` it when done outside Lambda (tests).
     """
 
     def __init__(
@@ -200,7 +200,12 @@ class LambdaHandler:
         """The ASGI app each invocation is served by."""
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)  # mangum asks for the current loop
-        self._mangum = Mangum(app, lifespan=lifespan, api_gateway_base_path=api_gateway_base_path)
+        try:
+            self._mangum = Mangum(
+                app, lifespan=lifespan, api_gateway_base_path=api_gateway_base_path
+            )
+        finally:
+            asyncio.set_event_loop(None)  # no loop of ours stays current in the thread
 
     def __repr__(self) -> str:
         return f"LambdaHandler({self.app!r})"
@@ -210,7 +215,10 @@ class LambdaHandler:
         if self._loop.is_closed():
             raise RuntimeError("this LambdaHandler is closed")
         asyncio.set_event_loop(self._loop)
-        return self._mangum(event, context)
+        try:
+            return self._mangum(event, context)
+        finally:
+            asyncio.set_event_loop(None)
 
     def close(self) -> None:
         """Close the handler's event loop (outside Lambda: a container never ends)."""
