@@ -298,14 +298,23 @@ def test_a_task_is_created_by_one_invocation_and_run_by_a_worker(
     assert worker.held == frozenset()
 
 
-def test_a_base64_body_is_served(fleet: tuple[Callable[[], LambdaHandler], Any, str]) -> None:
+def test_discover_says_what_a_lambda_serves(
+    fleet: tuple[Callable[[], LambdaHandler], Any, str],
+) -> None:
     cold, _, _ = fleet
     params = {"_meta": {f"io.modelcontextprotocol/{k}": v for k, v in _META.items()}}
     message = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": params}
     headers = {"mcp-protocol-version": MODERN, "mcp-method": "server/discover"}
+    # a base64 body (as a gateway sends a binary one) is decoded first
     answer = cold()(event(message, headers=headers, encode=True), LambdaContext())
     assert answer["statusCode"] == 200
-    assert MODERN in json.loads(answer["body"])["result"]["supportedVersions"]
+    assert int(answer["headers"]["content-length"]) == len(answer["body"].encode())
+    result = json.loads(answer["body"])["result"]
+    # only the modern versions, and no change notifications (they need a listen stream)
+    assert result["supportedVersions"] == [MODERN]
+    assert result["capabilities"]["tools"] == {}
+    assert TASKS_EXTENSION in result["capabilities"]["extensions"]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "lambda"
 
 
 def test_what_cannot_live_across_invocations_gets_the_specified_answer(

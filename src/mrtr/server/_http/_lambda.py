@@ -12,7 +12,9 @@ invocations is refused, as the specification says, before the app sees it:
   session would live in one container's memory and its back-channel needs a stream;
 - ``GET`` and ``DELETE`` on the endpoint get 405 (no standalone stream, no session to end);
 - ``subscriptions/listen`` gets "Method not found" (-32601): mangum buffers a response
-  until it ends, so a stream that stays open would only end at the function's timeout.
+  until it ends, so a stream that stays open would only end at the function's timeout;
+- ``server/discover`` lists the modern versions only, and no ``listChanged`` or
+  ``subscribe`` capability (no stream can carry those notifications).
 
 What the app shares must be shared for real (`check_serverless`): keys that every
 container holds, single-use states in a shared replay store, tasks in a shared store with
@@ -22,6 +24,7 @@ their bodies run by workers (no work runs after a response).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -51,6 +54,8 @@ __all__ = ["LambdaHandler", "lambda_handler"]
 
 _LOCAL_TASK_STORES = frozenset({"MemoryTaskStore", "SqliteTaskStore"})  # one container's
 _LISTEN = "subscriptions/listen"
+_DISCOVER = "server/discover"
+_STREAMED = frozenset({"listChanged", "subscribe"})  # capabilities that need a listen stream
 
 
 def check_serverless(server: Any) -> None:
@@ -118,16 +123,19 @@ class _ModernOnly:
             return replayed.pop() if replayed else await receive()
 
         if not first.get("more_body", False) and len(body) <= self._max_message_size:
-            refusal = self._refusal(scope, body)
-            if refusal is not None:
-                await _reply(send, *refusal)
-                return
+            message = decode_incoming(body, max_depth=self._max_depth)
+            # the app's own answers: a parse error, a notification (202)
+            if not isinstance(message, Refusal) and "id" in message and "method" in message:
+                refusal = self._refusal(scope, message)
+                if refusal is not None:
+                    await _reply(send, *refusal)
+                    return
+                if message["method"] == _DISCOVER:
+                    await self._app(scope, again, _DiscoverRewrite(send))
+                    return
         await self._app(scope, again, send)
 
-    def _refusal(self, scope: Scope, body: bytes) -> tuple[int, JSONObject] | None:
-        message = decode_incoming(body, max_depth=self._max_depth)
-        if isinstance(message, Refusal) or "id" not in message or "method" not in message:
-            return None  # the app's own answers: a parse error, a notification (202)
+    def _refusal(self, scope: Scope, message: JSONObject) -> tuple[int, JSONObject] | None:
         request_id, method = message["id"], message["method"]
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -152,6 +160,53 @@ class _ModernOnly:
         else:
             return None
         return HTTP_STATUS.get(error.code, 400), error_response(request_id, error)
+
+
+class _DiscoverRewrite:
+    """Sends the app's ``server/discover`` answer as it is true on Lambda.
+
+    Only the modern versions are served, and no change notification can be delivered
+    (no listen stream): the answer says so, so that a client neither picks a legacy
+    version nor opens a stream to be told of changes.
+    """
+
+    def __init__(self, send: ASGISend) -> None:
+        self._send = send
+        self._start: MutableMapping[str, Any] | None = None
+        self._body = bytearray()
+
+    async def __call__(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self._start = message
+            return
+        if message["type"] != "http.response.body" or self._start is None:
+            await self._send(message)
+            return
+        self._body += message.get("body", b"")
+        if message.get("more_body", False):
+            return
+        body = _rewrite_discover(bytes(self._body))
+        headers = [
+            (name, str(len(body)).encode() if bytes(name).lower() == b"content-length" else value)
+            for name, value in self._start.get("headers", ())
+        ]
+        await self._send({**self._start, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
+
+
+def _rewrite_discover(body: bytes) -> bytes:
+    try:
+        answer = json.loads(body)
+        result = answer["result"]
+        versions = result["supportedVersions"]
+        capabilities = result["capabilities"]
+    except (ValueError, KeyError, TypeError):
+        return body  # an error, or not JSON: as the app sent it
+    result["supportedVersions"] = [v for v in versions if v in MODERN_PROTOCOL_VERSIONS]
+    for name, flags in capabilities.items():
+        if name in ("tools", "prompts", "resources") and isinstance(flags, dict):
+            capabilities[name] = {k: v for k, v in flags.items() if k not in _STREAMED}
+    return encode_outgoing(answer) or body
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
