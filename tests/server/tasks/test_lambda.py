@@ -352,6 +352,12 @@ def test_what_cannot_live_across_invocations_gets_the_specified_answer(
     listen_params = {"notifications": {"toolsListChanged": True}}
     status, listen = rpc(handler, "subscriptions/listen", listen_params)
     assert status == 404 and listen["error"]["code"] == -32601
+    # a body that is not JSON is the app's own parse error
+    garbage = event(None, headers={"mcp-protocol-version": MODERN})
+    garbage["body"] = "{not json"
+    answer = handler(garbage, LambdaContext())
+    assert answer["statusCode"] == 400
+    assert json.loads(answer["body"])["error"]["code"] == -32700
     # the probes are still the app's
     answer = handler(event(None, method="GET", path="/healthz"), LambdaContext())
     assert answer["statusCode"] == 200
