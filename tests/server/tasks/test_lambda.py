@@ -33,6 +33,7 @@ from mrtr.server import (
     Elicit,
     LambdaHandler,
     MCPServer,
+    RedisNotificationBus,
     RedisReplayStore,
     RedisTaskStore,
     RequestStateSecurity,
@@ -68,7 +69,14 @@ def build(url: str, prefix: str, *, run_bodies: bool = False) -> MCPServer:
         replay_store=RedisReplayStore(client, prefix=f"{prefix}:replay"),
     )
     runner = TaskRunner(RedisTaskStore(client, prefix=f"{prefix}:tasks"), run_bodies=run_bodies)
-    app = MCPServer("lambda", request_state_security=security, tasks=runner)
+    bus = RedisNotificationBus(client, stream=f"{prefix}:changes", block_ms=100)
+    app = MCPServer("lambda", request_state_security=security, tasks=runner, notification_bus=bus)
+
+    @app.tool()
+    async def retool() -> str:
+        """Changes the tool list: the instances' listen streams hear of it through Redis."""
+        await app.notify_tools_changed()
+        return "changed"
 
     @app.tool()
     async def transfer(ctx: Context, call_id: str, amount: int) -> str:
@@ -245,6 +253,18 @@ def test_a_call_that_asks_twice_runs_across_cold_containers(
         name="transfer",
     )
     assert replayed["error"]["code"] == -32602
+
+
+def test_a_change_reaches_the_bus_before_the_invocation_returns(
+    fleet: tuple[Callable[[], LambdaHandler], Any, str],
+) -> None:
+    cold, redis_client, prefix = fleet
+    status, answer = rpc(cold(), "tools/call", {"name": "retool", "arguments": {}}, name="retool")
+    assert status == 200 and answer["result"]["content"][0]["text"] == "changed"
+    # nothing runs after the response: the change is in the stream when the handler returns
+    entries = redis_client.xrange(f"{prefix}:changes")
+    changes = [json.loads(fields[b"c"])["c"] for _, fields in entries]
+    assert changes == [{"method": "notifications/tools/list_changed"}]
 
 
 def until(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,6 +55,10 @@ __all__ = ["LambdaHandler", "lambda_handler"]
 
 _LOCAL_TASK_STORES = frozenset({"MemoryTaskStore", "SqliteTaskStore"})  # one container's
 _LISTEN = "subscriptions/listen"
+_logger = logging.getLogger("mrtr.server.http")
+# seconds the app's lifespan may take to end after a response (a bus's flush takes at
+# most its block_ms, 1 s by default)
+DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT = 5.0
 _DISCOVER = "server/discover"
 _STREAMED = frozenset({"listChanged", "subscribe"})  # capabilities that need a listen stream
 
@@ -236,6 +241,12 @@ class LambdaHandler:
     Built by `lambda_handler`. It owns an event loop of its own, current in the calling
     thread during each invocation only (a Lambda runtime calls handlers from a plain
     thread); `close` it when done outside Lambda (tests).
+
+    mangum returns once the app says its lifespan shut down, but the app still ends
+    what the lifespan opened after saying so (the bus sends what it holds, the task
+    group closes). The handler lets that finish, for ``shutdown_timeout`` seconds at
+    most (then it is cancelled), before the invocation returns: a container is frozen
+    after it, and what was left would only run at the next invocation, or never.
     """
 
     def __init__(
@@ -244,7 +255,11 @@ class LambdaHandler:
         *,
         lifespan: Literal["auto", "on", "off"] = "auto",
         api_gateway_base_path: str = "/",
+        shutdown_timeout: float = DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT,
     ) -> None:
+        if not shutdown_timeout > 0:
+            raise ValueError("shutdown_timeout must be positive")
+        self.shutdown_timeout = shutdown_timeout
         try:
             from mangum import Mangum
         except ImportError as exc:
@@ -271,9 +286,30 @@ class LambdaHandler:
             raise RuntimeError("this LambdaHandler is closed")
         asyncio.set_event_loop(self._loop)
         try:
-            return self._mangum(event, context)
+            response = self._mangum(event, context)
+            self._finish()
+            return response
         finally:
             asyncio.set_event_loop(None)
+
+    def _finish(self) -> None:
+        """Let what the invocation started end (bounded), cancelling what will not."""
+        pending = asyncio.all_tasks(self._loop)
+        if not pending:
+            return
+        _, late = self._loop.run_until_complete(
+            asyncio.wait(pending, timeout=self.shutdown_timeout)
+        )
+        if not late:
+            return
+        _logger.warning(
+            "%d task(s) still running %.1f s after the response: cancelled",
+            len(late),
+            self.shutdown_timeout,
+        )
+        for task in late:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.wait(late, timeout=self.shutdown_timeout))
 
     def close(self) -> None:
         """Close the handler's event loop (outside Lambda: a container never ends)."""
@@ -287,6 +323,7 @@ def lambda_handler(
     path: str = "/mcp",
     lifespan: Literal["auto", "on", "off"] = "auto",
     api_gateway_base_path: str = "/",
+    shutdown_timeout: float = DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT,
     **options: Any,
 ) -> LambdaHandler:
     """An AWS Lambda handler serving `server` (a `Server` or an `MCPServer`) at ``path``.
@@ -308,6 +345,8 @@ def lambda_handler(
         lifespan: mangum's lifespan mode (``"off"``: no bus, no task lifespan).
         api_gateway_base_path: a prefix the gateway adds (a stage name, a custom
             domain's base path), stripped from each request's path.
+        shutdown_timeout: seconds the lifespan's end may take after the response is
+            ready (the bus sending its last changes), before it is cancelled.
         options: `Server.streamable_http_app`'s other options (``token_verifier``,
             ``allowed_origins``, ``max_message_size``...).
 
@@ -324,7 +363,12 @@ def lambda_handler(
         max_message_size=options.get("max_message_size", DEFAULT_MAX_MESSAGE_SIZE),
         max_depth=options.get("max_json_depth", DEFAULT_MAX_JSON_DEPTH),
     )
-    return LambdaHandler(front, lifespan=lifespan, api_gateway_base_path=api_gateway_base_path)
+    return LambdaHandler(
+        front,
+        lifespan=lifespan,
+        api_gateway_base_path=api_gateway_base_path,
+        shutdown_timeout=shutdown_timeout,
+    )
 
 
 publish("mrtr.server", LambdaHandler, lambda_handler)
