@@ -9,6 +9,7 @@ the task bodies the invocations only create.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import subprocess
@@ -521,3 +522,35 @@ def test_mrtrs_client_drives_the_handler_through_a_gateway(
     assert len(set(gateway.containers)) > 2  # the legs were spread over containers
     assert int(redis_client.get(f"{prefix}:effects:k1")) == 1
     assert int(redis_client.get(f"{prefix}:effects:k2")) == 1
+
+
+def test_a_lifespan_that_does_not_end_is_cancelled_after_the_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ended = threading.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            assert (await receive())["type"] == "lifespan.startup"
+            await send({"type": "lifespan.startup.complete"})
+            assert (await receive())["type"] == "lifespan.shutdown"
+            await send({"type": "lifespan.shutdown.complete"})
+            try:
+                await asyncio.Event().wait()  # an end that never comes
+            finally:
+                ended.set()
+            return
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    with pytest.raises(ValueError, match="shutdown_timeout"):
+        LambdaHandler(app, shutdown_timeout=0)
+    handler = LambdaHandler(app, shutdown_timeout=0.2)
+    try:
+        answer = handler(event({"jsonrpc": "2.0", "id": 1, "method": "ping"}), LambdaContext())
+    finally:
+        handler.close()
+    assert answer["statusCode"] == 200
+    assert ended.is_set()  # cancelled before the invocation returned, not left pending
+    assert "still running" in caplog.text
