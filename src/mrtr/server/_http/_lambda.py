@@ -340,7 +340,7 @@ def lambda_handler(
     runs after it.
 
     Args:
-        server: the server; its shared parts must be shared (`check_serverless`).
+        server: the server; what it shares must be shared (keys, replay and task stores).
         path: the endpoint path, after ``api_gateway_base_path`` is stripped.
         lifespan: mangum's lifespan mode (``"off"``: no bus, no task lifespan).
         api_gateway_base_path: a prefix the gateway adds (a stage name, a custom
@@ -352,7 +352,8 @@ def lambda_handler(
 
     Raises:
         ImportError: mangum is not installed.
-        ValueError: a part that would live in one container only (`check_serverless`).
+        ValueError: a part that would live in one container only: a key made at start-up,
+            single-use states in memory, tasks in a local store or run in the invocation.
     """
     check_serverless(server)
     options.setdefault("resumable_streams", False)  # no legacy session to resume
