@@ -195,6 +195,11 @@ class RedisNotificationBus:
                     maxlen=self.max_stream_length,
                     approximate=True,
                 )
+            except anyio.get_cancelled_exc_class():
+                # stopping mid-send (a Lambda invocation ends right after its change):
+                # the flush sends it, at worst twice, rather than never
+                self._outbox.appendleft(text)
+                raise
             except Exception as exc:
                 if len(self._outbox) < self.max_buffer:
                     self._outbox.appendleft(text)
