@@ -167,13 +167,7 @@ class RedisNotificationBus:
             while self._outbox and not self._down:
                 text = self._outbox.popleft()
                 try:
-                    await self._call(
-                        "xadd",
-                        self.stream,
-                        {"c": text},
-                        maxlen=self.max_stream_length,
-                        approximate=True,
-                    )
+                    await self._xadd(text)
                 except Exception as exc:
                     self._lost(exc)
 
@@ -188,13 +182,7 @@ class RedisNotificationBus:
                 continue
             text = self._outbox.popleft()  # taken: another connect's sender cannot resend it
             try:
-                await self._call(
-                    "xadd",
-                    self.stream,
-                    {"c": text},
-                    maxlen=self.max_stream_length,
-                    approximate=True,
-                )
+                await self._xadd(text)
             except Exception as exc:
                 if len(self._outbox) < self.max_buffer:
                     self._outbox.appendleft(text)
@@ -204,6 +192,12 @@ class RedisNotificationBus:
                 continue
             wait = _FIRST_RETRY
             self._back()
+
+    async def _xadd(self, text: str) -> None:
+        """Put one change on the stream, trimmed to about ``max_stream_length`` entries."""
+        await self._call(
+            "xadd", self.stream, {"c": text}, maxlen=self.max_stream_length, approximate=True
+        )
 
     async def _newest(self) -> Any:
         """The id of the stream's newest entry (older changes are not news)."""
