@@ -202,3 +202,21 @@ def test_no_import_inside_the_server_runs_back_up() -> None:
 def test_at_most_four_loose_modules_at_the_top_of_the_server() -> None:
     loose = sorted(path.name for path in (SRC / "server").glob("*.py"))
     assert len(loose) <= 4, loose
+
+
+def test_no_module_of_the_server_imports_asyncio() -> None:
+    # what knows the loop lives in `mrtr._wire._speedups` (each shortcut with its test)
+    found = []
+    for module, path in sorted(MODULES.items()):
+        if not module.startswith(SERVER):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [f"{module} -> {n}" for n in names if n.split(".")[0] == "asyncio"]
+    assert found == []
