@@ -186,12 +186,16 @@ class RedisNotificationBus:
             except Exception as exc:
                 if len(self._outbox) < self.max_buffer:
                     self._outbox.appendleft(text)
-                self._lost(exc)
-                await anyio.sleep(wait)
-                wait = min(wait * 2, self.retry_cap)
+                wait = await self._retry_after(exc, wait)
                 continue
             wait = _FIRST_RETRY
             self._back()
+
+    async def _retry_after(self, exc: Exception, wait: float) -> float:
+        """Say Redis is lost, wait `wait` seconds, and return the next wait (doubled, capped)."""
+        self._lost(exc)
+        await anyio.sleep(wait)
+        return min(wait * 2, self.retry_cap)
 
     async def _xadd(self, text: str) -> None:
         """Put one change on the stream, trimmed to about ``max_stream_length`` entries."""
@@ -214,9 +218,7 @@ class RedisNotificationBus:
                     "xread", {self.stream: last}, count=256, block=self.block_ms
                 )
             except Exception as exc:
-                self._lost(exc)
-                await anyio.sleep(wait)
-                wait = min(wait * 2, self.retry_cap)
+                wait = await self._retry_after(exc, wait)
                 continue
             wait = _FIRST_RETRY
             self._back()
