@@ -39,7 +39,7 @@ from mrtr.server._core._jsonrpc import (
     encode_outgoing,
     error_response,
 )
-from mrtr.server._defaults import DEFAULT_MAX_JSON_DEPTH
+from mrtr.server._defaults import DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT, DEFAULT_MAX_JSON_DEPTH
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 from mrtr.types import (
     META_PROTOCOL_VERSION,
@@ -56,9 +56,6 @@ __all__ = ["LambdaHandler", "lambda_handler"]
 _LOCAL_TASK_STORES = frozenset({"MemoryTaskStore", "SqliteTaskStore"})  # one container's
 _LISTEN = "subscriptions/listen"
 _logger = logging.getLogger("mrtr.server.http")
-# seconds the app's lifespan may take to end after a response (a bus's flush takes at
-# most its block_ms, 1 s by default)
-DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT = 5.0
 _DISCOVER = "server/discover"
 _STREAMED = frozenset({"listChanged", "subscribe"})  # capabilities that need a listen stream
 
