@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Generator
 from typing import Any
 
 import anyio
@@ -93,3 +94,51 @@ def set_read_size(transport: object, size: int) -> bool:
         return False
     transport.max_size = size  # type: ignore[attr-defined]
     return True
+
+
+# --- stepping a coroutine by hand (the resolver engine of `MCPServer`) -----------------
+# Most resolvers return without waiting; awaiting each in a task group of its own would
+# cost a scheduler pass per request. The engine steps a resolver's coroutine once in the
+# request's task (`first_step`) and, only when it waits, finishes it there (`resume`):
+# the same as ``await coro`` on asyncio and trio, by a road the scheduler never sees.
+
+__all__ += ["first_step", "resume"]
+
+
+def first_step(coro: Any) -> tuple[bool, Any]:
+    """Run a fresh coroutine to its first suspension: ``(True, value)`` if it returned.
+
+    Else ``(False, trap)``: what it yielded to the scheduler (``None`` for a bare yield),
+    to be handed to `resume` in this same task.
+    """
+    try:
+        return False, coro.send(None)
+    except StopIteration as done:
+        return True, done.value
+
+
+@types.coroutine
+def resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
+    """Go on awaiting a coroutine `first_step` suspended in this task (``yield from`` it).
+
+    The first suspension happened in this task, so its trap belongs to this task (trio
+    notes the current task when it parks one): it is resumed here, never handed to
+    another task. A cancellation (any exception thrown in) goes into the coroutine.
+    """
+    value = trap
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # cancellation and the like: into the coroutine
+            try:
+                value = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                value = coro.send(sent)
+            except StopIteration as done:
+                return done.value

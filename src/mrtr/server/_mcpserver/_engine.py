@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 import mrtr.types as wire
+from mrtr._wire._speedups import first_step, resume
 from mrtr.server._mcpserver._asks import Ask
 from mrtr.server._mcpserver._context import AskPending, Context
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
@@ -126,7 +126,7 @@ class _Resolution:
     def _begin(self, node: Node) -> tuple[int, Any, Any]:
         """Call `node`'s resolver and step it once: ``(DONE, result, None)`` if it returned.
 
-        Else ``(WAITS, coroutine, trap)`` (go on with `_resume`; the trap may be ``None``,
+        Else ``(WAITS, coroutine, trap)`` (go on with `resume`; the trap may be ``None``,
         a bare yield) or ``(AWAIT, awaitable, None)`` (a plain function returned
         something to await). Whether its first step returned is remembered on the node
         (unless an override stands in for the resolver).
@@ -148,15 +148,14 @@ class _Resolution:
                 return _AWAIT, result, None
             return _DONE, result, None
         coro = fn(**kwargs)
-        try:
-            trap = coro.send(None)
-        except StopIteration as done:
+        returned, value = first_step(coro)
+        if returned:
             if self.learn and node.waits is None:
                 node.waits = False
-            return _DONE, done.value, None
+            return _DONE, value, None
         if self.learn:
             node.waits = True
-        return _WAITS, coro, trap
+        return _WAITS, coro, value
 
     def _settled(self, node: Node, result: Any) -> bool:
         """Record `result` (settling a question against this round's answers), if it can.
@@ -197,7 +196,7 @@ class _Resolution:
                 for other in pending:
                     group.start_soon(self._guarded, other)
                 pending.clear()
-            result = await _resume(result, trap)
+            result = await resume(result, trap)
         if not self._settled(node, result):
             await self._ask(node, result)
 
@@ -224,7 +223,7 @@ class _Resolution:
             # before the next starts: correct, and concurrent again from its next call
             state, result, trap = self._begin(node)
             if state != _DONE:
-                result = await (result if state == _AWAIT else _resume(result, trap))
+                result = await (result if state == _AWAIT else resume(result, trap))
             if not self._settled(node, result):
                 await self._ask(node, result)
 
@@ -304,33 +303,6 @@ def override_kwargs(
                 f"{parameter.name!r} a default"
             )
     return fitted
-
-
-@types.coroutine
-def _resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
-    """Go on awaiting a coroutine already stepped once in this task (`yield from` it).
-
-    The coroutine's first suspension happened in this task, so its trap belongs to this
-    task (trio notes the current task when it parks one): it is resumed here, never
-    handed to another task.
-    """
-    value = trap
-    while True:
-        try:
-            sent = yield value
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # cancellation and the like: into the coroutine
-            try:
-                value = coro.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                value = coro.send(sent)
-            except StopIteration as done:
-                return done.value
 
 
 async def run(
