@@ -20,14 +20,18 @@ from mrtr.server._defaults import (
     DEFAULT_MAX_STATE_BYTES,
     DEFAULT_MAX_URI_LENGTH,
 )
-from mrtr.server._mcpserver._convert import output_spec
+from mrtr.server._mcpserver._entries._convert import output_spec
+from mrtr.server._mcpserver._entries._prompt import PromptEntry
+from mrtr.server._mcpserver._entries._resource import ResourceEntry
+from mrtr.server._mcpserver._entries._tool import ToolEntry
 from mrtr.server._mcpserver._errors import InvalidSignature
-from mrtr.server._mcpserver._handler import HandlerSpec
-from mrtr.server._mcpserver._prompt import PromptEntry
-from mrtr.server._mcpserver._resource import ResourceEntry
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+from mrtr.server._mcpserver._resolve._signature import (
+    caller_namespace,
+    declares_input_required,
+    hints_of,
+)
 from mrtr.server._mcpserver._routes import Routes
-from mrtr.server._mcpserver._signature import caller_namespace, declares_input_required, hints_of
-from mrtr.server._mcpserver._tool import ToolEntry
 from mrtr.server._server import Server, _Unsealed
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -35,7 +39,7 @@ if TYPE_CHECKING:
     from mrtr.server._core._connection import ServerConnection
     from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._http._app import ASGIApp
-    from mrtr.server._mcpserver._engine import Outcome
+    from mrtr.server._mcpserver._rounds._engine import Outcome
     from mrtr.server._mcpserver._testing import Answers, Preview, ScriptedClient
     from mrtr.server._sealing._security import RequestStateSecurity
     from mrtr.transports import Transport
@@ -450,7 +454,7 @@ class MCPServer:
         *,
         resolve_only: bool = False,
     ) -> Awaitable[Outcome]:
-        from mrtr.server._mcpserver._rounds import run
+        from mrtr.server._mcpserver._rounds._call import run
 
         # awaited by the caller: no hop here
         return run(self, spec, request, arguments, resolve_only=resolve_only)
@@ -463,7 +467,7 @@ class MCPServer:
     def _finish_round(
         self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
     ) -> InputRequiredResult:
-        from mrtr.server._mcpserver._rounds import finish_round
+        from mrtr.server._mcpserver._rounds._call import finish_round
 
         return finish_round(self, spec, request, outcome)
 

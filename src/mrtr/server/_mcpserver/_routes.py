@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mrtr.server._mcpserver._tool import error_result
+from mrtr.server._mcpserver._entries._tool import error_result
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._resource import ResourceEntry
+    from mrtr.server._mcpserver._entries._resource import ResourceEntry
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
@@ -112,7 +112,7 @@ class Routes:
                 holds a ``..`` segment (unless path traversal is allowed).
         """
         from mrtr.errors import MCPError
-        from mrtr.server._mcpserver._resource import climbing_variable
+        from mrtr.server._mcpserver._entries._resource import climbing_variable
         from mrtr.types import INVALID_PARAMS
 
         limit = self.app.max_uri_length

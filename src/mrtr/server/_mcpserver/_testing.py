@@ -17,8 +17,8 @@ from mrtr._lazy import publish
 
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._engine import Outcome
-    from mrtr.server._mcpserver._handler import HandlerSpec
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+    from mrtr.server._mcpserver._rounds._engine import Outcome
 
 __all__ = [
     "ACCEPT",
@@ -135,7 +135,7 @@ async def preview(
         ValueError: another `kind`.
         pydantic.ValidationError: the arguments do not fit the signature.
     """
-    from mrtr.server._mcpserver import _engine
+    from mrtr.server._mcpserver._rounds import _engine
     from mrtr.types import InputRequiredResult
 
     spec, raw = _spec_for(app, kind, name, dict(arguments or {}))

@@ -22,7 +22,7 @@ from mrtr.types import INTERNAL_ERROR, InputRequiredResult
 
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._tool import ToolEntry
+    from mrtr.server._mcpserver._entries._tool import ToolEntry
     from mrtr.server._tasks._control import TaskControl
     from mrtr.server._tasks._runner import TaskBody
     from mrtr.types import CallToolResult, CreateTaskResult, InputResponse
@@ -72,7 +72,7 @@ def _replay(
     async def body(task: TaskControl) -> CallToolResult:
         import dataclasses
 
-        from mrtr.server._mcpserver._context import DURABLE_ONCE
+        from mrtr.server._mcpserver._rounds._context import DURABLE_ONCE
 
         answers, carried = responses, state
         runner = app.server.tasks

@@ -21,20 +21,20 @@ import anyio
 import mrtr.types as wire
 from mrtr._wire._speedups import first_step, resume
 from mrtr.server._mcpserver._asks import Ask
-from mrtr.server._mcpserver._context import AskPending, Context
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
     CancelledElicitation,
     DeclinedElicitation,
 )
-from mrtr.server._mcpserver._round import Backchannel, Round
+from mrtr.server._mcpserver._rounds._context import AskPending, Context
+from mrtr.server._mcpserver._rounds._round import Backchannel, Round
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._graph import Node
-    from mrtr.server._mcpserver._handler import HandlerSpec
+    from mrtr.server._mcpserver._resolve._graph import Node
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
 
 __all__ = ["Outcome", "run"]
 
@@ -96,7 +96,7 @@ class _Resolution:
         self.failure: list[BaseException] = []
 
     def _fn(self, node: Node) -> Any:
-        from mrtr.server._mcpserver._graph import identity
+        from mrtr.server._mcpserver._resolve._graph import identity
 
         for original, fake in self.app.dependency_overrides.items():
             if identity(original) == identity(node.fn):

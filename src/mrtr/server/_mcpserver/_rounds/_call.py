@@ -17,15 +17,15 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 import mrtr.types as wire
-from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._errors import CallFailed
+from mrtr.server._mcpserver._rounds import _engine
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._engine import Outcome
-    from mrtr.server._mcpserver._handler import HandlerSpec
-    from mrtr.server._mcpserver._round import Backchannel
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+    from mrtr.server._mcpserver._rounds._engine import Outcome
+    from mrtr.server._mcpserver._rounds._round import Backchannel
     from mrtr.types import InputRequiredResult
 
 __all__ = ["backchannel_for", "finish_round", "run"]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._convert import to_text
+from mrtr.server._mcpserver._entries._convert import to_text
+from mrtr.server._mcpserver._entries._uri_template import UriTemplate
 from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
-from mrtr.server._mcpserver._uri_template import UriTemplate
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from mrtr._lazy import publish
 from mrtr.errors import MCPError
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext

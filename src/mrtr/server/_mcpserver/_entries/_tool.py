@@ -10,9 +10,9 @@ from pydantic import ValidationError
 
 import mrtr.types as wire
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._convert import OutputSpec, to_content
+from mrtr.server._mcpserver._entries._convert import OutputSpec, to_content
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr._lazy import publish
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
-from mrtr.server._mcpserver._state import PREFIX
+from mrtr.server._mcpserver._rounds._state import PREFIX
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import Principal, ServerRequestContext
     from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._outcomes import ElicitationResult
-    from mrtr.server._mcpserver._round import Round
+    from mrtr.server._mcpserver._rounds._round import Round
     from mrtr.types import ClientCapabilities, Implementation, InputResponses
 
 __all__ = ["AskPending", "Context"]

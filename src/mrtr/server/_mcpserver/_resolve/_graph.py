@@ -16,7 +16,7 @@ from typing import Any, TypeVar, get_args, get_origin
 
 from mrtr.server._mcpserver._asks import Elicit, Resolve, form_of, marker_arms
 from mrtr.server._mcpserver._errors import InvalidSignature
-from mrtr.server._mcpserver._signature import Param, analyse, hints_of
+from mrtr.server._mcpserver._resolve._signature import Param, analyse, hints_of
 
 __all__ = ["Node", "Plan", "build_plan", "identity"]
 
