@@ -42,6 +42,7 @@ __all__ = [
     "Sample",
     "digest",
     "form_of",
+    "identity",
     "remember",
 ]
 
@@ -81,6 +82,18 @@ def digest(value: Any) -> str:
     if isinstance(value, str):
         remember(_DIGESTS, value, found, value)
     return found
+
+
+def identity(fn: Any) -> Any:
+    """What makes two references the same resolver (bound methods compare by owner).
+
+    Two `Resolve` markers naming it share one node; a dependency override matches it.
+    """
+    owner = getattr(fn, "__self__", None)
+    func = getattr(fn, "__func__", None)
+    if owner is not None and func is not None:
+        return (id(owner), func)
+    return fn
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,11 @@ from mrtr.server._mcpserver._entries._convert import to_text
 from mrtr.server._mcpserver._entries._uri_template import UriTemplate
 from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
 from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._rounds._call import finish_round, run
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import InputRequiredResult, ReadResourceResult, Resource, ResourceTemplate
 
 __all__ = ["ResourceEntry", "climbing_variable", "uri_variables"]
@@ -119,7 +120,7 @@ class ResourceEntry:
 
     async def read(
         self,
-        app: MCPServer,
+        app: AppSpec,
         request: ServerRequestContext | None,
         uri: str,
         variables: dict[str, str],
@@ -134,9 +135,9 @@ class ResourceEntry:
                 INVALID_PARAMS, f"Invalid URI {uri}: {describe_validation(exc)}", {"uri": uri}
             ) from None
         try:
-            outcome = await app._run(self.spec, request, validated)
+            outcome = await run(app, self.spec, request, validated)
             if outcome.input_required:
-                return app._finish_round(self.spec, request, outcome)
+                return finish_round(app, self.spec, request, outcome)
             result = outcome.result
             if isinstance(result, ReadResourceResult):
                 return result
@@ -144,16 +145,16 @@ class ResourceEntry:
         except MCPError:
             raise
         except CallFailed as exc:
-            app._failed(exc)
+            app.failed(exc)
             raise MCPError(INTERNAL_ERROR, exc.message, {**exc.data, "uri": uri}) from None
         except ToolError as exc:
-            app._failed(exc)
+            app.failed(exc)
             raise MCPError(
                 INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}
             ) from None
         except Exception as exc:
             _logger.exception("resource %r raised", uri)
-            app._failed(exc)
+            app.failed(exc)
             raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
 
     def _contents(self, uri: str, value: Any) -> list[Any]:

@@ -22,17 +22,17 @@ from mrtr.server._mcpserver._rounds import _engine
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._resolve._handler import HandlerSpec
     from mrtr.server._mcpserver._rounds._engine import Outcome
     from mrtr.server._mcpserver._rounds._round import Backchannel
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import InputRequiredResult
 
 __all__ = ["backchannel_for", "finish_round", "run"]
 
 
 def run(
-    app: MCPServer,
+    app: AppSpec,
     spec: HandlerSpec,
     request: ServerRequestContext | None,
     arguments: dict[str, Any],
@@ -53,7 +53,7 @@ def run(
 
 
 async def _shim(
-    app: MCPServer,
+    app: AppSpec,
     spec: HandlerSpec,
     request: ServerRequestContext,
     arguments: dict[str, Any],
@@ -83,7 +83,7 @@ async def _shim(
 
 def backchannel_for(request: ServerRequestContext | None) -> Backchannel | None:
     """How to ask a legacy client mid-call (``None`` on a modern request)."""
-    if request is None or request.is_modern or request._backchannel is None:
+    if request is None or request.is_modern or not request.can_ask_back:
         return None
     return functools.partial(_ask_now, request)
 
@@ -117,7 +117,7 @@ async def _ask_now(request: ServerRequestContext, key: str, question: Any) -> An
 
 
 def finish_round(
-    app: MCPServer, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
+    app: AppSpec, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
 ) -> InputRequiredResult:
     """The `InputRequiredResult` of a round that asks (a manual one passes through)."""
     if outcome.round is None or outcome.result is not None:
@@ -131,7 +131,7 @@ def finish_round(
             "input_required_on_legacy_session",
             protocolVersion=request.protocol_version,
         )
-    if not app.sealed and not app.allow_unsealed_answers:
+    if not app.trusts_answers:
         raise CallFailed(
             f"the {spec.label} asks, but this server is UNSEALED: a client could forge the "
             "answers; seal requestState, or pass allow_unsealed_answers=True",
