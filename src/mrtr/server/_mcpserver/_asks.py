@@ -96,6 +96,21 @@ def identity(fn: Any) -> Any:
     return fn
 
 
+def _not_accepted(key: str, response: Any) -> DeclinedElicitation | CancelledElicitation | None:
+    """A declined or cancelled elicitation's outcome; ``None`` when it was accepted.
+
+    Raises:
+        ToolError: `response` is no elicitation result.
+    """
+    if not isinstance(response, wire.ElicitResult):
+        raise ToolError(f"Resolver {key!r} received a non-elicitation response")
+    if response.action == "decline":
+        return DeclinedElicitation()
+    if response.action == "cancel":
+        return CancelledElicitation()
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Resolve:
     """Mark a parameter as filled by a resolver: ``Annotated[T, Resolve(fn)]``.
@@ -388,12 +403,9 @@ class Elicit(Ask, Generic[T]):
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        if not isinstance(response, wire.ElicitResult):
-            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
-        if response.action == "decline":
-            return DeclinedElicitation()
-        if response.action == "cancel":
-            return CancelledElicitation()
+        refused = _not_accepted(key, response)
+        if refused is not None:
+            return refused
         if response.content is None:
             raise ToolError(f"Resolver {key!r} received an accepted elicitation with no content")
         content = dict(response.content)
@@ -498,13 +510,8 @@ class ElicitUrl(Ask):
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        if not isinstance(response, wire.ElicitResult):
-            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
-        if response.action == "decline":
-            return DeclinedElicitation()
-        if response.action == "cancel":
-            return CancelledElicitation()
-        return AcceptedElicitation(None)
+        refused = _not_accepted(key, response)
+        return AcceptedElicitation(None) if refused is None else refused
 
 
 class Sample(Ask):

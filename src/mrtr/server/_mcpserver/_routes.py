@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import mrtr.types as wire
 from mrtr.server._mcpserver._entries._tool import error_result
 
 if TYPE_CHECKING:
@@ -40,9 +41,8 @@ def _named(name: str) -> str:
 def _unknown(what: str, name: str, data: dict[str, Any] | None = None) -> Exception:
     """-32602 for a name or URI nothing is registered under."""
     from mrtr.errors import MCPError
-    from mrtr.types import INVALID_PARAMS
 
-    return MCPError(INVALID_PARAMS, f"Unknown {what}: {name}", data)
+    return MCPError(wire.INVALID_PARAMS, f"Unknown {what}: {name}", data)
 
 
 class Routes:
@@ -68,10 +68,8 @@ class Routes:
     async def list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        from mrtr.types import ListToolsResult
-
         tools = self.app.registry.tools.values()
-        return ListToolsResult(tools=[entry.definition() for entry in tools])
+        return wire.ListToolsResult(tools=[entry.definition() for entry in tools])
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
@@ -90,10 +88,8 @@ class Routes:
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        from mrtr.types import ListPromptsResult
-
         prompts = self.app.registry.prompts.values()
-        return ListPromptsResult(prompts=[entry.definition() for entry in prompts])
+        return wire.ListPromptsResult(prompts=[entry.definition() for entry in prompts])
 
     async def get_prompt(
         self, ctx: ServerRequestContext, params: GetPromptRequestParams
@@ -106,18 +102,16 @@ class Routes:
     async def list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        from mrtr.types import ListResourcesResult
-
         resources = self.app.registry.resources.values()
-        return ListResourcesResult(resources=[entry.definition() for entry in resources])
+        return wire.ListResourcesResult(resources=[entry.definition() for entry in resources])
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        from mrtr.types import ListResourceTemplatesResult
-
         templates = self.app.registry.templates.values()
-        return ListResourceTemplatesResult(resource_templates=[e.template() for e in templates])
+        return wire.ListResourceTemplatesResult(
+            resource_templates=[e.template() for e in templates]
+        )
 
     async def read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams

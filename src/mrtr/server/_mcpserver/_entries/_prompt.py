@@ -10,9 +10,9 @@ from pydantic import ValidationError
 
 from mrtr._lazy import publish
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._errors import CallFailed, ToolError
+from mrtr.server._mcpserver._entries._failure import as_rpc_error
 from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
-from mrtr.server._mcpserver._rounds._call import finish_round, run
+from mrtr.server._mcpserver._rounds._call import call
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
@@ -89,7 +89,7 @@ class PromptEntry:
         self, app: AppSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
     ) -> GetPromptResult | InputRequiredResult:
         """Validate, resolve, run the body once; failures are JSON-RPC errors."""
-        from mrtr.types import INTERNAL_ERROR, INVALID_PARAMS, GetPromptResult
+        from mrtr.types import INVALID_PARAMS
 
         name = self.spec.name
         try:
@@ -99,25 +99,19 @@ class PromptEntry:
                 INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation(exc)}"
             ) from None
         try:
-            outcome = await run(app, self.spec, request, validated)
-            if outcome.input_required:
-                return finish_round(app, self.spec, request, outcome)
-            result = outcome.result
-            if isinstance(result, GetPromptResult):
-                return result
-            return GetPromptResult(description=self.description, messages=_messages(result))
+            return await call(app, self.spec, request, validated, self.convert)
         except MCPError:
             raise
-        except CallFailed as exc:
-            app.failed(exc)
-            raise MCPError(INTERNAL_ERROR, exc.message, exc.data) from None
-        except ToolError as exc:
-            app.failed(exc)
-            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}: {exc}") from None
         except Exception as exc:
-            _logger.exception("prompt %r raised", name)
-            app.failed(exc)
-            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None
+            raise as_rpc_error(app, exc, "prompt", name, f"rendering prompt {name}") from None
+
+    def convert(self, result: Any) -> GetPromptResult:
+        """The body's return value as a `GetPromptResult` (text, messages, or one)."""
+        from mrtr.types import GetPromptResult
+
+        if isinstance(result, GetPromptResult):
+            return result
+        return GetPromptResult(description=self.description, messages=_messages(result))
 
 
 publish("mrtr.server", AssistantMessage, UserMessage)

@@ -13,7 +13,7 @@ from mrtr.errors import MCPError
 from mrtr.server._mcpserver._entries._convert import OutputSpec, to_content
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
-from mrtr.server._mcpserver._rounds._call import finish_round, run
+from mrtr.server._mcpserver._rounds._call import call
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
@@ -82,12 +82,9 @@ class ToolEntry:
             _logger.info("tool %r rejected its arguments: %s", name, described)
             return error_result(f"Error executing tool {name}: {described}")
         try:
-            outcome = await run(app, self.spec, request, validated, resolve_only=resolve_only)
-            if outcome.input_required:
-                return finish_round(app, self.spec, request, outcome)
-            if resolve_only:
-                return None
-            return self.convert(outcome.result)
+            return await call(
+                app, self.spec, request, validated, self.convert, resolve_only=resolve_only
+            )
         except MCPError:
             raise
         except (ToolError, CallFailed) as exc:

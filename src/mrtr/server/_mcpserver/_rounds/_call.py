@@ -1,4 +1,4 @@
-"""How a round ends: the `InputRequiredResult`, the legacy back-channel, the legacy shim.
+"""One call of a handler, and how its round ends: an `InputRequiredResult`, or a result.
 
 On a 2026-07-28 request the open questions become one `InputRequiredResult` (its state
 sealed by the low-level server). On a 2025-11-25 (or older) session every question is
@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import mrtr.types as wire
 from mrtr.server._mcpserver._errors import CallFailed
@@ -28,7 +28,49 @@ if TYPE_CHECKING:
     from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import InputRequiredResult
 
-__all__ = ["backchannel_for", "finish_round", "run"]
+__all__ = ["backchannel_for", "call", "finish_round", "run"]
+
+R = TypeVar("R")
+
+
+@overload
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+) -> R | InputRequiredResult: ...
+@overload
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+    *,
+    resolve_only: bool,
+) -> R | InputRequiredResult | None: ...
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+    *,
+    resolve_only: bool = False,
+) -> R | InputRequiredResult | None:
+    """Run `spec`: the round's question, or `convert` of what the body returned.
+
+    What every entry does with its validated `arguments`; each maps its own failures.
+    ``resolve_only`` stops before the body: ``None`` once every resolver has its value.
+    """
+    outcome = await run(app, spec, request, arguments, resolve_only=resolve_only)
+    if outcome.input_required:
+        return finish_round(app, spec, request, outcome)
+    if resolve_only:
+        return None
+    return convert(outcome.result)
 
 
 def run(
