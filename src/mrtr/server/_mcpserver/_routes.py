@@ -48,10 +48,10 @@ def _unknown(what: str, name: str, data: dict[str, Any] | None = None) -> Except
 class Routes:
     """Answers each method from the app's registry (looked up per request)."""
 
-    __slots__ = ("app",)
+    __slots__ = ("spec",)
 
-    def __init__(self, app: AppSpec) -> None:
-        self.app = app
+    def __init__(self, spec: AppSpec) -> None:
+        self.spec = spec
 
     def handlers(self) -> dict[str, Handler]:
         """The low-level server's handler attributes, by name (``on_call_tool``, ...)."""
@@ -68,47 +68,47 @@ class Routes:
     async def list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        tools = self.app.registry.tools.values()
+        tools = self.spec.registry.tools.values()
         return wire.ListToolsResult(tools=[entry.definition() for entry in tools])
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
-        entry = self.app.registry.tools.get(params.name)
+        entry = self.spec.registry.tools.get(params.name)
         if entry is None:
             return error_result(f"Unknown tool: {_named(params.name)}")
         if entry.task != "forbidden":
             from mrtr.server._tasks._tool_task import call_tool_task
 
-            return await call_tool_task(self.app, entry, ctx, dict(params.arguments or {}))
-        result = await entry.call(self.app, ctx, dict(params.arguments or {}))
+            return await call_tool_task(self.spec, entry, ctx, dict(params.arguments or {}))
+        result = await entry.call(self.spec, ctx, dict(params.arguments or {}))
         assert result is not None  # only a resolve_only call gives None
         return result
 
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        prompts = self.app.registry.prompts.values()
+        prompts = self.spec.registry.prompts.values()
         return wire.ListPromptsResult(prompts=[entry.definition() for entry in prompts])
 
     async def get_prompt(
         self, ctx: ServerRequestContext, params: GetPromptRequestParams
     ) -> GetPromptResult | InputRequiredResult:
-        entry = self.app.registry.prompts.get(params.name)
+        entry = self.spec.registry.prompts.get(params.name)
         if entry is None:
             raise _unknown("prompt", _named(params.name))
-        return await entry.render(self.app, ctx, dict(params.arguments or {}))
+        return await entry.render(self.spec, ctx, dict(params.arguments or {}))
 
     async def list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        resources = self.app.registry.resources.values()
+        resources = self.spec.registry.resources.values()
         return wire.ListResourcesResult(resources=[entry.definition() for entry in resources])
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        templates = self.app.registry.templates.values()
+        templates = self.spec.registry.templates.values()
         return wire.ListResourceTemplatesResult(
             resource_templates=[e.template() for e in templates]
         )
@@ -116,8 +116,8 @@ class Routes:
     async def read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams
     ) -> ReadResourceResult | InputRequiredResult:
-        found = self.app.find_resource(params.uri)
+        found = self.spec.find_resource(params.uri)
         if found is None:
             raise _unknown("resource", params.uri, {"uri": params.uri})
         entry, variables = found
-        return await entry.read(self.app, ctx, params.uri, variables)
+        return await entry.read(self.spec, ctx, params.uri, variables)

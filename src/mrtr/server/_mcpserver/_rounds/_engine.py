@@ -77,7 +77,7 @@ _DONE, _WAITS, _AWAIT = 0, 1, 2  # how `_Resolution._begin` left a resolver
 class _Resolution:
     """The resolver values of one round."""
 
-    __slots__ = ("app", "arguments", "ctx", "failure", "group", "learn", "round", "values")
+    __slots__ = ("app_spec", "arguments", "ctx", "failure", "group", "learn", "round", "values")
 
     def __init__(
         self,
@@ -86,7 +86,7 @@ class _Resolution:
         round: Round,
         arguments: dict[str, Any],
     ) -> None:
-        self.app = app
+        self.app_spec = app
         self.ctx = ctx
         self.round = round
         self.arguments = arguments
@@ -129,7 +129,7 @@ class _Resolution:
         if self.learn:
             fn, is_async = node.fn, node.is_async
         else:
-            fn = self.app.override_of(node.fn)
+            fn = self.app_spec.override_of(node.fn)
             is_async = node.is_async
             if fn is not node.fn:
                 is_async = inspect.iscoroutinefunction(fn)
