@@ -224,3 +224,88 @@ def test_no_module_of_the_server_imports_asyncio() -> None:
             )
             found += [f"{module} -> {n}" for n in names if n.split(".")[0] == "asyncio"]
     assert found == []
+
+
+# inside `_mcpserver/` its rooms are its layers too, lowest first. A tool call runs down
+# them: routes, the entry of its kind, one call of the rounds, the engine. Decoration time
+# (`_resolve`) sits above request time (`_rounds`): a signature recognises `Context`, and
+# the engine runs the plan a `HandlerSpec` carries (naming its types for hints only).
+MCPSERVER = "mrtr.server._mcpserver"
+MCPSERVER_LAYERS: list[set[str]] = [
+    {f"{MCPSERVER}._errors", f"{MCPSERVER}._outcomes"},  # what a handler raises and gets back
+    {f"{MCPSERVER}._answer"},  # an answer checked against its form
+    {f"{MCPSERVER}._asks"},  # the questions (`Elicit`, `Sample`, `ListRoots`, `Resolve`)
+    {f"{MCPSERVER}._spec"},  # `AppSpec`: the app as a request sees it
+    {f"{MCPSERVER}._rounds"},  # request time: the call, the engine, the round, `Context`
+    {f"{MCPSERVER}._resolve"},  # decoration time: the signature, the graph, `HandlerSpec`
+    {f"{MCPSERVER}._entries"},  # a tool, a prompt, a resource; the registry
+    {f"{MCPSERVER}._routes"},  # the low-level server's handlers
+    {f"{MCPSERVER}._testing"},  # the kit for server authors
+    {f"{MCPSERVER}._app", MCPSERVER},  # `MCPServer`: a registry and its spec
+]
+# the app's own module, and the kit that drives an app, are the only ones to name it
+NAMES_THE_APP = (f"{MCPSERVER}._app", f"{MCPSERVER}._testing", "mrtr.server")
+
+
+def _mcpserver_room(module: str) -> tuple[int, str]:
+    for rank, rooms in enumerate(MCPSERVER_LAYERS):
+        for room in rooms:
+            if module == room or (room != MCPSERVER and module.startswith(room + ".")):
+                return rank, room
+    raise AssertionError(f"{module} is in no room of the MCPServer map")
+
+
+def _mcpserver_modules() -> list[str]:
+    return sorted(m for m in MODULES if m == MCPSERVER or m.startswith(MCPSERVER + "."))
+
+
+def test_every_module_of_mcpserver_is_in_a_room() -> None:
+    for module in _mcpserver_modules():
+        _mcpserver_room(module)
+
+
+def test_no_import_inside_mcpserver_runs_back_up() -> None:
+    upward = []
+    for module in _mcpserver_modules():
+        own = _mcpserver_room(module)
+        for target in sorted(_runtime_imports(MODULES[module])):
+            if not target.startswith(MCPSERVER + "."):
+                continue
+            there = _mcpserver_room(target)
+            if there[0] > own[0] or (there[0] == own[0] and there[1] != own[1]):
+                upward.append(f"{module} -> {target}")
+    assert upward == []
+
+
+def test_only_the_app_and_the_testing_kit_name_mcpserver() -> None:
+    # every import counts here, hints included: below the app, code gets an `AppSpec`
+    found = [
+        module
+        for module, target in _arrows()
+        if target == f"{MCPSERVER}._app" and module not in NAMES_THE_APP
+    ]
+    assert found == []
+
+
+def test_no_module_of_mcpserver_reads_anothers_private_members() -> None:
+    # ``app._tools``, ``ctx._round``, ``request._backchannel``: a seam with a name instead
+    found = []
+    for module in _mcpserver_modules():
+        if module == f"{MCPSERVER}._app":
+            continue
+        tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+        own = {"self", "cls"} | {  # and a module's documented internals (``sys._getframe``)
+            (alias.asname or alias.name).split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in own)
+            ):
+                found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    assert found == []

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import json.encoder
 import sys
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -28,8 +29,10 @@ __all__ = [
     "canonical_encoder",
     "compact_encoder",
     "event_factory",
+    "first_step",
     "loads_object",
     "loop_task_soon",
+    "resume",
     "set_read_size",
 ]
 
@@ -168,3 +171,48 @@ def loop_task_soon(
             task.cancel()
 
     return stop
+
+
+# --- stepping a coroutine by hand (the resolver engine of `MCPServer`) -----------------
+# Most resolvers return without waiting; awaiting each in a task group of its own would
+# cost a scheduler pass per request. The engine steps a resolver's coroutine once in the
+# request's task (`first_step`) and, only when it waits, finishes it there (`resume`):
+# the same as ``await coro`` on asyncio and trio, by a road the scheduler never sees.
+
+def first_step(coro: Any) -> tuple[bool, Any]:
+    """Run a fresh coroutine to its first suspension: ``(True, value)`` if it returned.
+
+    Else ``(False, trap)``: what it yielded to the scheduler (``None`` for a bare yield),
+    to be handed to `resume` in this same task.
+    """
+    try:
+        return False, coro.send(None)
+    except StopIteration as done:
+        return True, done.value
+
+
+@types.coroutine
+def resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
+    """Go on awaiting a coroutine `first_step` suspended in this task (``yield from`` it).
+
+    The first suspension happened in this task, so its trap belongs to this task (trio
+    notes the current task when it parks one): it is resumed here, never handed to
+    another task. A cancellation (any exception thrown in) goes into the coroutine.
+    """
+    value = trap
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # cancellation and the like: into the coroutine
+            try:
+                value = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                value = coro.send(sent)
+            except StopIteration as done:
+                return done.value

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         Resolve as Resolve,
         Sample as Sample,
     )
-    from mrtr.server._mcpserver._context import Context as Context
+    from mrtr.server._mcpserver._rounds._context import Context as Context
     from mrtr.server._mcpserver._errors import (
         InvalidSignature as InvalidSignature,
         ToolError as ToolError,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         DeclinedElicitation as DeclinedElicitation,
         ElicitationResult as ElicitationResult,
     )
-    from mrtr.server._mcpserver._prompt import (
+    from mrtr.server._mcpserver._entries._prompt import (
         AssistantMessage as AssistantMessage,
         UserMessage as UserMessage,
     )
@@ -118,7 +118,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.server._http._event_store_redis": ("RedisEventStore",),
     "mrtr.server._mcpserver._app": ("MCPServer",),
     "mrtr.server._mcpserver._asks": ("Elicit", "ElicitUrl", "ListRoots", "Resolve", "Sample"),
-    "mrtr.server._mcpserver._context": ("Context",),
+    "mrtr.server._mcpserver._rounds._context": ("Context",),
     "mrtr.server._mcpserver._errors": ("InvalidSignature", "ToolError"),
     "mrtr.server._mcpserver._outcomes": (
         "AcceptedElicitation",
@@ -126,7 +126,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DeclinedElicitation",
         "ElicitationResult",
     ),
-    "mrtr.server._mcpserver._prompt": ("AssistantMessage", "UserMessage"),
+    "mrtr.server._mcpserver._entries._prompt": ("AssistantMessage", "UserMessage"),
     "mrtr.server._mcpserver._testing": (
         "Answers",
         "Preview",

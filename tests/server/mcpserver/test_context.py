@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any
 
 import anyio
@@ -125,3 +126,14 @@ def text_of_result(result: Any) -> str:
 async def test_a_context_outside_a_server_says_so() -> None:
     with pytest.raises(RuntimeError, match="belongs to no MCPServer"):
         await Context(None).notify_tools_changed()
+
+
+def test_a_request_says_whether_it_can_ask_back() -> None:
+    # the legacy shim asks through the request's back-channel only when there is one
+    # (a task's or a restored request has none): read through can_ask_back
+    from mrtr.server import ServerRequestContext
+
+    bare = ServerRequestContext(method="tools/call", request_id=1, protocol_version="2025-11-25")
+    assert not bare.can_ask_back
+    wired = dataclasses.replace(bare, _backchannel=object())  # type: ignore[arg-type]
+    assert wired.can_ask_back

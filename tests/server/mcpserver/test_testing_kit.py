@@ -129,6 +129,29 @@ async def test_dependency_overrides_in_a_test() -> None:
     assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_region"]
 
 
+async def test_assigning_dependency_overrides_replaces_what_requests_read() -> None:
+    # the requests read the app's overrides through its spec: a new mapping assigned
+    # after registration must reach them as a fake set by key does
+    app = build()
+    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
+    app.dependency_overrides = {node.fn: lambda: Region(region="assigned")}
+    shown = await app.preview("deploy", {"name": "db"})
+    assert shown.messages() == {"ask_go": "Deploy to assigned?"}
+    app.dependency_overrides = app.dependency_overrides  # the same mapping: kept
+    assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_go"]
+    app.dependency_overrides = {}
+    assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_region"]
+
+
+def test_the_limits_are_fixed_when_the_server_is_made() -> None:
+    # request time reads them from the frozen spec: a later assignment would be ignored,
+    # so it is refused
+    app = MCPServer("limits", max_state_bytes=1234, legacy_shim=False)
+    assert (app.max_state_bytes, app.legacy_shim) == (1234, False)
+    with pytest.raises(AttributeError):
+        app.max_state_bytes = 10  # type: ignore[misc]
+
+
 async def test_an_override_is_called_with_its_own_parameters() -> None:
     app = build()
     (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mrtr.server import Context, InvalidSignature, MCPServer
 from mrtr.server._defaults import DEFAULT_MAX_URI_LENGTH
-from mrtr.server._mcpserver._uri_template import UriTemplate
+from mrtr.server._mcpserver._entries._uri_template import UriTemplate
 from tests.server.mcpserver._drive import Wire
 
 pytestmark = pytest.mark.anyio

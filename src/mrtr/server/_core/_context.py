@@ -126,6 +126,11 @@ class ServerRequestContext(Generic[LifespanContextT, RequestT]):
     )
 
     @property
+    def can_ask_back(self) -> bool:
+        """Whether a question can go to the client mid-call (a legacy back-channel)."""
+        return self._backchannel is not None
+
+    @property
     def is_modern(self) -> bool:
         """Whether this request may be answered with an ``InputRequiredResult``."""
         return self.protocol_version in _modern_versions()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr._lazy import publish
@@ -20,14 +20,20 @@ from mrtr.server._defaults import (
     DEFAULT_MAX_STATE_BYTES,
     DEFAULT_MAX_URI_LENGTH,
 )
-from mrtr.server._mcpserver._convert import output_spec
+from mrtr.server._mcpserver._entries._convert import output_spec
+from mrtr.server._mcpserver._entries._prompt import PromptEntry
+from mrtr.server._mcpserver._entries._registry import Registry
+from mrtr.server._mcpserver._entries._resource import ResourceEntry
+from mrtr.server._mcpserver._entries._tool import ToolEntry
 from mrtr.server._mcpserver._errors import InvalidSignature
-from mrtr.server._mcpserver._handler import HandlerSpec
-from mrtr.server._mcpserver._prompt import PromptEntry
-from mrtr.server._mcpserver._resource import ResourceEntry
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+from mrtr.server._mcpserver._resolve._signature import (
+    caller_namespace,
+    declares_input_required,
+    hints_of,
+)
 from mrtr.server._mcpserver._routes import Routes
-from mrtr.server._mcpserver._signature import caller_namespace, declares_input_required, hints_of
-from mrtr.server._mcpserver._tool import ToolEntry
+from mrtr.server._mcpserver._spec import AppSpec
 from mrtr.server._server import Server, _Unsealed
 from mrtr.transports import DEFAULT_MAX_MESSAGE_SIZE
 
@@ -35,13 +41,9 @@ if TYPE_CHECKING:
     from mrtr.server._core._connection import ServerConnection
     from mrtr.server._core._context import ServerRequestContext
     from mrtr.server._http._app import ASGIApp
-    from mrtr.server._mcpserver._engine import Outcome
     from mrtr.server._mcpserver._testing import Answers, Preview, ScriptedClient
     from mrtr.server._sealing._security import RequestStateSecurity
     from mrtr.transports import Transport
-    from mrtr.types import (
-        InputRequiredResult,
-    )
 
 __all__ = ["MCPServer"]
 
@@ -126,33 +128,16 @@ class MCPServer:
             raise ValueError("legacy_shim_max_rounds must be positive")
         if max_uri_length < 1:
             raise ValueError("max_uri_length must be at least 1")
-        self.max_uri_length = max_uri_length
-        self.allow_path_traversal = allow_path_traversal
-        self.legacy_shim = legacy_shim
-        self.legacy_shim_max_rounds = legacy_shim_max_rounds
         self.name = name or "mcp-server"
-        self.max_state_bytes = max_state_bytes
-        self.allow_unsealed_answers = allow_unsealed_answers
-        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
-        """Replace a resolver in tests: ``app.dependency_overrides[ask_region] = fake``."""
-        self._tools: dict[str, ToolEntry] = {}
-        self._prompts: dict[str, PromptEntry] = {}
-        self._resources: dict[str, ResourceEntry] = {}
-        self._templates: dict[str, ResourceEntry] = {}
-        self._observers: list[Callable[[Outcome], None]] = []
-        self._failure_observers: list[Callable[[BaseException], None]] = []
-        routes = Routes(self)
+        registry = Registry()
+        self._tools: dict[str, ToolEntry] = registry.tools
+        self._prompts: dict[str, PromptEntry] = registry.prompts
+        self._resources: dict[str, ResourceEntry] = registry.resources
+        self._templates: dict[str, ResourceEntry] = registry.templates
         self.server = Server(
             name or "",
             version=version,
             instructions=instructions,
-            on_list_tools=routes.list_tools,
-            on_call_tool=routes.call_tool,
-            on_list_prompts=routes.list_prompts,
-            on_get_prompt=routes.get_prompt,
-            on_list_resources=routes.list_resources,
-            on_list_resource_templates=routes.list_resource_templates,
-            on_read_resource=routes.read_resource,
             request_state_security=request_state_security,
             handler_error_log_level=handler_error_log_level,
             tracer_provider=tracer_provider,
@@ -163,12 +148,26 @@ class MCPServer:
         # "" above lets the low-level server refuse an explicit policy without a name or an
         # audience (parity); the name it reports is the real one
         self.server.name = self.name
+        self.spec = AppSpec(
+            server=self.server,
+            registry=registry,
+            owner=self,
+            max_state_bytes=max_state_bytes,
+            allow_unsealed_answers=allow_unsealed_answers,
+            legacy_shim=legacy_shim,
+            legacy_shim_max_rounds=legacy_shim_max_rounds,
+            max_uri_length=max_uri_length,
+            allow_path_traversal=allow_path_traversal,
+        )
+        """What a request sees of this server (frozen; its registry and overrides live)."""
+        for attribute, handler in Routes(self.spec).handlers().items():
+            setattr(self.server, attribute, handler)  # the spec needed the server first
         if self.server.tasks is not None:  # a restarted server runs its task tools again
             import functools
 
             from mrtr.server._tasks._tool_task import resume_tool_task
 
-            self.server.tasks.resumer = functools.partial(resume_tool_task, self)
+            self.server.tasks.resumer = functools.partial(resume_tool_task, self.spec)
 
     def __repr__(self) -> str:
         return f"MCPServer({self.name!r})"
@@ -176,7 +175,55 @@ class MCPServer:
     @property
     def sealed(self) -> bool:
         """Whether ``requestState`` is sealed (not `UNSEALED`)."""
-        return self.server.request_state_policy is not None
+        return self.spec.sealed
+
+    @property
+    def dependency_overrides(self) -> dict[Callable[..., Any], Callable[..., Any]]:
+        """Replace a resolver in tests: ``app.dependency_overrides[ask_region] = fake``.
+
+        The same dict the requests read, at each call: a fake set (or removed) after
+        registration counts from the next call. Assigning a new mapping replaces its
+        contents.
+        """
+        return self.spec.overrides
+
+    @dependency_overrides.setter
+    def dependency_overrides(
+        self, overrides: Mapping[Callable[..., Any], Callable[..., Any]]
+    ) -> None:
+        replacement = dict(overrides)
+        self.spec.overrides.clear()
+        self.spec.overrides.update(replacement)
+
+    @property
+    def max_state_bytes(self) -> int:
+        """The cap on the engine's state per round (fixed when the server is made)."""
+        return self.spec.max_state_bytes
+
+    @property
+    def allow_unsealed_answers(self) -> bool:
+        """Whether answers are read from an unsealed state (fixed when made)."""
+        return self.spec.allow_unsealed_answers
+
+    @property
+    def legacy_shim(self) -> bool:
+        """Whether a legacy session gets a handler's own questions asked (fixed when made)."""
+        return self.spec.legacy_shim
+
+    @property
+    def legacy_shim_max_rounds(self) -> int:
+        """The bound on the legacy shim's re-entries per call (fixed when made)."""
+        return self.spec.legacy_shim_max_rounds
+
+    @property
+    def max_uri_length(self) -> int:
+        """The longest URI ``resources/read`` looks up (fixed when made)."""
+        return self.spec.max_uri_length
+
+    @property
+    def allow_path_traversal(self) -> bool:
+        """Whether a template variable may hold a ``..`` segment (fixed when made)."""
+        return self.spec.allow_path_traversal
 
     # --- registration -----------------------------------------------------------------
 
@@ -439,33 +486,6 @@ class MCPServer:
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients subscribed to `uri` that it changed."""
         await self.server.notify_resource_updated(uri)
-
-    # --- the low-level handlers and the rounds (in _routes and _rounds) -------------
-
-    def _run(
-        self,
-        spec: HandlerSpec,
-        request: ServerRequestContext | None,
-        arguments: dict[str, Any],
-        *,
-        resolve_only: bool = False,
-    ) -> Awaitable[Outcome]:
-        from mrtr.server._mcpserver._rounds import run
-
-        # awaited by the caller: no hop here
-        return run(self, spec, request, arguments, resolve_only=resolve_only)
-
-    def _failed(self, exc: BaseException) -> None:
-        """A call failed with `exc` (the client sees a short message; a test sees why)."""
-        for observe in self._failure_observers:
-            observe(exc)
-
-    def _finish_round(
-        self, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
-    ) -> InputRequiredResult:
-        from mrtr.server._mcpserver._rounds import finish_round
-
-        return finish_round(self, spec, request, outcome)
 
     # --- serving (all of it the low-level server's) -----------------------------------
 

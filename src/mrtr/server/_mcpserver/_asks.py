@@ -42,6 +42,7 @@ __all__ = [
     "Sample",
     "digest",
     "form_of",
+    "identity",
     "remember",
 ]
 
@@ -81,6 +82,33 @@ def digest(value: Any) -> str:
     if isinstance(value, str):
         remember(_DIGESTS, value, found, value)
     return found
+
+
+def identity(fn: Any) -> Any:
+    """What makes two references the same resolver (bound methods compare by owner).
+
+    Two `Resolve` markers naming it share one node; a dependency override matches it.
+    """
+    owner = getattr(fn, "__self__", None)
+    func = getattr(fn, "__func__", None)
+    if owner is not None and func is not None:
+        return (id(owner), func)
+    return fn
+
+
+def _not_accepted(key: str, response: Any) -> DeclinedElicitation | CancelledElicitation | None:
+    """A declined or cancelled elicitation's outcome; ``None`` when it was accepted.
+
+    Raises:
+        ToolError: `response` is no elicitation result.
+    """
+    if not isinstance(response, wire.ElicitResult):
+        raise ToolError(f"Resolver {key!r} received a non-elicitation response")
+    if response.action == "decline":
+        return DeclinedElicitation()
+    if response.action == "cancel":
+        return CancelledElicitation()
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,12 +403,9 @@ class Elicit(Ask, Generic[T]):
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        if not isinstance(response, wire.ElicitResult):
-            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
-        if response.action == "decline":
-            return DeclinedElicitation()
-        if response.action == "cancel":
-            return CancelledElicitation()
+        refused = _not_accepted(key, response)
+        if refused is not None:
+            return refused
         if response.content is None:
             raise ToolError(f"Resolver {key!r} received an accepted elicitation with no content")
         content = dict(response.content)
@@ -485,13 +510,8 @@ class ElicitUrl(Ask):
 
     def read(self, key: str, response: Any) -> Any:
         """The outcome of an answer (raises ToolError when it is not one)."""
-        if not isinstance(response, wire.ElicitResult):
-            raise ToolError(f"Resolver {key!r} received a non-elicitation response")
-        if response.action == "decline":
-            return DeclinedElicitation()
-        if response.action == "cancel":
-            return CancelledElicitation()
-        return AcceptedElicitation(None)
+        refused = _not_accepted(key, response)
+        return AcceptedElicitation(None) if refused is None else refused
 
 
 class Sample(Ask):

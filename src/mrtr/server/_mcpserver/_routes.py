@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from mrtr.server._mcpserver._tool import error_result
+import mrtr.types as wire
+from mrtr.server._mcpserver._entries._tool import error_result
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._resource import ResourceEntry
+    from mrtr.server._core._spec import Handler
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import (
         CallToolRequestParams,
         CallToolResult,
@@ -37,119 +38,86 @@ def _named(name: str) -> str:
     return name if len(name) <= _NAME_CHARS else name[: _NAME_CHARS - 1] + "\u2026"
 
 
+def _unknown(what: str, name: str, data: dict[str, Any] | None = None) -> Exception:
+    """-32602 for a name or URI nothing is registered under."""
+    from mrtr.errors import MCPError
+
+    return MCPError(wire.INVALID_PARAMS, f"Unknown {what}: {name}", data)
+
+
 class Routes:
-    """Answers each method from the app's registrations (looked up per request)."""
+    """Answers each method from the app's registry (looked up per request)."""
 
-    __slots__ = ("app",)
+    __slots__ = ("spec",)
 
-    def __init__(self, app: MCPServer) -> None:
-        self.app = app
+    def __init__(self, spec: AppSpec) -> None:
+        self.spec = spec
+
+    def handlers(self) -> dict[str, Handler]:
+        """The low-level server's handler attributes, by name (``on_call_tool``, ...)."""
+        return {
+            "on_list_tools": self.list_tools,
+            "on_call_tool": self.call_tool,
+            "on_list_prompts": self.list_prompts,
+            "on_get_prompt": self.get_prompt,
+            "on_list_resources": self.list_resources,
+            "on_list_resource_templates": self.list_resource_templates,
+            "on_read_resource": self.read_resource,
+        }
 
     async def list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        from mrtr.types import ListToolsResult
-
-        return ListToolsResult(tools=[entry.definition() for entry in self.app._tools.values()])
+        tools = self.spec.registry.tools.values()
+        return wire.ListToolsResult(tools=[entry.definition() for entry in tools])
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
-        entry = self.app._tools.get(params.name)
+        entry = self.spec.registry.tools.get(params.name)
         if entry is None:
             return error_result(f"Unknown tool: {_named(params.name)}")
         if entry.task != "forbidden":
             from mrtr.server._tasks._tool_task import call_tool_task
 
-            return await call_tool_task(self.app, entry, ctx, dict(params.arguments or {}))
-        result = await entry.call(self.app, ctx, dict(params.arguments or {}))
+            return await call_tool_task(self.spec, entry, ctx, dict(params.arguments or {}))
+        result = await entry.call(self.spec, ctx, dict(params.arguments or {}))
         assert result is not None  # only a resolve_only call gives None
         return result
 
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        from mrtr.types import ListPromptsResult
-
-        return ListPromptsResult(
-            prompts=[entry.definition() for entry in self.app._prompts.values()]
-        )
+        prompts = self.spec.registry.prompts.values()
+        return wire.ListPromptsResult(prompts=[entry.definition() for entry in prompts])
 
     async def get_prompt(
         self, ctx: ServerRequestContext, params: GetPromptRequestParams
     ) -> GetPromptResult | InputRequiredResult:
-        from mrtr.errors import MCPError
-        from mrtr.types import INVALID_PARAMS
-
-        entry = self.app._prompts.get(params.name)
+        entry = self.spec.registry.prompts.get(params.name)
         if entry is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {_named(params.name)}")
-        return await entry.render(self.app, ctx, dict(params.arguments or {}))
+            raise _unknown("prompt", _named(params.name))
+        return await entry.render(self.spec, ctx, dict(params.arguments or {}))
 
     async def list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        from mrtr.types import ListResourcesResult
-
-        return ListResourcesResult(
-            resources=[entry.definition() for entry in self.app._resources.values()]
-        )
+        resources = self.spec.registry.resources.values()
+        return wire.ListResourcesResult(resources=[entry.definition() for entry in resources])
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        from mrtr.types import ListResourceTemplatesResult
-
-        return ListResourceTemplatesResult(
-            resource_templates=[entry.template() for entry in self.app._templates.values()]
+        templates = self.spec.registry.templates.values()
+        return wire.ListResourceTemplatesResult(
+            resource_templates=[e.template() for e in templates]
         )
-
-    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
-        """The entry serving `uri` and its variables, or ``None``.
-
-        Raises:
-            MCPError: -32602, the URI is longer than ``max_uri_length``, or a variable
-                holds a ``..`` segment (unless path traversal is allowed).
-        """
-        from mrtr.errors import MCPError
-        from mrtr.server._mcpserver._resource import climbing_variable
-        from mrtr.types import INVALID_PARAMS
-
-        limit = self.app.max_uri_length
-        if len(uri) > limit:
-            raise MCPError(
-                INVALID_PARAMS,
-                f"URI too long: {len(uri)} characters, the limit is {limit}",
-                {"maxUriLength": limit},
-            )
-        static = self.app._resources.get(uri)
-        if static is not None:
-            return static, {}
-        for entry in self.app._templates.values():
-            variables = entry.match(uri)
-            if variables is None:
-                continue
-            allowed = entry.allow_path_traversal
-            if allowed is None:
-                allowed = self.app.allow_path_traversal
-            name = None if allowed else climbing_variable(variables)
-            if name is not None:
-                raise MCPError(
-                    INVALID_PARAMS,
-                    f"Invalid URI {uri}: the variable {name!r} holds a '..' path segment",
-                    {"uri": uri},
-                )
-            return entry, variables
-        return None
 
     async def read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams
     ) -> ReadResourceResult | InputRequiredResult:
-        from mrtr.errors import MCPError
-        from mrtr.types import INVALID_PARAMS
-
-        found = self.find_resource(params.uri)
+        found = self.spec.find_resource(params.uri)
         if found is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown resource: {params.uri}", {"uri": params.uri})
+            raise _unknown("resource", params.uri, {"uri": params.uri})
         entry, variables = found
-        return await entry.read(self.app, ctx, params.uri, variables)
+        return await entry.read(self.spec, ctx, params.uri, variables)

@@ -17,8 +17,8 @@ from mrtr._lazy import publish
 
 if TYPE_CHECKING:
     from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._engine import Outcome
-    from mrtr.server._mcpserver._handler import HandlerSpec
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+    from mrtr.server._mcpserver._rounds._engine import Outcome
 
 __all__ = [
     "ACCEPT",
@@ -94,20 +94,19 @@ def _spec_for(
     app: MCPServer, kind: PreviewKind, name: str, arguments: dict[str, Any]
 ) -> tuple[HandlerSpec, dict[str, Any]]:
     """The handler `kind` `name` serves, and the arguments it is called with (raw)."""
+    registry = app.spec.registry
     if kind == "tool":
-        tool = app._tools.get(name)
+        tool = registry.tools.get(name)
         if tool is None:
             raise KeyError(f"no tool {name!r}")
         return tool.spec, arguments
     if kind == "prompt":
-        prompt = app._prompts.get(name)
+        prompt = registry.prompts.get(name)
         if prompt is None:
             raise KeyError(f"no prompt {name!r}")
         return prompt.spec, arguments
     if kind == "resource":
-        from mrtr.server._mcpserver._routes import Routes
-
-        found = Routes(app).find_resource(name)
+        found = app.spec.find_resource(name)
         if found is None:
             raise KeyError(f"no resource or resource template serves {name!r}")
         return found[0].spec, found[1]
@@ -135,11 +134,11 @@ async def preview(
         ValueError: another `kind`.
         pydantic.ValidationError: the arguments do not fit the signature.
     """
-    from mrtr.server._mcpserver import _engine
+    from mrtr.server._mcpserver._rounds import _engine
     from mrtr.types import InputRequiredResult
 
     spec, raw = _spec_for(app, kind, name, dict(arguments or {}))
-    outcome = await _engine.run(spec, app, None, spec.validate(raw))
+    outcome = await _engine.run(spec, app.spec, None, spec.validate(raw))
     result = outcome.result
     if isinstance(result, InputRequiredResult):  # the manual form: the handler's own
         return Preview(dict(result.input_requests or {}), None, result.request_state)
@@ -298,13 +297,13 @@ class ScriptedClient:
         self._failures: list[BaseException] = []
 
     async def __aenter__(self) -> ScriptedClient:
-        self.app._observers.append(self._outcomes.append)
-        self.app._failure_observers.append(self._failures.append)
+        self.app.spec.observers.append(self._outcomes.append)
+        self.app.spec.failure_observers.append(self._failures.append)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.app._observers.remove(self._outcomes.append)
-        self.app._failure_observers.remove(self._failures.append)
+        self.app.spec.observers.remove(self._outcomes.append)
+        self.app.spec.failure_observers.remove(self._failures.append)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> Transcript:
         """Call tool `name` until it completes; its `Transcript` (``.result`` the wire)."""

@@ -22,8 +22,8 @@ from mrtr.server._tasks._runner import SERVER_BUSY, _nowhere, missing_extension
 from mrtr.types import INTERNAL_ERROR, InputRequiredResult
 
 if TYPE_CHECKING:
-    from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._tool import ToolEntry
+    from mrtr.server._mcpserver._entries._tool import ToolEntry
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.server._tasks._control import TaskControl
     from mrtr.server._tasks._runner import TaskBody
     from mrtr.types import CallToolResult, CreateTaskResult, InputResponse
@@ -34,7 +34,7 @@ _ANSWER: TypeAdapter[InputResponse] | None = None
 
 
 async def call_tool_task(
-    app: MCPServer, entry: ToolEntry, ctx: ServerRequestContext, arguments: dict[str, Any]
+    app: AppSpec, entry: ToolEntry, ctx: ServerRequestContext, arguments: dict[str, Any]
 ) -> CallToolResult | InputRequiredResult | CreateTaskResult:
     """Answer a ``tools/call`` of a tool that may run as a task.
 
@@ -61,7 +61,7 @@ async def call_tool_task(
 
 
 def _replay(
-    app: MCPServer,
+    app: AppSpec,
     entry: ToolEntry,
     arguments: dict[str, Any],
     responses: dict[str, Any] | None,
@@ -150,7 +150,7 @@ def _checkpoint(
 
 
 def resume_tool_task(
-    app: MCPServer, info: dict[str, Any]
+    app: AppSpec, info: dict[str, Any]
 ) -> tuple[TaskBody, ServerRequestContext] | None:
     """The body and request of a tool task to run again after a restart (its checkpoint).
 
@@ -159,7 +159,7 @@ def resume_tool_task(
     global _ANSWER
     from mrtr.types import ClientCapabilities, Implementation, InputResponse
 
-    entry = app._tools.get(str(info.get("tool")))
+    entry = app.registry.tools.get(str(info.get("tool")))
     arguments = info.get("arguments")
     if entry is None or entry.task == "forbidden" or not isinstance(arguments, dict):
         return None

@@ -60,7 +60,7 @@ def _name(fn: Any) -> str:
 
 
 def _is_context(annotation: Any) -> bool:
-    from mrtr.server._mcpserver._context import Context
+    from mrtr.server._mcpserver._rounds._context import Context
 
     return isinstance(annotation, type) and issubclass(annotation, Context)
 

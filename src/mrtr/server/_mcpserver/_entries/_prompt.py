@@ -10,12 +10,13 @@ from pydantic import ValidationError
 
 from mrtr._lazy import publish
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._errors import CallFailed, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._entries._failure import as_rpc_error
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._rounds._call import call
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import GetPromptResult, InputRequiredResult, Prompt, PromptMessage
 
 __all__ = ["AssistantMessage", "PromptEntry", "UserMessage"]
@@ -85,10 +86,10 @@ class PromptEntry:
         )
 
     async def render(
-        self, app: MCPServer, request: ServerRequestContext | None, arguments: dict[str, Any]
+        self, app: AppSpec, request: ServerRequestContext | None, arguments: dict[str, Any]
     ) -> GetPromptResult | InputRequiredResult:
         """Validate, resolve, run the body once; failures are JSON-RPC errors."""
-        from mrtr.types import INTERNAL_ERROR, INVALID_PARAMS, GetPromptResult
+        from mrtr.types import INVALID_PARAMS
 
         name = self.spec.name
         try:
@@ -98,25 +99,19 @@ class PromptEntry:
                 INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation(exc)}"
             ) from None
         try:
-            outcome = await app._run(self.spec, request, validated)
-            if outcome.input_required:
-                return app._finish_round(self.spec, request, outcome)
-            result = outcome.result
-            if isinstance(result, GetPromptResult):
-                return result
-            return GetPromptResult(description=self.description, messages=_messages(result))
+            return await call(app, self.spec, request, validated, self.convert)
         except MCPError:
             raise
-        except CallFailed as exc:
-            app._failed(exc)
-            raise MCPError(INTERNAL_ERROR, exc.message, exc.data) from None
-        except ToolError as exc:
-            app._failed(exc)
-            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}: {exc}") from None
         except Exception as exc:
-            _logger.exception("prompt %r raised", name)
-            app._failed(exc)
-            raise MCPError(INTERNAL_ERROR, f"Error rendering prompt {name}") from None
+            raise as_rpc_error(app, exc, "prompt", name, f"rendering prompt {name}") from None
+
+    def convert(self, result: Any) -> GetPromptResult:
+        """The body's return value as a `GetPromptResult` (text, messages, or one)."""
+        from mrtr.types import GetPromptResult
+
+        if isinstance(result, GetPromptResult):
+            return result
+        return GetPromptResult(description=self.description, messages=_messages(result))
 
 
 publish("mrtr.server", AssistantMessage, UserMessage)

@@ -9,8 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from mrtr.server._mcpserver._errors import InvalidSignature
-from mrtr.server._mcpserver._graph import Plan, build_plan
-from mrtr.server._mcpserver._signature import Param, analyse
+from mrtr.server._mcpserver._resolve._graph import Plan, build_plan
+from mrtr.server._mcpserver._resolve._signature import Param, analyse
 from mrtr.types._validation import first_errors
 
 __all__ = ["HandlerSpec", "describe_validation"]

@@ -10,13 +10,14 @@ from pydantic import ValidationError
 
 import mrtr.types as wire
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._convert import OutputSpec, to_content
+from mrtr.server._mcpserver._entries._convert import OutputSpec, to_content
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._rounds._call import call
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import CallToolResult, InputRequiredResult, Tool
 
 __all__ = ["ToolEntry"]
@@ -62,7 +63,7 @@ class ToolEntry:
 
     async def call(
         self,
-        app: MCPServer,
+        app: AppSpec,
         request: ServerRequestContext | None,
         arguments: dict[str, Any],
         *,
@@ -81,21 +82,18 @@ class ToolEntry:
             _logger.info("tool %r rejected its arguments: %s", name, described)
             return error_result(f"Error executing tool {name}: {described}")
         try:
-            outcome = await app._run(self.spec, request, validated, resolve_only=resolve_only)
-            if outcome.input_required:
-                return app._finish_round(self.spec, request, outcome)
-            if resolve_only:
-                return None
-            return self.convert(outcome.result)
+            return await call(
+                app, self.spec, request, validated, self.convert, resolve_only=resolve_only
+            )
         except MCPError:
             raise
         except (ToolError, CallFailed) as exc:
             _logger.info("tool %r failed: %r", name, str(exc))
-            app._failed(exc)
+            app.failed(exc)
             return error_result(f"Error executing tool {name}: {exc}")
         except Exception as exc:
             _logger.exception("tool %r raised", name)
-            app._failed(exc)
+            app.failed(exc)
             return error_result(f"Error executing tool {name}")
 
     def convert(self, result: Any) -> CallToolResult:

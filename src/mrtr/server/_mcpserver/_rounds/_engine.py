@@ -12,29 +12,29 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 import mrtr.types as wire
+from mrtr._wire._speedups import first_step, resume
 from mrtr.server._mcpserver._asks import Ask
-from mrtr.server._mcpserver._context import AskPending, Context
 from mrtr.server._mcpserver._errors import CallFailed, ToolError
 from mrtr.server._mcpserver._outcomes import (
     AcceptedElicitation,
     CancelledElicitation,
     DeclinedElicitation,
 )
-from mrtr.server._mcpserver._round import Backchannel, Round
+from mrtr.server._mcpserver._rounds._context import AskPending, Context
+from mrtr.server._mcpserver._rounds._round import Backchannel, Round
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._graph import Node
-    from mrtr.server._mcpserver._handler import HandlerSpec
+    from mrtr.server._mcpserver._resolve._graph import Node
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+    from mrtr.server._mcpserver._spec import AppSpec
 
 __all__ = ["Outcome", "run"]
 
@@ -77,31 +77,23 @@ _DONE, _WAITS, _AWAIT = 0, 1, 2  # how `_Resolution._begin` left a resolver
 class _Resolution:
     """The resolver values of one round."""
 
-    __slots__ = ("app", "arguments", "ctx", "failure", "group", "learn", "round", "values")
+    __slots__ = ("app_spec", "arguments", "ctx", "failure", "group", "learn", "round", "values")
 
     def __init__(
         self,
-        app: MCPServer,
+        app: AppSpec,
         ctx: Context,
         round: Round,
         arguments: dict[str, Any],
     ) -> None:
-        self.app = app
+        self.app_spec = app
         self.ctx = ctx
         self.round = round
         self.arguments = arguments
         self.values: dict[int, Any] = {}
-        self.learn = not app.dependency_overrides  # a fake says nothing of the resolver
+        self.learn = not app.overrides  # a fake says nothing of the resolver
         self.group: Any = None
         self.failure: list[BaseException] = []
-
-    def _fn(self, node: Node) -> Any:
-        from mrtr.server._mcpserver._graph import identity
-
-        for original, fake in self.app.dependency_overrides.items():
-            if identity(original) == identity(node.fn):
-                return fake
-        return node.fn
 
     def runnable(self, layer: tuple[Node, ...]) -> list[Node]:
         """The nodes of `layer` whose dependencies all have their values."""
@@ -126,7 +118,7 @@ class _Resolution:
     def _begin(self, node: Node) -> tuple[int, Any, Any]:
         """Call `node`'s resolver and step it once: ``(DONE, result, None)`` if it returned.
 
-        Else ``(WAITS, coroutine, trap)`` (go on with `_resume`; the trap may be ``None``,
+        Else ``(WAITS, coroutine, trap)`` (go on with `resume`; the trap may be ``None``,
         a bare yield) or ``(AWAIT, awaitable, None)`` (a plain function returned
         something to await). Whether its first step returned is remembered on the node
         (unless an override stands in for the resolver).
@@ -137,7 +129,7 @@ class _Resolution:
         if self.learn:
             fn, is_async = node.fn, node.is_async
         else:
-            fn = self._fn(node)
+            fn = self.app_spec.override_of(node.fn)
             is_async = node.is_async
             if fn is not node.fn:
                 is_async = inspect.iscoroutinefunction(fn)
@@ -148,15 +140,14 @@ class _Resolution:
                 return _AWAIT, result, None
             return _DONE, result, None
         coro = fn(**kwargs)
-        try:
-            trap = coro.send(None)
-        except StopIteration as done:
+        returned, value = first_step(coro)
+        if returned:
             if self.learn and node.waits is None:
                 node.waits = False
-            return _DONE, done.value, None
+            return _DONE, value, None
         if self.learn:
             node.waits = True
-        return _WAITS, coro, trap
+        return _WAITS, coro, value
 
     def _settled(self, node: Node, result: Any) -> bool:
         """Record `result` (settling a question against this round's answers), if it can.
@@ -197,7 +188,7 @@ class _Resolution:
                 for other in pending:
                     group.start_soon(self._guarded, other)
                 pending.clear()
-            result = await _resume(result, trap)
+            result = await resume(result, trap)
         if not self._settled(node, result):
             await self._ask(node, result)
 
@@ -224,7 +215,7 @@ class _Resolution:
             # before the next starts: correct, and concurrent again from its next call
             state, result, trap = self._begin(node)
             if state != _DONE:
-                result = await (result if state == _AWAIT else _resume(result, trap))
+                result = await (result if state == _AWAIT else resume(result, trap))
             if not self._settled(node, result):
                 await self._ask(node, result)
 
@@ -306,36 +297,9 @@ def override_kwargs(
     return fitted
 
 
-@types.coroutine
-def _resume(coro: Any, trap: Any) -> Generator[Any, Any, Any]:
-    """Go on awaiting a coroutine already stepped once in this task (`yield from` it).
-
-    The coroutine's first suspension happened in this task, so its trap belongs to this
-    task (trio notes the current task when it parks one): it is resumed here, never
-    handed to another task.
-    """
-    value = trap
-    while True:
-        try:
-            sent = yield value
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # cancellation and the like: into the coroutine
-            try:
-                value = coro.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                value = coro.send(sent)
-            except StopIteration as done:
-                return done.value
-
-
 async def run(
     spec: HandlerSpec,
-    app: MCPServer,
+    app: AppSpec,
     request: ServerRequestContext | None,
     arguments: dict[str, Any],
     *,
@@ -348,7 +312,7 @@ async def run(
 
     Args:
         spec: the decorated function.
-        app: the server (for dependency overrides, limits and observers).
+        app: the server's spec (dependency overrides, limits, observers).
         request: the low-level request context (``None`` in a preview).
         arguments: the validated arguments, by parameter name.
         backchannel: on a legacy session, how to ask mid-call.
@@ -364,30 +328,34 @@ async def run(
     if request is not None:
         responses, state_text = _carried(request, responses, state_text)
 
-    def make_round() -> Round:
+    round_: Round | None = None
+
+    def make_round() -> Round:  # now for resolvers, or at the body's first ctx.ask
+        nonlocal round_
         # an UNSEALED state is the client's to write ("already answered", pinned to the
         # digest of a question it can see): unless the server allows it, no answer is read
         # from it nor from inputResponses; the question stays open and `finish_round`
         # refuses to ask it (a legacy back-channel's live answers are still read)
-        trusted = app.sealed or app.allow_unsealed_answers
-        return Round(
+        trusted = app.trusts_answers
+        round_ = Round(
             responses=responses if trusted else None,
             state_text=state_text if trusted else None,
             label=spec.label,
             backchannel=backchannel,
         )
+        return round_
 
     plan = spec.plan
-    round_ = make_round() if plan is not None else None
-    ctx = Context(request, app, round=round_, make_round=make_round)
+    first = make_round() if plan is not None else None
+    ctx = Context(request, app, round=first, make_round=make_round)
     kwargs = dict(arguments)
     if plan is not None:
-        assert round_ is not None
-        still_open = await _resolve(app, ctx, round_, plan, arguments, kwargs)
+        assert first is not None
+        still_open = await _resolve(app, ctx, first, plan, arguments, kwargs)
         if still_open is not None:
             return still_open
     if resolve_only:
-        return Outcome(None, False, round_)
+        return Outcome(None, False, first)
     for name in spec.context_params:
         kwargs[name] = ctx
     try:
@@ -396,15 +364,15 @@ async def run(
         else:
             result = await anyio.to_thread.run_sync(functools.partial(spec.fn, **kwargs))
     except AskPending:
-        asked = ctx._round
+        asked = round_
         assert asked is not None
         outcome = Outcome(None, True, asked, body_ran=True, resolver_runs=asked.resolver_runs)
-        return _observed(app, outcome)
-    return _observed(app, _body_outcome(spec, ctx._round, result))
+        return app.observed(outcome)
+    return app.observed(_body_outcome(spec, round_, result))
 
 
 async def _resolve(
-    app: MCPServer,
+    app: AppSpec,
     ctx: Context,
     round_: Round,
     plan: Any,
@@ -418,7 +386,7 @@ async def _resolve(
         await resolution.run_layer(layer if layer[0].depth == 0 else resolution.runnable(layer))
     if round_.open:
         round_.reorder(plan.keys)
-        return _observed(app, Outcome(None, True, round_, resolver_runs=round_.resolver_runs))
+        return app.observed(Outcome(None, True, round_, resolver_runs=round_.resolver_runs))
     for name, node, wants_outcome in plan.fills:
         kwargs[name] = _value_for(name, values[id(node)], wants_outcome)
     return None
@@ -445,9 +413,3 @@ def _carried(
         request.input_responses if responses is None else responses,
         request.request_state if state_text is None else state_text,
     )
-
-
-def _observed(app: MCPServer, outcome: Outcome) -> Outcome:
-    for observe in app._observers:
-        observe(outcome)
-    return outcome

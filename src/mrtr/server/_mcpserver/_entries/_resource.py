@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from mrtr.errors import MCPError
-from mrtr.server._mcpserver._convert import to_text
-from mrtr.server._mcpserver._errors import CallFailed, InvalidSignature, ToolError
-from mrtr.server._mcpserver._handler import HandlerSpec, describe_validation
-from mrtr.server._mcpserver._uri_template import UriTemplate
+from mrtr.server._mcpserver._entries._convert import to_text
+from mrtr.server._mcpserver._entries._failure import as_rpc_error
+from mrtr.server._mcpserver._entries._uri_template import UriTemplate
+from mrtr.server._mcpserver._errors import InvalidSignature
+from mrtr.server._mcpserver._resolve._handler import HandlerSpec, describe_validation
+from mrtr.server._mcpserver._rounds._call import call
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import InputRequiredResult, ReadResourceResult, Resource, ResourceTemplate
 
 __all__ = ["ResourceEntry", "climbing_variable", "uri_variables"]
@@ -91,41 +93,35 @@ class ResourceEntry:
         """A static resource as ``resources/list`` shows it."""
         from mrtr.types import Resource
 
-        return Resource(
-            uri=self.uri,
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            mime_type=self.mime_type,
-            icons=self.icons,
-            annotations=self.annotations,
-            _meta=self.meta,
-        )
+        return Resource(uri=self.uri, **self._listed())
 
     def template(self) -> ResourceTemplate:
         """A template as ``resources/templates/list`` shows it."""
         from mrtr.types import ResourceTemplate
 
-        return ResourceTemplate(
-            uri_template=self.uri,
-            name=self.name,
-            title=self.title,
-            description=self.description,
-            mime_type=self.mime_type,
-            icons=self.icons,
-            annotations=self.annotations,
-            _meta=self.meta,
-        )
+        return ResourceTemplate(uri_template=self.uri, **self._listed())
+
+    def _listed(self) -> dict[str, Any]:
+        """What both lists say of a resource besides its URI."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "mime_type": self.mime_type,
+            "icons": self.icons,
+            "annotations": self.annotations,
+            "_meta": self.meta,
+        }
 
     async def read(
         self,
-        app: MCPServer,
+        app: AppSpec,
         request: ServerRequestContext | None,
         uri: str,
         variables: dict[str, str],
     ) -> ReadResourceResult | InputRequiredResult:
         """Resolve, run the body once, and wrap what it returns as contents."""
-        from mrtr.types import INTERNAL_ERROR, INVALID_PARAMS, ReadResourceResult
+        from mrtr.types import INVALID_PARAMS, ReadResourceResult
 
         try:
             validated = self.spec.validate(variables)
@@ -133,28 +129,19 @@ class ResourceEntry:
             raise MCPError(
                 INVALID_PARAMS, f"Invalid URI {uri}: {describe_validation(exc)}", {"uri": uri}
             ) from None
-        try:
-            outcome = await app._run(self.spec, request, validated)
-            if outcome.input_required:
-                return app._finish_round(self.spec, request, outcome)
-            result = outcome.result
+
+        def convert(result: Any) -> ReadResourceResult:
             if isinstance(result, ReadResourceResult):
                 return result
             return ReadResourceResult(contents=self._contents(uri, result))
+
+        try:
+            return await call(app, self.spec, request, validated, convert)
         except MCPError:
             raise
-        except CallFailed as exc:
-            app._failed(exc)
-            raise MCPError(INTERNAL_ERROR, exc.message, {**exc.data, "uri": uri}) from None
-        except ToolError as exc:
-            app._failed(exc)
-            raise MCPError(
-                INTERNAL_ERROR, f"Error reading resource {uri}: {exc}", {"uri": uri}
-            ) from None
         except Exception as exc:
-            _logger.exception("resource %r raised", uri)
-            app._failed(exc)
-            raise MCPError(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri}) from None
+            doing = f"reading resource {uri}"
+            raise as_rpc_error(app, exc, "resource", uri, doing, {"uri": uri}) from None
 
     def _contents(self, uri: str, value: Any) -> list[Any]:
         from mrtr.types import BlobResourceContents, ResourceContents, TextResourceContents

@@ -1,4 +1,4 @@
-"""How a round ends: the `InputRequiredResult`, the legacy back-channel, the legacy shim.
+"""One call of a handler, and how its round ends: an `InputRequiredResult`, or a result.
 
 On a 2026-07-28 request the open questions become one `InputRequiredResult` (its state
 sealed by the low-level server). On a 2025-11-25 (or older) session every question is
@@ -13,26 +13,68 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import mrtr.types as wire
-from mrtr.server._mcpserver import _engine
 from mrtr.server._mcpserver._errors import CallFailed
+from mrtr.server._mcpserver._rounds import _engine
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
-    from mrtr.server._mcpserver._engine import Outcome
-    from mrtr.server._mcpserver._handler import HandlerSpec
-    from mrtr.server._mcpserver._round import Backchannel
+    from mrtr.server._mcpserver._resolve._handler import HandlerSpec
+    from mrtr.server._mcpserver._rounds._engine import Outcome
+    from mrtr.server._mcpserver._rounds._round import Backchannel
+    from mrtr.server._mcpserver._spec import AppSpec
     from mrtr.types import InputRequiredResult
 
-__all__ = ["backchannel_for", "finish_round", "run"]
+__all__ = ["backchannel_for", "call", "finish_round", "run"]
+
+R = TypeVar("R")
+
+
+@overload
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+) -> R | InputRequiredResult: ...
+@overload
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+    *,
+    resolve_only: bool,
+) -> R | InputRequiredResult | None: ...
+async def call(
+    app: AppSpec,
+    spec: HandlerSpec,
+    request: ServerRequestContext | None,
+    arguments: dict[str, Any],
+    convert: Callable[[Any], R],
+    *,
+    resolve_only: bool = False,
+) -> R | InputRequiredResult | None:
+    """Run `spec`: the round's question, or `convert` of what the body returned.
+
+    What every entry does with its validated `arguments`; each maps its own failures.
+    ``resolve_only`` stops before the body: ``None`` once every resolver has its value.
+    """
+    outcome = await run(app, spec, request, arguments, resolve_only=resolve_only)
+    if outcome.input_required:
+        return finish_round(app, spec, request, outcome)
+    if resolve_only:
+        return None
+    return convert(outcome.result)
 
 
 def run(
-    app: MCPServer,
+    app: AppSpec,
     spec: HandlerSpec,
     request: ServerRequestContext | None,
     arguments: dict[str, Any],
@@ -53,7 +95,7 @@ def run(
 
 
 async def _shim(
-    app: MCPServer,
+    app: AppSpec,
     spec: HandlerSpec,
     request: ServerRequestContext,
     arguments: dict[str, Any],
@@ -83,7 +125,7 @@ async def _shim(
 
 def backchannel_for(request: ServerRequestContext | None) -> Backchannel | None:
     """How to ask a legacy client mid-call (``None`` on a modern request)."""
-    if request is None or request.is_modern or request._backchannel is None:
+    if request is None or request.is_modern or not request.can_ask_back:
         return None
     return functools.partial(_ask_now, request)
 
@@ -117,7 +159,7 @@ async def _ask_now(request: ServerRequestContext, key: str, question: Any) -> An
 
 
 def finish_round(
-    app: MCPServer, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
+    app: AppSpec, spec: HandlerSpec, request: ServerRequestContext | None, outcome: Outcome
 ) -> InputRequiredResult:
     """The `InputRequiredResult` of a round that asks (a manual one passes through)."""
     if outcome.round is None or outcome.result is not None:
@@ -131,7 +173,7 @@ def finish_round(
             "input_required_on_legacy_session",
             protocolVersion=request.protocol_version,
         )
-    if not app.sealed and not app.allow_unsealed_answers:
+    if not app.trusts_answers:
         raise CallFailed(
             f"the {spec.label} asks, but this server is UNSEALED: a client could forge the "
             "answers; seal requestState, or pass allow_unsealed_answers=True",

@@ -14,20 +14,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, get_args, get_origin
 
-from mrtr.server._mcpserver._asks import Elicit, Resolve, form_of, marker_arms
+from mrtr.server._mcpserver._asks import Elicit, Resolve, form_of, identity, marker_arms
 from mrtr.server._mcpserver._errors import InvalidSignature
-from mrtr.server._mcpserver._signature import Param, analyse, hints_of
+from mrtr.server._mcpserver._resolve._signature import Param, analyse, hints_of
 
-__all__ = ["Node", "Plan", "build_plan", "identity"]
-
-
-def identity(fn: Any) -> Any:
-    """What makes two references the same resolver (bound methods compare by owner)."""
-    owner = getattr(fn, "__self__", None)
-    func = getattr(fn, "__func__", None)
-    if owner is not None and func is not None:
-        return (id(owner), func)
-    return fn
+__all__ = ["Node", "Plan", "build_plan"]
 
 
 def _label(fn: Any) -> str:

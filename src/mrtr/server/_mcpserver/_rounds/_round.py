@@ -19,7 +19,7 @@ import mrtr.types as wire
 from mrtr.errors import InvalidInputResponseError, MCPError
 from mrtr.server._mcpserver._asks import Ask, Elicit, InvalidAnswer, remember
 from mrtr.server._mcpserver._errors import CallFailed
-from mrtr.server._mcpserver._state import EngineState, StateTooLarge
+from mrtr.server._mcpserver._rounds._state import EngineState, StateTooLarge
 
 __all__ = ["Backchannel", "Round"]
 

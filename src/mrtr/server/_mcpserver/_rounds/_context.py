@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from mrtr._lazy import publish
 from mrtr.server._core._context import DURABLE_ONCE  # a worker's stored ctx.once marks
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
-from mrtr.server._mcpserver._state import PREFIX
+from mrtr.server._mcpserver._rounds._state import PREFIX
 
 if TYPE_CHECKING:
     from mrtr.server._core._context import Principal, ServerRequestContext
-    from mrtr.server._mcpserver._app import MCPServer
     from mrtr.server._mcpserver._outcomes import ElicitationResult
-    from mrtr.server._mcpserver._round import Round
+    from mrtr.server._mcpserver._rounds._round import Round
+    from mrtr.server._mcpserver._spec import AppSpec
+    from mrtr.server._server import Server
     from mrtr.types import ClientCapabilities, Implementation, InputResponses
 
 __all__ = ["AskPending", "Context"]
@@ -41,7 +42,7 @@ class Context:
     def __init__(
         self,
         request: ServerRequestContext | None,
-        app: MCPServer | None = None,
+        app: AppSpec | None = None,
         *,
         round: Round | None = None,
         make_round: Callable[[], Round] | None = None,
@@ -65,9 +66,9 @@ class Context:
         return self._req()
 
     @property
-    def mcp_server(self) -> MCPServer | None:
-        """The server serving this request."""
-        return self._app
+    def mcp_server(self) -> Any:
+        """The `MCPServer` serving this request (``None`` outside one)."""
+        return None if self._app is None else self._app.owner
 
     @property
     def request_id(self) -> str:
@@ -167,10 +168,13 @@ class Context:
         """Tell the clients subscribed to `uri` that it changed."""
         await self._server().notify_resource_updated(str(uri))
 
-    def _server(self) -> MCPServer:
+    def _spec(self) -> AppSpec:
         if self._app is None:
             raise RuntimeError("this Context belongs to no MCPServer")
         return self._app
+
+    def _server(self) -> Server:
+        return self._spec().server
 
     async def read_resource(self, uri: str) -> list[Any]:
         """Read one of this server's resources from a handler: its contents.
@@ -186,7 +190,6 @@ class Context:
         """
         import dataclasses
 
-        from mrtr.server._mcpserver._routes import Routes
         from mrtr.types import MISSING_REQUIRED_CLIENT_CAPABILITY, InputRequiredResult
 
         request = self._request
@@ -195,9 +198,9 @@ class Context:
         from mrtr.errors import MCPError
         from mrtr.server._mcpserver._errors import ToolError
 
-        app = self._server()
+        app = self._spec()
         try:
-            found = Routes(app).find_resource(uri)
+            found = app.find_resource(uri)
         except MCPError as exc:  # too long, or a '..' segment
             raise ToolError(exc.message) from None
         if found is None:
