@@ -34,12 +34,12 @@ import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
+from mrtr.transports._backends.asyncio._direct import DirectOwner, DirectPost
+from mrtr.transports._backends.asyncio._socket import on_asyncio
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_auth_flow import run_auth_flow
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import SafeCookieJar
-from mrtr.transports._http_direct import DirectOwner, DirectPost
-from mrtr.transports._http_socket import on_asyncio
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
