@@ -26,11 +26,9 @@ from mrtr.flow._flow import (
     STATE_ONLY_BACKOFF_INITIAL_SECONDS,
     DispatchInputs,
     Finish,
-    FlowAction,
     FlowState,
     InputLimits,
     InputRequiredFlow,
-    Retry,
     Wait,
     utf8_size,
 )
