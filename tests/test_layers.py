@@ -206,3 +206,29 @@ def test_no_import_inside_the_server_runs_back_up() -> None:
 def test_at_most_four_loose_modules_at_the_top_of_the_server() -> None:
     loose = sorted(path.name for path in (SRC / "server").glob("*.py"))
     assert len(loose) <= 4, loose
+
+
+# On the client side the code that knows its event loop is in one folder; `_anyio` only asks
+# which loop runs (`in_asyncio_task`), and `_wire/_speedups` reaches the loop's objects
+# through what it is handed. The server's shells are mapped above.
+LOOP_AWARE = ("mrtr.transports._backends.asyncio", "mrtr._anyio")
+
+
+def _imports_asyncio(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "asyncio":
+            return True
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] == "asyncio" for a in node.names
+        ):
+            return True
+    return False
+
+
+def test_on_the_client_side_only_the_backends_folder_imports_asyncio() -> None:
+    found = [
+        module
+        for module, path in sorted(MODULES.items())
+        if not module.startswith((SERVER, *LOOP_AWARE)) and _imports_asyncio(path)
+    ]
+    assert found == []
