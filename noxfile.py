@@ -270,7 +270,7 @@ UNIT_SUBSET = [
 NEEDS_THE_OFFICIAL_SDK = [
     "tests/session/test_session.py::test_leg_params_dump_any_pydantic_model_and_never_change_the_call_params",
 ]
-ALL_EXTRAS = ".[server,auth,keyring,redis,otel,trio]"
+ALL_EXTRAS = ".[server,auth,keyring,redis,otel,trio,lambda]"
 
 
 def _floors() -> list[str]:

@@ -152,24 +152,20 @@ def test_no_import_circle_inside_the_client_core_at_run_time() -> None:
 
 
 # inside `server/` its folders are the layers, lowest first; rooms on one floor are siblings
-# that never import each other. `_mcpserver` and `_tasks` take their floors when they move.
+# that never import each other. `_mcpserver` takes its floor when it moves.
 SERVER_LAYERS: list[set[str]] = [
     {"mrtr.server._defaults"},  # imports nothing
     {"mrtr.server._sealing"},  # the request-state policy, its codec, the replay stores
     {"mrtr.server._core"},  # one message in, its answer out, on any transport
-    {"mrtr.server._stream", "mrtr.server._http"},  # the shells
+    # the shells, and beside them the Tasks runner: it uses the core (a task's request, the
+    # hub it tells); the core only reads a request's capabilities and `Server` builds it
+    {"mrtr.server._stream", "mrtr.server._http", "mrtr.server._tasks"},
     {"mrtr.server", "mrtr.server._server", "mrtr.server.stdio"},  # `Server` and the exports
     {"mrtr.server._mcpserver"},  # `MCPServer`, a `Server` with the engine and decorators
 ]
-# The Tasks extension runs both ways: the core asks `_tasks` whether a client takes tasks
-# and `Server` builds its runner, while the runner tells the core's hub and a tool task
-# reads the engine's once-only marks. It stays out of the map until those arrows are cut.
-SERVER_NOT_YET_PLACED = ("mrtr.server._tasks",)
 
 
-def _server_room(module: str) -> tuple[int, str] | None:
-    if module.startswith(SERVER_NOT_YET_PLACED):
-        return None
+def _server_room(module: str) -> tuple[int, str]:
     for rank, rooms in enumerate(SERVER_LAYERS):
         for room in rooms:
             if module == room or (room != SERVER and module.startswith(room + ".")):
@@ -208,27 +204,31 @@ def test_at_most_four_loose_modules_at_the_top_of_the_server() -> None:
     assert len(loose) <= 4, loose
 
 
-# On the client side the code that knows its event loop is in one folder; `_anyio` only asks
-# which loop runs (`in_asyncio_task`), and `_wire/_speedups` reaches the loop's objects
-# through what it is handed. The server's shells are mapped above.
-LOOP_AWARE = ("mrtr.transports._backends.asyncio", "mrtr._anyio")
+# The code that knows its event loop, by name: the shortcuts through loop internals in
+# `_wire/_speedups` and the client's asyncio protocols in `transports/_backends/asyncio/`
+# (each with its on/off test); `_anyio` only asks which loop runs (`in_asyncio_task`); and
+# a server shell whose host runs only on asyncio and owns the loop it runs the app on
+# (mangum drives the ASGI app).
+LOOP_AWARE = (
+    "mrtr._wire._speedups",
+    "mrtr.transports._backends.asyncio",
+    "mrtr._anyio",
+    "mrtr.server._http._lambda",
+)
 
 
-def _imports_asyncio(path: Path) -> bool:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "asyncio":
-            return True
-        if isinstance(node, ast.Import) and any(
-            a.name.split(".")[0] == "asyncio" for a in node.names
-        ):
-            return True
-    return False
-
-
-def test_on_the_client_side_only_the_backends_folder_imports_asyncio() -> None:
-    found = [
-        module
-        for module, path in sorted(MODULES.items())
-        if not module.startswith((SERVER, *LOOP_AWARE)) and _imports_asyncio(path)
-    ]
+def test_only_the_named_places_import_asyncio() -> None:
+    found = []
+    for module, path in sorted(MODULES.items()):
+        if module.startswith(LOOP_AWARE):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            found += [f"{module} -> {n}" for n in names if n.split(".")[0] == "asyncio"]
     assert found == []

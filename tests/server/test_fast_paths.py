@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from mrtr.errors import MCPError
@@ -449,3 +450,82 @@ def test_base64url_is_the_base64_modules(seed: int) -> None:
     except ValueError:
         mine = None
     assert mine == reference(other)
+
+
+# --- the disconnect watcher: a bare loop task on asyncio, a task group's task elsewhere ---
+
+
+async def _watched(
+    shortcut: bool, monkeypatch: pytest.MonkeyPatch, *, how: str, pause: int, before: int
+) -> tuple[str, bool]:
+    """One request's body under `cancelled_on_disconnect`: how it ended, whether it was
+    cancelled; and the watcher, once started, does not outlive it."""
+    from mrtr.server._http import _http_streams
+
+    with monkeypatch.context() as patch:
+        if not shortcut:  # the task group's watcher, as on trio
+            patch.setattr(_http_streams, "loop_task_soon", lambda *args: None)
+        send, messages = anyio.create_memory_object_stream[dict[str, Any]](8)
+        for _ in range(before):
+            send.send_nowait({"type": "http.request", "body": b"", "more_body": False})
+        if how == "disconnect":
+            send.send_nowait({"type": "http.disconnect"})
+        reads, drained, gone = [0], anyio.Event(), anyio.Event()
+
+        async def receive() -> dict[str, Any]:
+            reads[0] += 1
+            if reads[0] > before:
+                drained.set()  # the watcher read all there was and waits on
+            try:
+                return await messages.receive()
+            except BaseException:
+                gone.set()
+                raise
+
+        ended, cancelled = "returned", False
+        with anyio.fail_after(5):
+            async with _http_streams.cancelled_on_disconnect(receive) as scope:
+                ended = "cancelled"
+                for _ in range(pause):
+                    await anyio.lowlevel.checkpoint()
+                if how == "finish":
+                    await drained.wait()  # the watcher runs; the body ends on its own
+                    ended = "returned"
+                    cancelled = scope.cancel_called
+                elif how == "self-cancel":
+                    scope.cancel()
+                    await anyio.lowlevel.checkpoint()
+                else:
+                    await anyio.sleep_forever()  # until the client goes away
+            if ended == "cancelled":  # the scope caught its own cancellation
+                cancelled = scope.cancelled_caught
+            if reads[0] and how != "disconnect":
+                await gone.wait()  # the watcher does not outlive the request
+        send.close()
+        messages.close()
+        return ended, cancelled
+
+
+@pytest.mark.parametrize("how", ["disconnect", "finish", "self-cancel"])
+@pytest.mark.parametrize("pause", [0, 1, 3])
+@pytest.mark.parametrize("before", [0, 2])
+async def test_the_disconnect_watcher_on_and_off_end_a_request_alike(
+    how: str, pause: int, before: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on = await _watched(True, monkeypatch, how=how, pause=pause, before=before)
+    off = await _watched(False, monkeypatch, how=how, pause=pause, before=before)
+    assert on == off
+    assert on == ("returned", False) if how == "finish" else on == ("cancelled", True)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # on trio a task group's task reads
+async def test_a_request_answered_without_waiting_starts_no_watcher() -> None:
+    from mrtr.server._http._http_streams import cancelled_on_disconnect
+
+    async def receive() -> dict[str, Any]:
+        raise AssertionError("nobody should read")
+
+    async with cancelled_on_disconnect(receive) as scope:
+        pass
+    assert not scope.cancel_called
+    await anyio.lowlevel.checkpoint()  # a watcher started late would read (and fail) now

@@ -14,6 +14,7 @@ import os
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -150,3 +151,103 @@ async def test_the_read_size_reaches_asyncios_pipe_transport() -> None:
     finally:
         os.close(write_end)
     assert not set_read_size(object(), 4096)  # anything else: left alone, and said so
+
+
+# -- the server's shortcuts ------------------------------------------------------------------
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+_keys = st.text() | st.integers() | st.floats(allow_nan=False) | st.booleans() | st.none()
+_canonical_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@SETTINGS
+@given(value=_canonical_values)
+def test_the_canonical_encoder_matches_json_encoder(value: Any) -> None:
+    # mixed keys included: sorting them fails alike, or they sort and stringify alike
+    fast = _speedups.canonical_encoder(_CANONICAL)
+    assert _outcome(fast, value) == _outcome(_CANONICAL.encode, value)
+    assert _outcome(fast, [value]) == _outcome(_CANONICAL.encode, [value])
+
+
+def test_the_canonical_encoder_refuses_what_json_refuses() -> None:
+    fast = _speedups.canonical_encoder(_CANONICAL)
+    circular: list[Any] = []
+    circular.append(circular)
+    for bad in (circular, {"a": object()}, {(1, 2): "tuple key"}, {1: 1, "a": 2}):
+        assert _outcome(fast, bad) == _outcome(_CANONICAL.encode, bad)
+        assert _outcome(fast, bad)[0] != "ok"
+    assert fast({"b": "\ud800", "a": math.nan}) == '{"a":NaN,"b":"\\ud800"}'  # no state kept
+
+
+@SETTINGS
+@given(value=_canonical_values)
+def test_the_canonical_encoder_on_and_off_write_one_text(value: Any) -> None:
+    # off: the interpreter has no C encoder, and the plain road is taken as it is
+    fast = _speedups.canonical_encoder(_CANONICAL)
+    saved = _speedups._C_MAKE_ENCODER
+    _speedups._C_MAKE_ENCODER = None
+    try:
+        off = _speedups.canonical_encoder(_CANONICAL)
+    finally:
+        _speedups._C_MAKE_ENCODER = saved
+    assert off == _CANONICAL.encode
+    assert _outcome(fast, value) == _outcome(off, value)
+
+
+@pytest.mark.anyio
+async def test_a_loop_task_runs_on_asyncio_only_once_the_loop_runs(anyio_backend: str) -> None:
+    ran = anyio.Event()
+    calls: list[str] = []
+
+    async def work(name: str) -> None:
+        calls.append(name)
+        ran.set()
+
+    stop = _speedups.loop_task_soon(work, "first")
+    if anyio_backend == "trio":
+        assert stop is None  # a task group's task does it there
+        return
+    assert stop is not None
+    assert calls == []  # nothing until the caller lets the loop run
+    with anyio.fail_after(5):
+        await ran.wait()
+    assert calls == ["first"]
+    stop()
+
+    never = _speedups.loop_task_soon(work, "second")
+    assert never is not None
+    never()  # stopped before the loop ran: `work` is never called (nor left unawaited)
+    await anyio.lowlevel.checkpoint()
+    await anyio.lowlevel.checkpoint()
+    assert calls == ["first"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.anyio
+async def test_a_loop_task_is_cancelled_by_its_stopper() -> None:
+    started, ended = anyio.Event(), anyio.Event()
+
+    async def wait_forever() -> None:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+
+    stop = _speedups.loop_task_soon(wait_forever)
+    assert stop is not None
+    with anyio.fail_after(5):
+        await started.wait()
+        stop()
+        await ended.wait()
+
+
+def test_no_loop_task_outside_a_loop() -> None:
+    async def work() -> None:
+        raise AssertionError("never started")
+
+    assert _speedups.loop_task_soon(work) is None

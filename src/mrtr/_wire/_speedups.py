@@ -4,7 +4,8 @@ Each function here does what a public API does, by a shorter road that one messa
 leg makes worth taking, and each keeps the public road for where the internal is
 missing. They rely on details no release promises: `json.encoder.c_make_encoder` and
 its nine positional arguments, the decoder's ``scan_once``, the class `anyio.Event()`
-returns on the running backend, and the ``max_size`` of asyncio's read-pipe transport.
+returns on the running backend, the ``max_size`` of asyncio's read-pipe transport, and
+an anyio cancel scope that a bare asyncio task (not one of anyio's) may cancel.
 ``tests/wire/test_speedups.py`` checks each against its plain path (with Hypothesis
 where the input varies), so a Python or anyio upgrade that changes one breaks a test
 instead of a behaviour.
@@ -14,12 +15,23 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable
-from typing import Any
+import sys
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-__all__ = ["compact_encoder", "event_factory", "loads_object", "set_read_size"]
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = [
+    "canonical_encoder",
+    "compact_encoder",
+    "event_factory",
+    "loads_object",
+    "loop_task_soon",
+    "set_read_size",
+]
 
 _C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 _DECODER = json.JSONDecoder()
@@ -93,3 +105,66 @@ def set_read_size(transport: object, size: int) -> bool:
         return False
     transport.max_size = size  # type: ignore[attr-defined]
     return True
+
+
+# -- the server's shortcuts: the canonical encoder of sealing, the loop-task watcher --------
+
+
+def canonical_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode``, calling the C encoder directly for objects and arrays.
+
+    `encoder` is the sealing's canonical one: ``sort_keys=True``, compact separators,
+    ``ensure_ascii=True``, ``allow_nan`` left on, no indent. ``encode`` goes through two
+    Python frames and builds the C encoder on every call, and a sealed leg encodes two
+    canonical texts. Scalars keep the plain road; each call gets a fresh ``markers`` map,
+    so circular references are refused as ``encode`` refuses them.
+    """
+    if _C_MAKE_ENCODER is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    make, default, quote = _C_MAKE_ENCODER, encoder.default, json.encoder.encode_basestring_ascii
+    plain = encoder.encode
+
+    def encode(value: Any) -> str:
+        if not isinstance(value, (dict, list)):
+            return plain(value)
+        # markers, default, encoder, indent, key_separator, item_separator, sort_keys,
+        # skipkeys, allow_nan: what `JSONEncoder.iterencode` passes for these options
+        return "".join(make({}, default, quote, None, ":", ",", True, False, True)(value, 0))
+
+    return encode
+
+
+def loop_task_soon(
+    function: Callable[..., Coroutine[Any, Any, None]], *args: Any
+) -> Callable[[], None] | None:
+    """Run ``function(*args)`` as a bare asyncio task once the loop next runs, if on asyncio.
+
+    Returns a stopper that cancels the task (or its start, if the caller never let the
+    loop run: then ``function`` is never called), or ``None`` when the caller is not an
+    asyncio task (on trio), where a task group's task does the work. A bare task saves
+    what an anyio task group and its task cost, several times a small request's own
+    work; it may cancel an anyio scope of the caller's, as anyio's own tasks do. The
+    stopper must be called before the caller's scope exits.
+    """
+    aio = sys.modules.get("asyncio")  # not imported: not on asyncio (nor worth importing)
+    if aio is None:
+        return None
+    try:
+        loop = aio.get_running_loop()
+    except RuntimeError:
+        return None
+    if aio.current_task(loop) is None:
+        return None
+    tasks: list[asyncio.Task[None]] = []
+
+    def start() -> None:
+        tasks.append(loop.create_task(function(*args)))
+
+    handle = loop.call_soon(start)
+
+    def stop() -> None:
+        handle.cancel()
+        for task in tasks:
+            task.cancel()
+
+    return stop

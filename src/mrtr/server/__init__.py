@@ -76,6 +76,10 @@ if TYPE_CHECKING:
         HandlerResult as HandlerResult,
         ServerMiddleware as ServerMiddleware,
     )
+    from mrtr.server._http._lambda import (
+        LambdaHandler as LambdaHandler,
+        lambda_handler as lambda_handler,
+    )
     from mrtr.server._http._resource import ProtectedResource as ProtectedResource
     from mrtr.server._sealing._replay_redis import RedisReplayStore as RedisReplayStore
     from mrtr.server._sealing._security import (
@@ -132,6 +136,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "assert_questions_stable",
     ),
     "mrtr.server._core._middleware": ("CallNext", "HandlerResult", "ServerMiddleware"),
+    "mrtr.server._http._lambda": ("LambdaHandler", "lambda_handler"),
     "mrtr.server._http._resource": ("ProtectedResource",),
     "mrtr.server._sealing._replay_redis": ("RedisReplayStore",),
     "mrtr.server._sealing._security": (

@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_BUS_MAX_STREAM_LENGTH",
     "DEFAULT_CLIENT_REQUEST_TIMEOUT",
     "DEFAULT_HTTP_DRAIN",
+    "DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT",
     "DEFAULT_EVENT_STORE_MAX_BYTES",
     "DEFAULT_EVENT_TTL",
     "DEFAULT_LEGACY_SHIM_MAX_ROUNDS",
@@ -76,6 +77,9 @@ DEFAULT_WORKER_LEASE = 15.0  # seconds a claim lasts unrenewed: a dead worker's 
 DEFAULT_WORKER_POLL_INTERVAL = 0.2  # seconds between looks for tasks, answers, cancellations
 DEFAULT_WORKER_MAX_TASKS = 32  # bodies one worker runs at once
 DEFAULT_HTTP_DRAIN = 10.0  # seconds an HTTP server on SIGTERM waits for its legs, probed 503
+# seconds a Lambda invocation's app lifespan may take to end after its response (a
+# bus's flush takes at most its block_ms, 1 s by default)
+DEFAULT_LAMBDA_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_WORKER_DRAIN = 10.0  # seconds a stopping worker lets its bodies finish
 DEFAULT_MAX_URI_LENGTH = 8 * 1024
 """Characters of the longest URI an `MCPServer` looks up (``resources/read``)."""

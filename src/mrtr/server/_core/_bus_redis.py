@@ -167,13 +167,7 @@ class RedisNotificationBus:
             while self._outbox and not self._down:
                 text = self._outbox.popleft()
                 try:
-                    await self._call(
-                        "xadd",
-                        self.stream,
-                        {"c": text},
-                        maxlen=self.max_stream_length,
-                        approximate=True,
-                    )
+                    await self._xadd(text)
                 except Exception as exc:
                     self._lost(exc)
 
@@ -188,22 +182,31 @@ class RedisNotificationBus:
                 continue
             text = self._outbox.popleft()  # taken: another connect's sender cannot resend it
             try:
-                await self._call(
-                    "xadd",
-                    self.stream,
-                    {"c": text},
-                    maxlen=self.max_stream_length,
-                    approximate=True,
-                )
+                await self._xadd(text)
+            except anyio.get_cancelled_exc_class():
+                # stopping mid-send (a Lambda invocation ends right after its change):
+                # the flush sends it, at worst twice, rather than never
+                self._outbox.appendleft(text)
+                raise
             except Exception as exc:
                 if len(self._outbox) < self.max_buffer:
                     self._outbox.appendleft(text)
-                self._lost(exc)
-                await anyio.sleep(wait)
-                wait = min(wait * 2, self.retry_cap)
+                wait = await self._retry_after(exc, wait)
                 continue
             wait = _FIRST_RETRY
             self._back()
+
+    async def _retry_after(self, exc: Exception, wait: float) -> float:
+        """Say Redis is lost, wait `wait` seconds, and return the next wait (doubled, capped)."""
+        self._lost(exc)
+        await anyio.sleep(wait)
+        return min(wait * 2, self.retry_cap)
+
+    async def _xadd(self, text: str) -> None:
+        """Put one change on the stream, trimmed to about ``max_stream_length`` entries."""
+        await self._call(
+            "xadd", self.stream, {"c": text}, maxlen=self.max_stream_length, approximate=True
+        )
 
     async def _newest(self) -> Any:
         """The id of the stream's newest entry (older changes are not news)."""
@@ -220,9 +223,7 @@ class RedisNotificationBus:
                     "xread", {self.stream: last}, count=256, block=self.block_ms
                 )
             except Exception as exc:
-                self._lost(exc)
-                await anyio.sleep(wait)
-                wait = min(wait * 2, self.retry_cap)
+                wait = await self._retry_after(exc, wait)
                 continue
             wait = _FIRST_RETRY
             self._back()

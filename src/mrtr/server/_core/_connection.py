@@ -26,6 +26,7 @@ from mrtr.server._core._envelope import (
     Envelope,
     Era,
     EraGate,
+    accepts_tasks,
     check_message,
     invalid_params,
     is_modern,
@@ -941,7 +942,6 @@ class ServerConnection:
 
     def _finish_task(self, ctx: ServerRequestContext, result: Any) -> JSONObject:
         """A task handle (the Tasks extension), only for a client that declared it."""
-        from mrtr.server._tasks._runner import accepts_tasks
         from mrtr.types import CreateTaskResult
 
         if not isinstance(result, CreateTaskResult) or not accepts_tasks(ctx.client_capabilities):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
         ToolChoice,
     )
 
-__all__ = ["LOG_LEVELS", "Principal", "ServerRequestContext"]
+__all__ = ["DURABLE_ONCE", "LOG_LEVELS", "Principal", "ServerRequestContext"]
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -40,6 +41,15 @@ LOG_LEVELS: tuple[str, ...] = (
 """Log severities, least severe first (RFC 5424)."""
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
+
+DURABLE_ONCE: ContextVar[set[str] | None] = ContextVar("mrtr_durable_once", default=None)
+"""Set while a `TaskWorker` runs a task's body: the ``ctx.once`` keys stored, not yet passed.
+
+Then ``ctx.once`` ends the round (state only) the first time a key is reached, so the mark
+is in the store before the effect runs; the body runs again and passes it (private).
+Here, below both, because the Tasks runner sets it and `MCPServer`'s ``ctx.once`` reads it.
+"""
+
 
 _MODERN_VERSIONS: frozenset[str] | None = None
 

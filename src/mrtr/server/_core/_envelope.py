@@ -27,6 +27,7 @@ from mrtr.types import (
     META_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
+    TASKS_EXTENSION,
     UNSUPPORTED_PROTOCOL_VERSION,
     ClientCapabilities,
     Implementation,
@@ -35,6 +36,7 @@ from mrtr.types import (
 from mrtr.types._validation import first_errors
 
 __all__ = [
+    "accepts_tasks",
     "Envelope",
     "EnvelopeCache",
     "Era",
@@ -127,6 +129,12 @@ def is_modern(params: dict[str, Any]) -> bool:
     """Whether a request carries the modern ``_meta`` envelope."""
     meta = params.get("_meta")
     return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
+
+
+def accepts_tasks(caps: ClientCapabilities | None) -> bool:
+    """Whether a request's client capabilities declare the Tasks extension."""
+    extensions = None if caps is None else caps.extensions
+    return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
 
 EnvelopeKey = tuple[Any, str, str, str]

@@ -36,8 +36,10 @@ __all__ = [
     "HandlerError",
     "Refusal",
     "decode_incoming",
+    "decode_line",
     "encode_outgoing",
     "error_response",
+    "oversize",
     "response_id",
     "result_response",
 ]
@@ -154,6 +156,25 @@ def decode_incoming(
             response_id(value.get("id")),
         )
     return value
+
+
+def decode_line(line: bytes, *, max_depth: int) -> JSONObject | Refusal | None:
+    """One line of a line-framed stream (stdio): `decode_incoming`'s answer, or ``None``.
+
+    A blank line is ``None`` (skipped); a refusal is logged too, since a client that sent
+    it may not read its answer.
+    """
+    if not line.strip():
+        return None
+    message = decode_incoming(line, max_depth=max_depth)
+    if isinstance(message, Refusal):
+        _logger.warning("refusing a message from the client: %s", message.error.message)
+    return message
+
+
+def oversize(max_size: int) -> Refusal:
+    """The refusal of a line over the size cap (the reader skips the rest of it)."""
+    return Refusal(HandlerError(INVALID_REQUEST, f"message over the {max_size}-byte cap"))
 
 
 def _holds_lone_surrogate(value: Any) -> bool:

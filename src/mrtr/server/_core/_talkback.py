@@ -8,7 +8,7 @@ the request through the connection's `BackChannel` and validates the answer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mrtr.errors import MCPError, NotInThisEraError
 from mrtr.server._core._backchannel import answer_model
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["create_message", "elicit", "elicit_url", "list_roots"]
 
+_Answer = TypeVar("_Answer")
+
 _INSTEAD = (
     "on a 2026-07-28 request, return an InputRequiredResult asking for it (the client "
     "answers in inputResponses on its next round), or use the high-level server's "
@@ -37,11 +39,26 @@ _INSTEAD = (
 )
 
 
-def _channel(ctx: ServerRequestContext, method: str) -> BackChannel:
+def _channel(ctx: ServerRequestContext, method: str) -> tuple[BackChannel, ClientCapabilities]:
+    """The legacy session's back-channel, and what its client declared."""
     channel = ctx._backchannel
     if ctx.is_modern or channel is None:
         raise NotInThisEraError(method, ctx.protocol_version, _INSTEAD)
-    return channel
+    return channel, ctx.client_capabilities or ClientCapabilities()
+
+
+async def _ask(
+    ctx: ServerRequestContext,
+    channel: BackChannel,
+    method: str,
+    params: dict[str, Any] | None,
+    model: type[_Answer],
+    timeout: float | None,
+) -> _Answer:
+    """Send one request to the client and check its answer is a ``model``."""
+    result = await channel.request(method, params, send=_send(ctx), timeout=timeout)
+    answer: _Answer = answer_model(method, result, model)
+    return answer
 
 
 def _missing(capability: str, detail: dict[str, Any], method: str) -> MCPError:
@@ -65,8 +82,7 @@ async def elicit(
 ) -> ElicitResult:
     """Send ``elicitation/create`` (form mode) and return the user's answer."""
     method = "elicitation/create"
-    channel = _channel(ctx, method)
-    caps = ctx.client_capabilities or ClientCapabilities()
+    channel, caps = _channel(ctx, method)
     declared = caps.elicitation
     # an empty elicitation object is form mode (2025-06-18 clients declare it so)
     if declared is None or (declared.form is None and declared.url is not None):
@@ -74,9 +90,7 @@ async def elicit(
     params = ElicitRequestFormParams(message=message, requested_schema=requested_schema)
     wire = params.to_wire()
     wire.pop("mode", None)  # older clients know no mode: form is what it means
-    result = await channel.request(method, wire, send=_send(ctx), timeout=timeout)
-    answer: ElicitResult = answer_model(method, result, ElicitResult)
-    return answer
+    return await _ask(ctx, channel, method, wire, ElicitResult, timeout)
 
 
 async def elicit_url(
@@ -89,14 +103,11 @@ async def elicit_url(
 ) -> ElicitResult:
     """Send ``elicitation/create`` in URL mode and return the user's answer."""
     method = "elicitation/create"
-    channel = _channel(ctx, method)
-    caps = ctx.client_capabilities or ClientCapabilities()
+    channel, caps = _channel(ctx, method)
     if caps.elicitation is None or caps.elicitation.url is None:
         raise _missing("elicitation.url", {"elicitation": {"url": {}}}, method)
     params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-    result = await channel.request(method, params.to_wire(), send=_send(ctx), timeout=timeout)
-    answer: ElicitResult = answer_model(method, result, ElicitResult)
-    return answer
+    return await _ask(ctx, channel, method, params.to_wire(), ElicitResult, timeout)
 
 
 async def create_message(
@@ -116,8 +127,7 @@ async def create_message(
 ) -> CreateMessageResult:
     """Send ``sampling/createMessage`` and return the model's answer."""
     method = "sampling/createMessage"
-    channel = _channel(ctx, method)
-    caps = ctx.client_capabilities or ClientCapabilities()
+    channel, caps = _channel(ctx, method)
     if caps.sampling is None:
         raise _missing("sampling", {"sampling": {}}, method)
     if (tools or tool_choice is not None) and caps.sampling.tools is None:
@@ -136,9 +146,7 @@ async def create_message(
             "tool_choice": tool_choice,
         }
     )
-    result = await channel.request(method, params.to_wire(), send=_send(ctx), timeout=timeout)
-    answer: CreateMessageResult = answer_model(method, result, CreateMessageResult)
-    return answer
+    return await _ask(ctx, channel, method, params.to_wire(), CreateMessageResult, timeout)
 
 
 async def list_roots(
@@ -148,13 +156,10 @@ async def list_roots(
 ) -> ListRootsResult:
     """Send ``roots/list`` and return the client's roots."""
     method = "roots/list"
-    channel = _channel(ctx, method)
-    caps = ctx.client_capabilities or ClientCapabilities()
+    channel, caps = _channel(ctx, method)
     if caps.roots is None:
         raise _missing("roots", {"roots": {}}, method)
-    result = await channel.request(method, None, send=_send(ctx), timeout=timeout)
-    answer: ListRootsResult = answer_model(method, result, ListRootsResult)
-    return answer
+    return await _ask(ctx, channel, method, None, ListRootsResult, timeout)
 
 
 def _send(ctx: ServerRequestContext) -> Any:

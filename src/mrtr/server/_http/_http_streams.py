@@ -14,7 +14,6 @@ answering a small request).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from mrtr._wire._speedups import loop_task_soon
 from mrtr.server._core._jsonrpc import JSONObject
 from mrtr.server._core._notify import pump
 from mrtr.server._http._event_store import EventStore, StreamRead, new_stream_id
@@ -205,35 +205,19 @@ async def cancelled_on_disconnect(receive: ASGIReceive) -> AsyncIterator[anyio.C
     (no cancellation could reach it anyway) needs none. Elsewhere it is a task of a task
     group. The scope is yielded so that the body can cancel itself too.
     """
-    loop = _asyncio_loop()
-    if loop is not None:
-        with anyio.CancelScope() as scope:
-            watchers: list[asyncio.Task[None]] = []
-
-            def watch() -> None:
-                watchers.append(loop.create_task(cancel_on_disconnect(receive, scope)))
-
-            start = loop.call_soon(watch)
+    scope = anyio.CancelScope()
+    stop = loop_task_soon(cancel_on_disconnect, receive, scope)  # on asyncio only
+    if stop is not None:
+        with scope:
             try:
                 yield scope
             finally:
-                start.cancel()
-                for watcher in watchers:
-                    watcher.cancel()
+                stop()
         return
     async with anyio.create_task_group() as tg:
         tg.start_soon(cancel_on_disconnect, receive, tg.cancel_scope)
         yield tg.cancel_scope
         tg.cancel_scope.cancel()
-
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop when this is one of its tasks (``None`` on trio)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    return loop if asyncio.current_task(loop) is not None else None
 
 
 class PostStream:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mrtr.server._core._connection import ServerConnection
     from mrtr.server._core._context import Principal
     from mrtr.server._core._jsonrpc import JSONObject
+    from mrtr.types import ListToolsResult, Tool
 
 __all__ = [
     "MAX_CACHED_CALLERS",
@@ -196,23 +197,13 @@ async def _walk(
     tools: dict[str, Specs] = {}
     cursor: Any = None
     for _ in range(MAX_LIST_PAGES):
-        params: dict[str, Any] = {"_meta": meta}
-        if cursor is not None:
-            params["cursor"] = cursor
-        page = await connect().tools_page(params, principal)
+        page = await _page(connect, meta, cursor, principal)
         if page is None:
             return tools, False  # no handler, or it failed: what was read so far
         for tool in page.tools:
             if tool.name in tools:
                 continue  # as a lookup by name would, the first listed wins
-            try:
-                schema = tool.model_dump(
-                    include={"input_schema"}, by_alias=True, exclude_none=True, mode="json"
-                ).get("inputSchema")
-            except Exception:  # a tool the listing could not have sent: unchecked
-                _logger.exception("the listed tool %r cannot be serialized", tool.name)
-                schema = None
-            tools[tool.name] = _specs_of(schema)
+            tools[tool.name] = _specs_of(_listed_schema(tool))
         cursor = page.next_cursor
         if not isinstance(cursor, str):
             return tools, True
@@ -226,21 +217,12 @@ async def _input_schema(
     """The ``inputSchema`` the server lists for ``name`` to this caller, or ``None``."""
     cursor: Any = None
     for _ in range(MAX_LIST_PAGES):
-        params: dict[str, Any] = {"_meta": meta}
-        if cursor is not None:
-            params["cursor"] = cursor
-        page = await connect().tools_page(params, principal)
+        page = await _page(connect, meta, cursor, principal)
         if page is None:
             return None  # no tools/list handler, or it failed: nothing declared to check
         for tool in page.tools:
             if tool.name == name:
-                try:  # as the listing would have put it on the wire (that field only)
-                    return tool.model_dump(
-                        include={"input_schema"}, by_alias=True, exclude_none=True, mode="json"
-                    ).get("inputSchema")
-                except Exception:  # a tool the listing could not have sent: unchecked
-                    _logger.exception("the listed tool %r cannot be serialized", name)
-                    return None
+                return _listed_schema(tool)
         cursor = page.next_cursor
         if not isinstance(cursor, str):
             return None
@@ -248,3 +230,24 @@ async def _input_schema(
         "Mcp-Param headers of %r not checked: tools/list ran past %d pages", name, MAX_LIST_PAGES
     )
     return None
+
+
+async def _page(
+    connect: Callable[[], ServerConnection], meta: Any, cursor: Any, principal: Principal | None
+) -> ListToolsResult | None:
+    """One page of the tools this caller is listed (``None``: no handler, or it failed)."""
+    params: dict[str, Any] = {"_meta": meta}
+    if cursor is not None:
+        params["cursor"] = cursor
+    return await connect().tools_page(params, principal)
+
+
+def _listed_schema(tool: Tool) -> Any:
+    """A tool's ``inputSchema`` as the listing puts it on the wire (that field only)."""
+    try:
+        return tool.model_dump(
+            include={"input_schema"}, by_alias=True, exclude_none=True, mode="json"
+        ).get("inputSchema")
+    except Exception:  # a tool the listing could not have sent: unchecked
+        _logger.exception("the listed tool %r cannot be serialized", tool.name)
+        return None

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr._lazy import publish
+from mrtr.server._core._context import DURABLE_ONCE  # a worker's stored ctx.once marks
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._state import PREFIX
 
@@ -24,14 +24,6 @@ T = TypeVar("T")
 
 class AskPending(Exception):
     """``ctx.ask`` has no answer yet: the round ends as ``input_required`` (private)."""
-
-
-DURABLE_ONCE: ContextVar[set[str] | None] = ContextVar("mrtr_durable_once", default=None)
-"""Set while a `TaskWorker` runs a task's body: the ``ctx.once`` keys stored, not yet passed.
-
-Then ``ctx.once`` ends the round (state only) the first time a key is reached, so the mark
-is in the store before the effect runs; the body runs again and passes it (private).
-"""
 
 
 class Context:

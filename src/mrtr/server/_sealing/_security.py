@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-import json.encoder
 import logging
 import math
 import os
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from mrtr._lazy import publish
+from mrtr._wire._speedups import canonical_encoder
 from mrtr.errors import InvalidRequestState
 from mrtr.server._defaults import (
     DEFAULT_REPLAY_ANSWER_MAX_BYTES,
@@ -72,25 +72,10 @@ PrincipalBinder = Callable[["ServerRequestContext"], "str | None"]
 
 # built once: `json.dumps` with options builds a new encoder on every call
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-# `_CANONICAL.encode` goes through two Python frames and builds the C encoder on every
-# call; two canonical texts per sealed leg make that measurable, so objects and arrays
-# call the C encoder directly, with the same options (a fresh `markers` map each time:
-# circular references are still refused)
-_C_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-_ENCODE_ASCII: Any = json.encoder.encode_basestring_ascii
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys and ASCII escapes: one text per value.
-
-    ASCII output keeps encoding total (a lone surrogate escapes instead of raising).
-    """
-    if _C_MAKE_ENCODER is None or not isinstance(value, (dict, list)):
-        return _CANONICAL.encode(value)
-    encoder = _C_MAKE_ENCODER(
-        {}, _CANONICAL.default, _ENCODE_ASCII, None, ":", ",", True, False, True
-    )
-    return "".join(encoder(value, 0))
+# compact JSON with sorted keys and ASCII escapes: one text per value (ASCII output keeps
+# encoding total: a lone surrogate escapes instead of raising); two texts per sealed
+# leg, so objects and arrays take the C encoder's short road
+canonical_json: Callable[[Any], str] = canonical_encoder(_CANONICAL)
 
 
 def authenticated_principal(ctx: ServerRequestContext) -> str | None:

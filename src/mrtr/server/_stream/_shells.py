@@ -32,18 +32,17 @@ from mrtr._wire._speedups import event_factory
 from mrtr._wire.framing import encode_text, utf8_size
 from mrtr.errors import TransportError
 from mrtr.server._core._jsonrpc import (
-    HandlerError,
     JSONObject,
     Refusal,
-    decode_incoming,
+    decode_line,
     encode_outgoing,
+    oversize,
     response_id,
 )
 from mrtr.server._core._notify import Listener, pump
 from mrtr.server._defaults import DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_JSON_DEPTH
 from mrtr.transports import RequestFailed, Transport, create_memory_transport_pair
 from mrtr.transports._memory import MemoryTransport, post_frame
-from mrtr.types import INVALID_REQUEST
 
 if TYPE_CHECKING:
     from mrtr.server._core._connection import ServerConnection
@@ -507,15 +506,10 @@ class _StdioReader:
                 raise TransportError("stdin closed")
             if len(line) > self._max and not line.endswith(b"\n"):
                 await self._discard_rest()
-                return Refusal(
-                    HandlerError(INVALID_REQUEST, f"message over the {self._max}-byte cap")
-                )
-            if not line.strip():
-                continue
-            message = decode_incoming(line, max_depth=self._max_depth)
-            if isinstance(message, Refusal):
-                _logger.warning("refusing a message from the client: %s", message.error.message)
-            return message
+                return oversize(self._max)
+            message = decode_line(line, max_depth=self._max_depth)
+            if message is not None:
+                return message
 
     async def _discard_rest(self) -> None:
         while True:

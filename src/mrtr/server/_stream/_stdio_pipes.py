@@ -16,7 +16,6 @@ without a newline still counts.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import stat
 import sys
@@ -26,21 +25,12 @@ import anyio
 
 from mrtr._anyio import in_asyncio_task
 from mrtr.errors import TransportError
-from mrtr.server._core._jsonrpc import (
-    HandlerError,
-    JSONObject,
-    Refusal,
-    decode_incoming,
-    encode_outgoing,
-)
-from mrtr.types import INVALID_REQUEST
+from mrtr.server._core._jsonrpc import JSONObject, Refusal, decode_line, encode_outgoing, oversize
 
 if TYPE_CHECKING:
     from mrtr.transports._pipes import AsyncioPipeReader, FdWriter
 
 __all__ = ["AsyncioStdio", "LineFramer", "open_asyncio_stdio"]
-
-_logger = logging.getLogger("mrtr.server")
 
 
 class LineFramer:
@@ -146,16 +136,11 @@ class AsyncioStdio:
                 self._framer.feed(chunk)
                 continue
             if line is LineFramer.OVERSIZE:
-                return Refusal(
-                    HandlerError(INVALID_REQUEST, f"message over the {self._max}-byte cap")
-                )
+                return oversize(self._max)
             assert isinstance(line, bytes)
-            if not line.strip():
-                continue
-            message = decode_incoming(line, max_depth=self._max_depth)
-            if isinstance(message, Refusal):
-                _logger.warning("refusing a message from the client: %s", message.error.message)
-            return message
+            message = decode_line(line, max_depth=self._max_depth)
+            if message is not None:
+                return message
 
     async def send(self, message: JSONObject) -> None:
         """Write one message as a line; lines never interleave.

@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mrtr._lazy import publish
 from mrtr.errors import InvalidRequestState, MCPError
+from mrtr.server._core._envelope import accepts_tasks
 from mrtr.server._defaults import (
     DEFAULT_TASK_MAX_INPUT_BYTES,
     DEFAULT_TASK_MAX_LIVE,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from mrtr.server._core._notify import ChangeHub
     from mrtr.server._sealing._security import RequestStateSecurity
     from mrtr.server._tasks._store import TaskStore
-    from mrtr.types import ClientCapabilities
 
 __all__ = ["TaskBody", "TaskRunner"]
 
@@ -86,12 +86,6 @@ def _input_request(value: Any) -> InputRequest:
 def _iso(seconds: float) -> str:
     stamp = datetime.fromtimestamp(seconds, tz=timezone.utc)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def accepts_tasks(caps: ClientCapabilities | None) -> bool:
-    """Whether a request's client capabilities declare the Tasks extension."""
-    extensions = None if caps is None else caps.extensions
-    return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
 
 def missing_extension(what: str) -> MCPError:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, TypeAdapter
 
 from mrtr.errors import MCPError
-from mrtr.server._core._context import Principal, ServerRequestContext
-from mrtr.server._tasks._runner import SERVER_BUSY, _nowhere, accepts_tasks, missing_extension
+from mrtr.server._core._context import DURABLE_ONCE, Principal, ServerRequestContext
+from mrtr.server._core._envelope import accepts_tasks
+from mrtr.server._tasks._runner import SERVER_BUSY, _nowhere, missing_extension
 from mrtr.types import INTERNAL_ERROR, InputRequiredResult
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ def _replay(
 
     async def body(task: TaskControl) -> CallToolResult:
         import dataclasses
-
-        from mrtr.server._mcpserver._context import DURABLE_ONCE
 
         answers, carried = responses, state
         runner = app.server.tasks
