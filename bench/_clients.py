@@ -14,6 +14,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_ROUNDS = 20  # above the largest N; both defaults are 10, which N = 10 just fits
+BASIC_AUTH = "basic-auth+"
+"""Before a URL target: mrtr's client carries an ``httpx.BasicAuth`` (so it runs on httpx)."""
 
 
 def _stdio_args(server_module: str) -> tuple[str, list[str], str]:
@@ -28,6 +30,7 @@ def official_client(target: str, server: str = "official") -> AbstractAsyncConte
         return ElicitResult(action="accept", content={"ok": True})
 
     resolved: Any
+    target = target.removeprefix(BASIC_AUTH)  # the official column runs without it
     if target == "stdio":
         command, args, cwd = _stdio_args(f"bench.servers.{server}_server")
         resolved = StdioServerParameters(command=command, args=args, cwd=cwd)
@@ -49,6 +52,11 @@ def mrtr_client(target: str, server: str = "official") -> AbstractAsyncContextMa
         return ElicitResult(action="accept", content={"ok": True})
 
     resolved: Any
+    auth: Any = None
+    if target.startswith(BASIC_AUTH):
+        import httpx
+
+        target, auth = target.removeprefix(BASIC_AUTH), httpx.BasicAuth("bench", "bench")
     if target == "stdio":
         command, args, cwd = _stdio_args(f"bench.servers.{server}_server")
         resolved = StdioServerParameters(command, args, cwd=cwd)
@@ -59,7 +67,12 @@ def mrtr_client(target: str, server: str = "official") -> AbstractAsyncContextMa
     else:
         resolved = target
     callback: Any = answer  # the official callback type is a Protocol; ours is plain
-    return Client(resolved, elicitation_callback=callback, input_required_max_rounds=MAX_ROUNDS)
+    return Client(
+        resolved,
+        elicitation_callback=callback,
+        input_required_max_rounds=MAX_ROUNDS,
+        auth=auth,
+    )
 
 
 class _FloorResult:

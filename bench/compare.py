@@ -12,6 +12,7 @@ Examples:
     python -m bench.compare --before-src /tmp/before/src --job cold --reps 10
     python -m bench.compare --before-src /tmp/before/src --job leak --target stdio
     python -m bench.compare --before-src /tmp/before/src --job import --reps 30
+    python -m bench.compare --before-src /tmp/before/src --job concurrent --basic-auth
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 import time
 from typing import Any
 
+from bench._clients import BASIC_AUTH
 from bench._harness import REPO, WorkerFailed, http_server, run_child_rusage, write_bytecode
 from bench.scenarios import IMPORTS
 
@@ -83,6 +85,9 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000, help="concurrent calls")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--total", type=int, default=10000, help="leak: calls in all")
+    parser.add_argument(
+        "--basic-auth", action="store_true", help="http: mrtr's client with an httpx.BasicAuth"
+    )
     args = parser.parse_args()
     write_bytecode(args.before_src)
     spec = {"job": args.job, "n": args.n, "calls": args.calls, "count": args.count}
@@ -104,7 +109,7 @@ def main() -> None:
         go("none")
     elif args.target == "http":
         with http_server() as url:
-            go(url)
+            go(BASIC_AUTH + url if args.basic_auth else url)
     else:
         go(args.target)
     legs = args.n + 1

@@ -204,15 +204,23 @@ def test_at_most_four_loose_modules_at_the_top_of_the_server() -> None:
     assert len(loose) <= 4, loose
 
 
-# a shell whose host runs only on asyncio, and owns the loop it runs the app on
-ASYNCIO_HOSTS = {"mrtr.server._http._lambda"}  # mangum drives the ASGI app on asyncio
+# The code that knows its event loop, by name: the shortcuts through loop internals in
+# `_wire/_speedups` and the client's asyncio protocols in `transports/_backends/asyncio/`
+# (each with its on/off test); `_anyio` only asks which loop runs (`in_asyncio_task`); and
+# a server shell whose host runs only on asyncio and owns the loop it runs the app on
+# (mangum drives the ASGI app).
+LOOP_AWARE = (
+    "mrtr._wire._speedups",
+    "mrtr.transports._backends.asyncio",
+    "mrtr._anyio",
+    "mrtr.server._http._lambda",
+)
 
 
-def test_no_module_of_the_server_imports_asyncio() -> None:
-    # what knows the loop lives in `mrtr._wire._speedups` (each shortcut with its test)
+def test_only_the_named_places_import_asyncio() -> None:
     found = []
     for module, path in sorted(MODULES.items()):
-        if not module.startswith(SERVER) or module in ASYNCIO_HOSTS:
+        if module.startswith(LOOP_AWARE):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (

@@ -229,6 +229,16 @@ def test_usage_errors_exit_2() -> None:
     )
 
 
+def test_an_unknown_tool_or_prompt_names_the_nearest_ones() -> None:
+    tool = mrtr("call", "ech", *OURS)
+    assert tool.returncode == 2
+    assert "the server has no tool 'ech'; did you mean echo" in tool.stderr
+    prompt = mrtr("prompt", "zzz", *OURS)
+    assert prompt.returncode == 2
+    assert "the server has no prompt 'zzz'; prompts: " in prompt.stderr
+    assert "greet" in prompt.stderr
+
+
 def test_help_documents_the_exit_codes() -> None:
     done = mrtr("--help")
     assert done.returncode == 0

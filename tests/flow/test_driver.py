@@ -29,16 +29,11 @@ from mrtr.errors import (
 from mrtr.flow._driver import (
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
     CallIdentity,
-    DispatchInputs,
-    Finish,
-    FlowState,
     InputLimits,
-    InputRequiredFlow,
-    Retry,
     RoundEvent,
-    Wait,
     run_input_required_driver,
 )
+from mrtr.flow._flow import DispatchInputs, Finish, FlowState, InputRequiredFlow, Retry, Wait
 from mrtr.types import (
     CallToolResult,
     CreateMessageRequest,

@@ -1,4 +1,4 @@
-"""The direct POST path (`_http_direct`) against the task path: same answers, same errors.
+"""The direct POST path (`_backends.asyncio._direct`) against the task path: same answers.
 
 On asyncio, a modern request finding an idle connection is written from ``send`` and
 its plain JSON answer read in the socket's callback; any other answer is handed to the
@@ -19,8 +19,9 @@ import anyio
 import pytest
 
 from mrtr.errors import RequestTimeoutError
-from mrtr.transports import RequestFailed, _http_direct, _http_pool
-from mrtr.transports._http_socket import READ_BUFFER_LIMIT
+from mrtr.transports import RequestFailed, _http_client, _http_pool
+from mrtr.transports._backends.asyncio import _direct
+from mrtr.transports._backends.asyncio._socket import READ_BUFFER_LIMIT
 from mrtr.transports.http import StreamableHTTPTransport
 from tests.helpers.keepalive_server import RawRequest, json_reply, keepalive_server
 
@@ -143,10 +144,18 @@ def _outcome(item: dict[str, Any] | RequestFailed) -> Any:
     return ("message", item)
 
 
-async def _run(case: str, *, direct: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Discover (opens the connection), then the case's request on it; what came back."""
+async def _run(
+    case: str, *, direct: bool, monkeypatch: pytest.MonkeyPatch, loop_socket: bool = True
+) -> list[Any]:
+    """Discover (opens the connection), then the case's request on it; what came back.
+
+    ``loop_socket=False``: the connections are anyio's streams on asyncio too (no
+    `AsyncioSocket`), as they are on trio.
+    """
     if not direct:
         monkeypatch.setattr(_http_pool.HTTPExchange, "direct", property(lambda self: False))
+    if not loop_socket:
+        monkeypatch.setattr(_http_client, "on_asyncio", lambda: False)
     answer_case = ANSWERS[case]
 
     def answer(_connection: int, request: RawRequest) -> bytes | None:
@@ -178,23 +187,43 @@ async def test_the_direct_path_delivers_what_the_task_path_delivers(
 ) -> None:
     direct = await _run(case, direct=True, monkeypatch=monkeypatch)
     tasks = await _run(case, direct=False, monkeypatch=monkeypatch)
-    assert direct == tasks
+    streams = await _run(case, direct=False, monkeypatch=monkeypatch, loop_socket=False)
+    assert direct == tasks == streams
     assert direct[-1] == ("requests", 3)
+
+
+@pytest.mark.parametrize("direct", [True, False])
+async def test_every_answer_enters_the_session_through_one_door(
+    direct: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settled: list[Any] = []
+    original = StreamableHTTPTransport._settle
+
+    def spy(self: StreamableHTTPTransport, item: dict[str, Any] | RequestFailed) -> bool:
+        settled.append(_outcome(item))
+        return original(self, item)
+
+    for case in ("json", "sse", "not json"):
+        settled.clear()
+        monkeypatch.setattr(StreamableHTTPTransport, "_settle", spy)
+        got = await _run(case, direct=direct, monkeypatch=monkeypatch)
+        received = got[:-1]  # the sse case leaves its last response unread: a prefix
+        assert settled[: len(received)] == received  # each went through `_settle`, in order
 
 
 async def test_the_usual_answer_takes_the_direct_path(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answered: list[int] = []
-    original = _http_direct.DirectPost._on_data
+    original = _direct.DirectPost._on_data
 
-    def spy(self: _http_direct.DirectPost) -> None:
+    def spy(self: _direct.DirectPost) -> None:
         was_open = self.open
         original(self)
         if was_open and not self.open:
             answered.append(1)
 
-    monkeypatch.setattr(_http_direct.DirectPost, "_on_data", spy)
+    monkeypatch.setattr(_direct.DirectPost, "_on_data", spy)
     got = await _run("json", direct=True, monkeypatch=pytest.MonkeyPatch())
     assert got[1] == ("message", {"jsonrpc": "2.0", "id": 2, "result": {"ok": 1}})
     assert len(answered) == (2 if anyio_backend == "asyncio" else 0)  # trio: the task path

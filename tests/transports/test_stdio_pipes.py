@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from mrtr._wire.framing import decode_message, encode_text
-from mrtr.transports import StdioServerParameters, StdioTransport
-from mrtr.transports._pipes import FdWriter, OneAtATime
+from mrtr.transports import StdioServerParameters, StdioTransport, _stdio
+from mrtr.transports._backends.asyncio._pipes import FdWriter, OneAtATime
 
 pytestmark = pytest.mark.anyio
 
@@ -40,6 +40,41 @@ async def test_concurrent_large_sends_each_arrive_whole() -> None:
                     assert isinstance(message, dict)
                     received[message["id"]] = message["result"]
             assert received == sent
+
+
+async def _exchange() -> list[Any]:
+    """Large and small echoes at once: which came back whole, by id."""
+    received: list[Any] = []
+    async with StdioTransport(StdioServerParameters(sys.executable, [SERVER])) as transport:
+        with anyio.fail_after(TIMEOUT):
+            sent = {
+                i: {"blob": chr(ord("a") + i) * (BIG if i % 2 else 10), "i": i} for i in range(6)
+            }
+            async with anyio.create_task_group() as tg:
+                for i, params in sent.items():
+                    tg.start_soon(transport.send, echo(params, i))
+                while len(received) < len(sent):
+                    message = await transport.receive()
+                    assert isinstance(message, dict)
+                    received.append((message["id"], message["result"] == sent[message["id"]]))
+    return sorted(received)
+
+
+async def test_the_loops_own_pipes_on_and_off_carry_the_same_messages(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # on asyncio stdout is read by the loop's pipe transport and stdin written by
+    # `FdWriter`; off, anyio's process streams carry both (as on Windows)
+    on = await _exchange()
+    monkeypatch.setattr(_stdio, "asyncio_stdout_pipe", _no_pipe)
+    reader_off = await _exchange()
+    monkeypatch.setattr(_stdio, "_OWN_PIPES", False)
+    all_off = await _exchange()
+    assert on == reader_off == all_off == [(i, True) for i in range(6)]
+
+
+async def _no_pipe() -> tuple[None, int]:
+    return None, -1
 
 
 async def test_a_send_cancelled_before_it_starts_writes_nothing() -> None:

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mrtr.cli._connect import ServerStderr
     from mrtr.cli._targets import Target
     from mrtr.client import Client
+    from mrtr.types import Prompt, Tool
 
 __all__ = ["Context", "list_servers", "run_server_command"]
 
@@ -275,17 +276,26 @@ async def cmd_ping(ctx: Context, words: list[str]) -> int:
 
 
 async def _find_tool(client: Client, name: str) -> dict[str, Any]:
+    return await _find("tool", client.iter_tools(), name)
+
+
+async def _find(kind: str, listing: AsyncIterator[Tool | Prompt], name: str) -> dict[str, Any]:
+    """The listed tool or prompt called `name`, as wire data; else the nearest names.
+
+    Raises:
+        UsageError: the server lists none by that name.
+    """
     import difflib
 
     names = []
-    async for tool in client.iter_tools():
-        if tool.name == name:
-            wire: dict[str, Any] = tool.to_wire()
+    async for item in listing:
+        if item.name == name:
+            wire: dict[str, Any] = item.to_wire()
             return wire
-        names.append(tool.name)
+        names.append(item.name)
     close = difflib.get_close_matches(name, names, n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; tools: {', '.join(names)}"
-    raise UsageError(f"the server has no tool {name!r}{hint}")
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; {kind}s: {', '.join(names)}"
+    raise UsageError(f"the server has no {kind} {name!r}{hint}")
 
 
 async def cmd_call(ctx: Context, words: list[str]) -> int:
@@ -337,17 +347,7 @@ async def cmd_call(ctx: Context, words: list[str]) -> int:
 
 
 async def _find_prompt(client: Client, name: str) -> dict[str, Any]:
-    import difflib
-
-    names = []
-    async for prompt in client.iter_prompts():
-        if prompt.name == name:
-            wire: dict[str, Any] = prompt.to_wire()
-            return wire
-        names.append(prompt.name)
-    close = difflib.get_close_matches(name, names, n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; prompts: {', '.join(names)}"
-    raise UsageError(f"the server has no prompt {name!r}{hint or ' (it has none)'}")
+    return await _find("prompt", client.iter_prompts(), name)
 
 
 def prompt_signature(prompt: Mapping[str, Any]) -> str:

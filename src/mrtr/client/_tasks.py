@@ -28,7 +28,7 @@ from mrtr.errors import (
     TaskInputRequiredError,
     TaskLimitExceededError,
 )
-from mrtr.flow._driver import CallIdentity, RoundEvent, answer_all
+from mrtr.flow._driver import CallIdentity, RoundEvent, answer_all, observe
 from mrtr.flow._paused import PAUSE
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ async def follow_task(
     trace = task_trace(session)
     if trace is not None:
         trace.task_event("mrtr.task.created", task)
-    _tell(on_task, task)
+    observe(on_task, task, "on_task", _logger)
     follower = _Follower(task, session, rounds, polling, max_rounds, on_round, on_task, trace)
     try:
         return await follower.run()
@@ -151,7 +151,7 @@ class _Follower:
                 self.task = task = await _answer(
                     task, pending, self.session, self.rounds, self.on_round, self.trace
                 )
-                _tell(self.on_task, task)
+                observe(self.on_task, task, "on_task", _logger)
                 previous = None  # the task resumes: see it soon
             polls += 1
             if polls > polling.max_polls:
@@ -171,17 +171,7 @@ class _Follower:
                 seen.status_message,
                 seen.input_requests,
             ):
-                _tell(self.on_task, task)
-
-
-def _tell(on_task: Callable[[Task], object] | None, task: Task) -> None:
-    """Give `on_task` the latest view of the task; a hook that raises is logged only."""
-    if on_task is None:
-        return
-    try:
-        on_task(task)
-    except Exception:
-        _logger.warning("the on_task hook raised; the call goes on", exc_info=True)
+                observe(self.on_task, task, "on_task", _logger)
 
 
 async def _answer(

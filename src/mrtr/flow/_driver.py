@@ -26,11 +26,9 @@ from mrtr.flow._flow import (
     STATE_ONLY_BACKOFF_INITIAL_SECONDS,
     DispatchInputs,
     Finish,
-    FlowAction,
     FlowState,
     InputLimits,
     InputRequiredFlow,
-    Retry,
     Wait,
     utf8_size,
 )
@@ -49,21 +47,16 @@ __all__ = [
     "STATE_ONLY_BACKOFF_CAP_SECONDS",
     "STATE_ONLY_BACKOFF_INITIAL_SECONDS",
     "CallIdentity",
-    "DispatchInputs",
-    "Finish",
-    "FlowAction",
-    "FlowState",
     "InputLimits",
-    "InputRequiredFlow",
-    "Retry",
     "RoundEvent",
     "RoundOutcome",
-    "Wait",
     "answer_all",
+    "observe",
     "run_input_required_driver",
 ]
 
 logger = logging.getLogger("mrtr.driver")
+_Seen = TypeVar("_Seen")
 
 ResultT = TypeVar("ResultT")
 
@@ -254,14 +247,26 @@ def _report(
     )
     if logger.isEnabledFor(logging.DEBUG):
         _log_round(event)
-    if on_round is None:
+    observe(on_round, event, "on_round")
+
+
+def observe(
+    hook: Callable[[_Seen], object] | None,
+    value: _Seen,
+    name: str,
+    log: logging.Logger = logger,
+) -> None:
+    """Show `value` to a hook (``on_round``, ``on_task``); one that raises is only logged.
+
+    A hook observes; it must not abort a call whose earlier legs may already have had
+    effects on the server. Say so loudly and carry on.
+    """
+    if hook is None:
         return
     try:
-        on_round(event)
+        hook(value)
     except Exception:
-        # A hook observes; it must not abort a call whose earlier legs may already have
-        # had effects on the server. Say so loudly and carry on.
-        logger.warning("the on_round hook raised; the call goes on", exc_info=True)
+        log.warning("the %s hook raised; the call goes on", name, exc_info=True)
 
 
 async def _answer_round(

@@ -13,11 +13,11 @@ cookies the endpoint sets (sent back to it), and a response object with the few
 attributes the transport reads (`OwnResponse`). A response not read to its end closes
 its connection: that is how a modern request is cancelled.
 
-On asyncio, plain-TCP connections are `_http_socket.AsyncioSocket`s (read by the loop's
-callbacks, no anyio stream around them), and `OwnClient.post_direct` writes a POST at
-once on an idle one and reads its response in the socket's callback
-(`_http_direct.DirectPost`): no task, no cancel scope, one trip through the loop. On
-trio, and for TLS, the connections are anyio's streams and every request is `stream`.
+On asyncio, plain-TCP connections are `AsyncioSocket`s (read by the loop's callbacks,
+no anyio stream around them), and `OwnClient.post_direct` writes a POST at once on an
+idle one and reads its response in the socket's callback (`DirectPost`): no task, no
+cancel scope, one trip through the loop; both live in `_backends/asyncio/`. On trio,
+and for TLS, the connections are anyio's streams and every request is `stream`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ import anyio.lowlevel
 import httpx
 
 from mrtr._version import __version__
+from mrtr.transports._backends.asyncio._direct import DirectOwner, DirectPost
+from mrtr.transports._backends.asyncio._socket import AsyncioSocket, connect_asyncio, on_asyncio
 from mrtr.transports._http1 import (
     MAX_HEAD_SIZE,
     BodyReader,
@@ -45,8 +47,6 @@ from mrtr.transports._http1 import (
     parse_head,
 )
 from mrtr.transports._http_cookies import CookieJar
-from mrtr.transports._http_direct import DirectOwner, DirectPost
-from mrtr.transports._http_socket import AsyncioSocket, connect_asyncio, on_asyncio
 
 __all__ = ["KEEPALIVE_EXPIRY", "USER_AGENT", "OwnClient", "OwnResponse"]
 

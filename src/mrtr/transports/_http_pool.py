@@ -1,24 +1,19 @@
-"""The HTTP transport's httpx client: our own pools, the caller's client, request options.
+"""The HTTP transport's client: the own one, an httpx one, or the caller's; request options.
 
-`HTTPExchange` holds the client a transport uses (its own or the caller's), the slots
-that queue requests in front of its pools, and the per-request options (auth, timeout).
+`HTTPExchange` holds the client a transport uses, the slots that queue requests in front
+of the own client's connections, and the per-request options (auth, timeout).
 
 With no proxy configured and no ``auth`` (or an auth on the public seam
 `SupportsTransportAuth`, as ``mrtr.auth.OAuth`` is), the transport's own client is
 `_http_client.OwnClient`, a lean HTTP/1.1 pool on anyio sockets (TLS with httpx's
-default context); otherwise (any other ``httpx.Auth``, proxies from the environment) it
-is httpx, as below, and a client the caller gives is always used as given. With OAuth
-on the own client, a request whose token needs work (none yet, due for refresh, refused
-with 401 or 403 ``insufficient_scope``) runs the OAuth flow on that same client
-(`_http_auth_flow`); the auth's own requests to other origins (discovery, tokens) go on
-an httpx client made on first use.
-
-httpcore 1.0's pool rescans all its connections (and every queued request against each
-of them) whenever a request starts or ends, and closes every idle connection while it
-holds more than ``max_keepalive_connections`` (it counts all connections, not the idle
-ones). So the transport's own client spreads requests over several small pools, each
-with keep-alive as large as the pool, and queues the requests beyond their total in
-front of them (a FIFO semaphore, `connection_slots`) instead of in httpcore.
+default context). Any other ``httpx.Auth`` runs its own flow, and proxies from the
+environment apply, on a plain ``httpx.AsyncClient`` with mrtr's User-Agent and cookie
+jar; a caller who wants that client tuned (pool limits, TLS, a proxy of their choosing)
+passes ``http_client=``, which is always used as given. With OAuth on the own client, a
+request whose token needs work (none yet, due for refresh, refused with 401 or 403
+``insufficient_scope``) runs the OAuth flow on that same client (`_http_auth_flow`); the
+auth's own requests to other origins (discovery, tokens) go on an httpx client made on
+first use.
 """
 
 from __future__ import annotations
@@ -34,19 +29,18 @@ import anyio.lowlevel
 import httpx
 
 from mrtr.errors import RedirectError
+from mrtr.transports._backends.asyncio._direct import DirectOwner, DirectPost
+from mrtr.transports._backends.asyncio._socket import on_asyncio
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_auth_flow import run_auth_flow
 from mrtr.transports._http_client import USER_AGENT, OwnClient
 from mrtr.transports._http_cookies import SafeCookieJar
-from mrtr.transports._http_direct import DirectOwner, DirectPost
-from mrtr.transports._http_socket import on_asyncio
 from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",
     "HTTPClientSource",
     "HTTPExchange",
-    "ShardedTransport",
 ]
 
 logger = logging.getLogger("mrtr.transports.http")
@@ -54,10 +48,8 @@ logger = logging.getLogger("mrtr.transports.http")
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
 
-POOLS = 25
-POOL_SIZE = 4
-MAX_CONNECTIONS = POOLS * POOL_SIZE
-POOL_LIMITS = httpx.Limits(max_connections=POOL_SIZE, max_keepalive_connections=POOL_SIZE)
+MAX_CONNECTIONS = 100
+"""Requests the own client has in flight at once; the others wait their turn, first come first."""
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -106,20 +98,14 @@ class HTTPExchange:
             self.client, self._owned = source, False
         elif source is not None:
             self.client, self._owned = source(), True
-        elif urllib.request.getproxies():
-            # a transport of our own would turn off httpx's proxies from the environment
-            self.client = _httpx_client(own_timeout)
-            self._owned = True
-        elif (auth is None or fast is not None) and target is not None:
+        elif (auth is None or fast is not None) and target is not None and not _proxies():
             self._slots = anyio.Semaphore(MAX_CONNECTIONS)
             tls = httpx.create_ssl_context() if target.scheme == "https" else None
             self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
             self._owned = True
             self._fast_auth = fast
-        else:
-            self._slots = anyio.Semaphore(MAX_CONNECTIONS)
-            self.client = _pooled_client(own_timeout)
-            self._owned = True
+        else:  # an httpx.Auth's flow, or proxies from the environment: httpx runs them
+            self.client, self._owned = _httpx_client(own_timeout), True
 
     @property
     def auth_http(self) -> httpx.AsyncClient | Callable[[], httpx.AsyncClient | None]:
@@ -136,7 +122,7 @@ class HTTPExchange:
         if self._flow_client is None:
             if self._closed:
                 return None
-            self._flow_client = _pooled_client(self._own_timeout)
+            self._flow_client = _httpx_client(self._own_timeout)
         return self._flow_client
 
     async def aclose(self) -> None:
@@ -355,18 +341,15 @@ class HTTPExchange:
         return self.client.timeout.read
 
 
-def _pooled_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
-    """An httpx client of our own, on small pools (see the module docstring)."""
-    return _httpx_client(timeout, ShardedTransport(pools=POOLS, limits=POOL_LIMITS))
+def _proxies() -> bool:
+    """Whether the environment configures a proxy (the own client would not use it)."""
+    return bool(urllib.request.getproxies())
 
 
-def _httpx_client(
-    timeout: httpx.Timeout | float | None, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
+def _httpx_client(timeout: httpx.Timeout | float | None) -> httpx.AsyncClient:
     """An httpx client the transport makes: mrtr's User-Agent, the checked cookie jar."""
     return httpx.AsyncClient(
-        timeout=timeout,
-        transport=transport,  # None: httpx's own, with proxies from the environment
+        timeout=timeout,  # httpx's own transport: the proxies from the environment apply
         headers={"User-Agent": USER_AGENT},  # one User-Agent per transport
         cookies=SafeCookieJar(),  # no cookie it could not send back (kept as given)
     )
@@ -389,52 +372,3 @@ async def _discard(response: HTTPResponse) -> None:
             size += len(chunk)
             if size > MAX_DISCARDED_BODY:
                 return  # the connection is closed rather than reused
-
-
-class ShardedTransport(httpx.AsyncBaseTransport):
-    """Several small httpx connection pools behind one transport; least busy first.
-
-    Each pool stays small, so httpcore's per-request bookkeeping, linear (or worse) in
-    the size of a pool, stays cheap however many requests are in flight.
-    """
-
-    def __init__(self, *, pools: int, limits: httpx.Limits) -> None:
-        tls = httpx.create_ssl_context()  # one for all: building one costs tens of ms
-        self._pools = [httpx.AsyncHTTPTransport(verify=tls, limits=limits) for _ in range(pools)]
-        self._busy = [0] * pools
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        index = self._busy.index(min(self._busy))
-        self._busy[index] += 1
-        try:
-            response = await self._pools[index].handle_async_request(request)
-        except BaseException:
-            self._busy[index] -= 1
-            raise
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _ReleasingStream(response.stream, self._busy, index)
-        return response
-
-    async def aclose(self) -> None:
-        for pool in self._pools:
-            await pool.aclose()
-
-
-class _ReleasingStream(httpx.AsyncByteStream):
-    """A response body that marks its pool one request less busy when it is closed."""
-
-    def __init__(self, stream: httpx.AsyncByteStream, busy: list[int], index: int) -> None:
-        self._stream = stream
-        self._busy = busy
-        self._index = index
-        self._released = False
-
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        # the body's own iterator, so httpx closes it exactly as it did without us
-        return self._stream.__aiter__()
-
-    async def aclose(self) -> None:
-        if not self._released:
-            self._released = True
-            self._busy[self._index] -= 1
-        await self._stream.aclose()

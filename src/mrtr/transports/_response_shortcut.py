@@ -25,7 +25,7 @@ _logger = logging.getLogger("mrtr.transports.stdio")
 
 
 class ResponseShortcut:
-    """Takes the chunks a pipe reader offers while its `receive` waits (see `_pipes`)."""
+    """Takes the chunks a pipe reader offers while its `receive` waits (`_pipes`)."""
 
     __slots__ = ("_depth", "_limit", "_lines", "open", "ready", "sink")
 

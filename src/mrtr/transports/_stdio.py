@@ -9,7 +9,8 @@ request it answers (`transports._oversize`); the connection lives on.
 Stdout is read by `receive` itself (which also gives the server back-pressure, and
 costs no task per message). Stderr is pumped, and the server's exit watched, by two
 tasks in the transport's lifespan task group, from entry to exit. On POSIX the pipes
-are this transport's own (see `_pipes`: fewer trips through the event loop per message).
+are this transport's own (see `_backends.asyncio._pipes`: fewer trips through the
+event loop per message).
 """
 
 from __future__ import annotations
@@ -37,15 +38,7 @@ from mrtr._wire.framing import (
     response_id_of_unparseable,
 )
 from mrtr.errors import ProcessExitedError, ProtocolError, TransportError
-from mrtr.transports._base import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    JSONObject,
-    RequestFailed,
-    ResponseSink,
-    Transport,
-)
-from mrtr.transports._oversize import BoundedLines, OversizedLine
-from mrtr.transports._pipes import (
+from mrtr.transports._backends.asyncio._pipes import (
     AsyncioPipeReader,
     FdWriter,
     OneAtATime,
@@ -54,6 +47,14 @@ from mrtr.transports._pipes import (
     asyncio_stdout_pipe,
     close_fds,
 )
+from mrtr.transports._base import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    JSONObject,
+    RequestFailed,
+    ResponseSink,
+    Transport,
+)
+from mrtr.transports._oversize import BoundedLines, OversizedLine
 from mrtr.transports._process_group import PROCESS_GROUPS, SIGKILL, signal_group
 from mrtr.transports._response_shortcut import ResponseShortcut
 from mrtr.transports._stdio_params import StdioServerParameters, default_environment

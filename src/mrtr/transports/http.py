@@ -14,7 +14,7 @@ Each outgoing message is POSTed from a task of the transport's lifespan task gro
 notifications, server requests on SSE streams) is queued for `receive`, in a bounded
 queue (a server that floods stops being read). On asyncio with the own client, a modern
 request is written from `send` itself on an idle connection and its plain JSON answer
-read in the socket's callback (`_http_direct`): no task, and the response goes to the
+read in the socket's callback (`_backends.asyncio._direct`): no task, and the response goes to the
 session's sink (`SupportsResponseSink`) while its reader waits with nothing queued.
 Any other answer is handed to the task path, which reads it from the same connection.
 A request the server could not answer is delivered as `RequestFailed` carrying a typed
@@ -52,6 +52,7 @@ from mrtr.errors import (
     RequestTimeoutError,
     TransportError,
 )
+from mrtr.transports._backends.asyncio._direct import DirectPost
 from mrtr.transports._base import (
     DEFAULT_MAX_MESSAGE_SIZE,
     JSONObject,
@@ -62,7 +63,6 @@ from mrtr.transports._base import (
 )
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
-from mrtr.transports._http_direct import DirectPost
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
 from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
 from mrtr.transports._http_sse import BoundedSSEDecoder
@@ -132,14 +132,16 @@ class StreamableHTTPTransport(Transport):
         headers: extra headers sent on every HTTP request; the ones the protocol sets
             per message (``Accept``, ``MCP-Protocol-Version``, ``Mcp-Session-Id``,
             ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``, ...) are ignored with a warning.
-        auth: an ``httpx.Auth`` applied to every HTTP request.
+        auth: an ``httpx.Auth`` applied to every HTTP request. ``mrtr.auth.OAuth``
+            runs on the transport's own client; any other auth runs on a plain
+            ``httpx.AsyncClient`` (pass ``http_client=`` to tune its pool or TLS).
         timeout: the httpx timeout for each HTTP request; the default allows 10 s to
             connect and 300 s between two reads of a streaming response. When
             ``http_client`` is given and ``timeout`` is left at its default, the
             client's own timeout applies.
         http_client: an ``httpx.AsyncClient`` to use (it stays open: it is yours), or a
             factory called on entry (the transport closes what it returns). Use this for
-            proxies, TLS settings or a mock transport.
+            proxies, TLS settings, pool limits or a mock transport.
         max_message_size: the cap on one JSON response body, in bytes.
         max_sse_event_size: the cap on one SSE event, in bytes.
         max_json_depth: objects and arrays one response body or SSE event may nest;
@@ -367,31 +369,32 @@ class StreamableHTTPTransport(Transport):
         finally:
             self._task_scopes.discard(scope)
 
-    async def _deliver(self, item: JSONObject | RequestFailed) -> None:
-        """Queue `item` for `receive`, waiting while the queue is full (back-pressure)."""
-        if self._send_stream is None:
-            return
-        await anyio.lowlevel.checkpoint_if_cancelled()  # the fast path still honours it
-        if self._offer(item):
-            return
-        try:
-            try:
-                self._reader_idle = False
-                self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
-            except anyio.WouldBlock:
-                await self._send_stream.send(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            logger.debug("dropping a message that arrived after the transport closed")
+    def _settle(self, item: JSONObject | RequestFailed) -> bool:
+        """The one door from the server into the session: every message comes through here.
 
-    def _deliver_now(self, item: JSONObject | RequestFailed) -> None:
-        """`_deliver` from a callback: a full queue is waited on by a task of its own."""
+        A response goes to the session's sink while `receive` waits with nothing queued
+        (it overtakes nothing), anything else into the queue for `receive`. False: the
+        queue is full, and the caller waits for room (`_deliver`), in a task.
+        """
         if self._send_stream is None or self._offer(item):
-            return
+            return True
         try:
             self._reader_idle = False
-            self._send_stream.send_nowait(item)
+            self._send_stream.send_nowait(item)  # the usual case: no trip through the loop
         except anyio.WouldBlock:
-            self._spawn_item(self._deliver, item)
+            return False
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.debug("dropping a message that arrived after the transport closed")
+        return True
+
+    async def _deliver(self, item: JSONObject | RequestFailed) -> None:
+        """`_settle` from a task, waiting while the queue is full (back-pressure)."""
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the fast path still honours it
+        if self._settle(item):
+            return
+        assert self._send_stream is not None
+        try:
+            await self._send_stream.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("dropping a message that arrived after the transport closed")
 
@@ -443,7 +446,7 @@ class StreamableHTTPTransport(Transport):
     def _post_direct(
         self, message: JSONObject, pending: _Pending, version: str
     ) -> DirectPost | None:
-        """Write the request now if a connection is idle (`_http_direct`); else ``None``.
+        """Write the request now if a connection is idle (`DirectPost`); else ``None``.
 
         Its headers are those `_request_headers` gives a modern request, the part shared
         by every POST encoded once.
@@ -463,7 +466,7 @@ class StreamableHTTPTransport(Transport):
             return None  # the task path reports it, as a typed error
         return exchange.post_direct(data, owner=self, key=message["id"], cap=self._max_message_size)
 
-    # -- the direct requests' reports (`_http_direct.DirectOwner`), from callbacks ----
+    # -- the direct requests' reports (`_direct.DirectOwner`), from callbacks ----
 
     def direct_answer(self, key: object, status: int, body: bytes) -> None:
         """A direct request's JSON answer: checked and delivered as the task path does."""
@@ -472,16 +475,15 @@ class StreamableHTTPTransport(Transport):
             return
         pending.direct = None
         try:
+            outcome: JSONObject | MRTRError
             try:
                 parsed = parse_json(
                     body, method=pending.method, status=status, max_depth=self._max_json_depth
                 )
-                item: JSONObject | RequestFailed = self._on_response(
-                    pending, as_response(parsed, pending.message)
-                )
+                outcome = as_response(parsed, pending.message)
             except MRTRError as exc:
-                item = RequestFailed(pending.message["id"], exc)
-            self._deliver_now(item)
+                outcome = exc
+            self._answer_now(pending, outcome)
         except Exception as exc:  # in a callback: a bug must end the connection, not hang
             logger.exception("the HTTP transport failed while handling a response")
             self._end_connection(TransportError(f"the HTTP transport failed: {exc!r}"))
@@ -501,11 +503,16 @@ class StreamableHTTPTransport(Transport):
         if pending is None:
             return
         pending.direct = None
-        request_id: RequestId = pending.message["id"]
         timeout = self._require_exchange().read_timeout() or 0.0
-        failure = RequestTimeoutError(pending.method, request_id, timeout)
+        failure = RequestTimeoutError(pending.method, pending.message["id"], timeout)
         failure.__cause__ = error
-        self._deliver_now(RequestFailed(request_id, failure))
+        self._answer_now(pending, failure)
+
+    def _answer_now(self, pending: _Pending, outcome: JSONObject | MRTRError) -> None:
+        """A direct request's outcome, from a callback: a full queue is waited on in a task."""
+        item = self._answer(pending, outcome)
+        if not self._settle(item):
+            self._spawn_item(self._deliver, item)
 
     def _cancel_modern(self, message: JSONObject) -> bool:
         """Close the stream of a cancelled modern request; return True if handled here."""
@@ -532,14 +539,22 @@ class StreamableHTTPTransport(Transport):
             with pending.scope:
                 if not pending.modern:
                     await self._require_legacy().wait_for_get_stream()
+                outcome: JSONObject | MRTRError
                 try:
-                    response = await self._post_request(message, written)
+                    outcome = await self._post_request(message, written)
                 except MRTRError as exc:
-                    await self._deliver(RequestFailed(request_id, exc))
-                else:
-                    await self._deliver(self._on_response(pending, response))
+                    outcome = exc
+                await self._deliver(self._answer(pending, outcome))
         finally:
             self._pending.pop(request_id, None)
+
+    def _answer(
+        self, pending: _Pending, outcome: JSONObject | MRTRError
+    ) -> JSONObject | RequestFailed:
+        """What a request's outcome delivers, on either path: its response, or its loss."""
+        if isinstance(outcome, MRTRError):
+            return RequestFailed(pending.message["id"], outcome)
+        return self._on_response(pending, outcome)
 
     def _on_response(self, pending: _Pending, response: JSONObject) -> JSONObject:
         result = response.get("result")

@@ -25,8 +25,8 @@ from typing import Protocol
 
 import httpx
 
+from mrtr.transports._backends.asyncio._socket import READ_BUFFER_LIMIT, AsyncioSocket
 from mrtr.transports._http1 import MAX_HEAD_SIZE, ResponseHead, content_length, head_end, parse_head
-from mrtr.transports._http_socket import READ_BUFFER_LIMIT, AsyncioSocket
 
 __all__ = ["DirectOwner", "DirectPost"]
 

@@ -6,7 +6,7 @@ once still ends with a trip through the event loop. One round trip took several 
 iterations where a plain asyncio client takes one. `AsyncioSocket` reads all the time
 into a bounded buffer (reading pauses past `READ_BUFFER_LIMIT`), writes with
 ``transport.write`` and waits only while the kernel has not taken the data, and lets a
-reader that runs in the loop's callback (`_http_direct`) look at the bytes as they
+reader that runs in the loop's callback (`_direct`) look at the bytes as they
 arrive. It keeps anyio's semantics where the client relies on them: ``receive`` returns
 ``b""`` at the end of the stream and raises the connection's ``OSError`` when it broke;
 ``send`` returns once the kernel holds all of the data; ``aclose`` aborts the connection.
