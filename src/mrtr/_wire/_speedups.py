@@ -179,6 +179,7 @@ def loop_task_soon(
 # request's task (`first_step`) and, only when it waits, finishes it there (`resume`):
 # the same as ``await coro`` on asyncio and trio, by a road the scheduler never sees.
 
+
 def first_step(coro: Any) -> tuple[bool, Any]:
     """Run a fresh coroutine to its first suspension: ``(True, value)`` if it returned.
 

@@ -28,7 +28,7 @@ from mrtr.errors import TransportError
 from mrtr.server._core._jsonrpc import JSONObject, Refusal, decode_line, encode_outgoing, oversize
 
 if TYPE_CHECKING:
-    from mrtr.transports._pipes import AsyncioPipeReader, FdWriter
+    from mrtr.transports._backends.asyncio._pipes import AsyncioPipeReader, FdWriter
 
 __all__ = ["AsyncioStdio", "LineFramer", "open_asyncio_stdio"]
 
@@ -105,7 +105,7 @@ class AsyncioStdio:
         max_message_size: int,
         max_json_depth: int,
     ) -> None:
-        from mrtr.transports._pipes import OneAtATime
+        from mrtr.transports._backends.asyncio._pipes import OneAtATime
 
         self._reader = reader
         self._writer = writer
@@ -198,7 +198,7 @@ async def open_asyncio_stdio(*, max_message_size: int, max_json_depth: int) -> A
     stdout_fd = _pipe_fd(getattr(sys.stdout, "buffer", None))
     if stdin_fd is None or stdout_fd is None:
         return None
-    from mrtr.transports._pipes import AsyncioPipeReader, FdWriter
+    from mrtr.transports._backends.asyncio._pipes import AsyncioPipeReader, FdWriter
 
     try:
         reader = await AsyncioPipeReader.connect(os.dup(stdin_fd))
