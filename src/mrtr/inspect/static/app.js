@@ -394,7 +394,9 @@ function renderTimeline() {
     call.error && call.error.explanation
       ? el("div", { cls: "explain" }, el("strong", { text: "why the server refused the state: " }),
           el("span", { cls: "reason", text: call.error.explanation }),
-          el("span", { cls: "muted", text: " (told by the server in this process; the wire answer stays -32602)" }))
+          el("span", { cls: "muted", text: call.error.explainedBy === "keys"
+            ? " (decoded here with the server's keys; the wire answer stays -32602)"
+            : " (told by the server in this process; the wire answer stays -32602)" }))
       : null));
   const legend = el("div", { cls: "legend muted" }, "time: ",
     el("span", { cls: "key server", text: "server" }), el("span", { cls: "key human", text: "human wait" }),
