@@ -237,7 +237,9 @@ function questionCard(q, post) {
   ];
   const head = el("div", { cls: "qhead" },
     el("strong", { text: q.key }),
-    el("span", { cls: "muted", text: q.paused ? ` ${q.method} · paused call · ${where}` : ` ${q.method} · call #${q.call ?? "?"} · ${where}` }));
+    el("span", { cls: "muted", text: q.paused ? ` ${q.method} · paused call · ${where}`
+      : q.call == null ? ` ${q.method} · ${where} · not tied to a call (several in flight: a 2025-11-25 server request does not say which)`
+      : ` ${q.method} · call #${q.call} · ${where}` }));
   const params = q.params || {};
   let body;
   if (q.method === "sampling/createMessage") {
@@ -383,7 +385,7 @@ function renderTimeline() {
     el("div", { cls: "rounds" }, call.rounds.map(roundBox),
       call.backchannel.map((b) => el("div", { cls: "round backchannel" },
         el("strong", { text: "back-channel " }), el("code", { text: b.method }),
-        el("div", { cls: "kv", text: `answered ${compact(b.answer)}` })))),
+        el("div", { cls: "kv", text: b.answer == null ? "waiting for an answer" : `answered ${compact(b.answer)}` })))),
     call.task && call.task.length ? el("div", { cls: "tasklane", "data-lane": "task" }, el("span", { cls: "muted", text: "task " }),
       call.task.map((t) => el("span", { cls: `chip ${t.status}`, title: t.message || "",
         text: `${t.status}${t.asking.length ? ` asks ${t.asking.join(", ")}` : ""} · ${t.polls} polls` }))) : null,
