@@ -253,6 +253,7 @@ def test_an_expired_state_is_explained_out_of_process(tmp_path: Path) -> None:
         browser.close()
     assert call["error"]["code"] == -32602  # the wire answer stays the frozen one
     assert call["error"]["explainedBy"] == "keys"
+    assert call["rounds"][1]["ms"]["server"] > 0  # the refused retry took the server's time
     found = re.fullmatch(r"expired (\d+\.\d) s ago", call["error"]["explanation"])
     assert found is not None and 69.0 <= float(found[1]) < 70.0 + BOUND
     assert "decoded here with the server's keys" in shown
