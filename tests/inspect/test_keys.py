@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -26,6 +24,7 @@ from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE
 from mrtr.inspect._explain import StateExplainer, keys_from_file
 from mrtr.server import RequestBinding, RequestStateSecurity
 from tests.docs.cdp import Browser, required_chromium
+from tests.helpers.launch import module_command, running
 
 BOUND = 60.0
 REPO = Path(__file__).resolve().parents[2]
@@ -171,26 +170,11 @@ def test_a_bad_keys_file_says_which_key_never_its_value() -> None:
 # -- end to end: the server and the inspector each in their own process -----------------
 
 
-def _free_port() -> int:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port: int = free.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def keyed_server(name: str, clock_file: Path, *audience: str) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "MRTR_KEYS": f"now:{KEY}", "INSPECT_CLOCK_FILE": str(clock_file)}
-    argv = [sys.executable, "-m", "tests.inspect.keyed_server", name, str(port), *audience]
-    process = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
-    try:
-        assert process.stderr is not None
-        assert process.stderr.readline() == f"listening on http://127.0.0.1:{port}/mcp\n"
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.communicate(timeout=BOUND)
+    env = {"MRTR_KEYS": f"now:{KEY}", "INSPECT_CLOCK_FILE": str(clock_file)}
+    with running(module_command("tests.inspect.keyed_server", name, *audience), env=env) as url:
+        yield url
 
 
 class Page:
@@ -259,6 +243,37 @@ def test_an_expired_state_is_explained_out_of_process(tmp_path: Path) -> None:
     assert "decoded here with the server's keys" in shown
 
 
+async def pause_on(url: str, store_file: Path, client_name: str = "pauser") -> str:
+    """Pause a `deploy` call at its question, as the client `client_name`, into the store."""
+    import mrtr
+    from mrtr.types import Implementation
+
+    async def later(ctx: Any, params: Any) -> Any:
+        return mrtr.PAUSE
+
+    store = SqlitePausedCallStore(store_file)
+    me = Implementation(name=client_name, version="1")
+    try:
+        async with Client(url, elicitation_callback=later, client_info=me) as client:
+            paused = await client.pause_call_tool("deploy", {"name": "api"})
+            assert isinstance(paused, PausedCall)
+            await store.put(paused)
+            return paused.id
+    finally:
+        await store.aclose()
+
+
+def resume_in_the_page(page: Page, paused_id: str) -> dict[str, Any]:
+    """Answer the paused call's question in the page, resume it, and wait for its end."""
+    page.until(lambda s: s["paused"])
+    answer = {"id": paused_id, "key": "ask_ok", "action": "accept", "content": {"value": True}}
+    assert page.api("/api/paused/answer", answer) == {"problems": []}
+    page.api("/api/paused/resume", {"id": paused_id})
+    state = page.until(lambda s: s["calls"] and s["calls"][0]["status"] != "running")
+    (call,) = state["calls"]
+    return dict(call)
+
+
 def test_a_paused_call_resumed_on_another_instance_is_another_audience(tmp_path: Path) -> None:
     import anyio
 
@@ -267,42 +282,35 @@ def test_a_paused_call_resumed_on_another_instance_is_another_audience(tmp_path:
     store_file = tmp_path / "paused.sqlite"
     keys = tmp_path / "keys"
     keys.write_text(f"{KEY}\n")
-
-    async def pause_on(url: str) -> str:
-        import mrtr
-
-        async def later(ctx: Any, params: Any) -> Any:
-            return mrtr.PAUSE
-
-        store = SqlitePausedCallStore(store_file)
-        try:
-            async with Client(url, elicitation_callback=later) as client:
-                paused = await client.pause_call_tool("deploy", {"name": "api"})
-                assert isinstance(paused, PausedCall)
-                await store.put(paused)
-                return paused.id
-        finally:
-            await store.aclose()
-
     # two instances of one server share the keys, but one was given its own audience:
     # a call paused on it and resumed on the other is refused, and the keys say why
     with (
         keyed_server("keyed", clock_file, "fleet-a") as url_a,
         keyed_server("keyed", clock_file, "fleet-b") as url_b,
     ):
-        paused_id = anyio.run(pause_on, url_a)
+        paused_id = anyio.run(pause_on, url_a, store_file)
         flags = ["--keys", str(keys), "--audience", "fleet-b", "--store", str(store_file)]
         with inspecting(url_b, *flags) as page:
-            page.until(lambda s: s["paused"])
-            answer = {
-                "id": paused_id,
-                "key": "ask_ok",
-                "action": "accept",
-                "content": {"value": True},
-            }
-            page.api("/api/paused/answer", answer)
-            page.api("/api/paused/resume", {"id": paused_id})
-            calls = page.until(lambda s: s["calls"] and s["calls"][0]["status"] != "running")
-    (call,) = calls["calls"]
+            call = resume_in_the_page(page, paused_id)
     assert call["error"].get("code") == -32602, call["error"]
     assert call["error"]["explanation"] == "minted for another audience ('fleet-a', not 'fleet-b')"
+
+
+def test_a_paused_call_resumed_by_another_principal(tmp_path: Path) -> None:
+    import anyio
+
+    clock_file = tmp_path / "offset"
+    clock_file.write_text("0")
+    store_file = tmp_path / "paused.sqlite"
+    keys = tmp_path / "keys"
+    keys.write_text(f"{KEY}\n")
+    # the state is bound to the client that paused the call; the inspector is another
+    # one and has seen no state minted for itself yet: every other claim holds
+    with keyed_server("keyed", clock_file) as url:
+        paused_id = anyio.run(pause_on, url, store_file, "alice")
+        with inspecting(url, "--keys", str(keys), "--store", str(store_file)) as page:
+            call = resume_in_the_page(page, paused_id)
+    assert call["error"].get("code") == -32602, call["error"]
+    assert call["error"]["explanation"] == (
+        "bound to a principal, otherwise valid: most likely minted for another one"
+    )
