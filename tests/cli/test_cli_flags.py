@@ -66,6 +66,9 @@ BAD: dict[str, list[str]] = {
     "--port": ["-1", "65536", "http"],
     "--serve-for": SECONDS,
     "--store": ["/nonexistent/folder/paused.sqlite", "{tmp}", "redis://127.0.0.1:notaport"],
+    "--keys": ["/nonexistent/keys", "{tmp}", "{list}"],
+    "--keys-env": ["MRTR_NO_SUCH_KEYS", ""],
+    "--audience": ["", "\x00"],
 }
 WORDS = {
     "info": [], "list": [], "call": ["echo", "code=x"], "read": ["note://1"],

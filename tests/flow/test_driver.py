@@ -874,6 +874,7 @@ async def test_retry_errors_propagate() -> None:
     events: list[RoundEvent] = []
 
     async def retry(responses: Any, state: Any) -> Any:
+        await anyio.lowlevel.checkpoint()  # the server's time, however short
         raise MCPError(-32602, "Invalid or expired requestState")
 
     with pytest.raises(MCPError):
@@ -881,6 +882,7 @@ async def test_retry_errors_propagate() -> None:
             asking("a"), dispatch=accept, retry=retry, on_round=events.append
         )
     assert [e.outcome for e in events] == ["error"]
+    assert events[0].wire_seconds > 0  # the refused retry's time is reported, not 0
 
 
 @pytest.mark.anyio

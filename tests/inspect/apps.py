@@ -63,6 +63,23 @@ def build_hostile() -> MCPServer:
 deployer = build_deployer()
 hostile = build_hostile()
 
+SIGN_IN_URL = "https://auth.example.com/flow?session=42"
+
+
+def build_signin() -> MCPServer:
+    """A tool that sends the person to a web page (URL-mode elicitation) and goes on after."""
+    app = MCPServer("signin")
+
+    @app.tool(description="Connect an account (asks you to sign in on its site).")
+    async def connect(ctx: Context) -> str:
+        answer = await ctx.ask(ElicitUrl("Sign in to Acme", SIGN_IN_URL, key="signin"))
+        return "connected" if answer.action == "accept" else f"not connected ({answer.action})"
+
+    return app
+
+
+signin = build_signin()
+
 
 class Clock:
     """A wall clock the test moves (the state's expiry is checked against it)."""

@@ -16,6 +16,7 @@ from anyio.from_thread import start_blocking_portal
 
 from mrtr import Client
 from mrtr.inspect._inspector import Inspector
+from tests.docs.cdp import Browser, required_chromium
 from tests.inspect import apps
 
 BOUND = 60.0
@@ -86,6 +87,59 @@ def test_back_channel_questions_are_answered_inside_the_calls_row(tmp_path: Path
     assert [b["method"] for b in call["backchannel"]] == ["elicitation/create"] * 2
     assert call["backchannel"][1]["answer"] == {"action": "accept", "content": {"value": True}}
     assert "x -> us-east-1" in json.dumps(call["result"])
+
+
+def test_two_legacy_calls_at_once_their_questions_are_said_to_be_untied(
+    tmp_path: Path,
+) -> None:
+    # a 2025-11-25 server request does not say which call it serves: with two calls in
+    # flight the page answers it without pretending to know, and both calls end
+    binary = required_chromium()
+    browser = Browser(binary, tmp_path / "profile", timeout=BOUND)
+    try:
+        with serving(apps.deployer) as inspector:
+            browser.open(inspector.url)
+            for name in ("one", "two"):
+                body = {"kind": "tool", "name": "deploy", "arguments": {"name": name}}
+                api(inspector, "/api/call", body)
+            state = next_state(
+                inspector, -1, lambda s: any(q["call"] is None for q in s["questions"])
+            )
+            shown = browser.wait_until(
+                "[...document.querySelectorAll('.qhead')].map(e => e.textContent)"
+                ".find(t => t.includes('not tied'))"
+            )
+            browser.screenshot(tmp_path / "untied.png")
+            state = answer_all(inspector, state)
+    finally:
+        browser.close()
+    assert "not tied to a call (several in flight" in shown
+    assert [c["status"] for c in state["calls"]] == ["complete", "complete"]
+    untied = [n for n in state["notes"] if n["method"] == "(back-channel) elicitation/create"]
+    tied = [b for c in state["calls"] for b in c["backchannel"]]
+    assert untied and len(untied) + len(tied) == 4  # two of each call, none lost
+    results = sorted(json.dumps(c["result"]) for c in state["calls"])
+    assert "one -> eu-west-1" in results[0] and "two -> eu-west-1" in results[1]
+
+
+def answer_all(inspector: Inspector, state: dict[str, Any]) -> dict[str, Any]:
+    """Answer every question as it comes until no call runs."""
+    answered: set[int] = set()
+    while True:
+        fresh = [q for q in state["questions"] if q["id"] not in answered]
+        if not fresh and all(c["status"] != "running" for c in state["calls"]):
+            return state
+        for question in fresh:
+            answered.add(question["id"])
+            region = "region" in question["params"]["message"]
+            content = {"region": "eu-west-1"} if region else {"value": True}
+            body = {"question": question["id"], "action": "accept", "content": content}
+            api(inspector, "/api/answer", body)
+        state = next_state(
+            inspector, state["version"],
+            lambda s: {q["id"] for q in s["questions"]} - answered
+            or all(c["status"] != "running" for c in s["calls"]),
+        )  # fmt: skip
 
 
 def test_the_lists_are_sent_again_only_when_they_changed() -> None:

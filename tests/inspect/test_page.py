@@ -171,6 +171,42 @@ def test_two_concurrent_calls_stay_two_rows(browser: Browser, tmp_path: Path) ->
         assert browser.evaluate("document.querySelectorAll('.call').length") == 2
 
 
+def test_a_url_question_opens_its_page_only_after_consent(browser: Browser, tmp_path: Path) -> None:
+    with serving(apps.signin, "signin") as inspector:
+        browser.open(inspector.url)
+        # nothing leaves this machine: the page's window.open is recorded, not run
+        browser.evaluate(
+            "(() => { window.__opened = []; window.open = (...a) => { window.__opened.push(a); };"
+            " return true; })()"
+        )
+        click(browser, '[data-item="connect"]')
+        click(browser, '#form [data-action="run"]')
+        card = '.question[data-key="signin"]'
+        browser.wait_until(f"document.querySelector({js(card)})")
+        host = browser.evaluate(f"document.querySelector({js(card + ' .host')}).textContent")
+        shown = browser.evaluate(f"document.querySelector({js(card + ' .urltext')}).textContent")
+        opener = js(card + ' [data-action="open"]')
+        assert browser.evaluate(f"document.querySelector({opener}).disabled")
+        browser.evaluate(f"document.querySelector({opener}).click()")
+        assert browser.evaluate("window.__opened.length") == 0  # no consent, nothing opened
+        browser.evaluate(
+            f"(() => {{ document.querySelector({js(card + ' input[name=consent]')}).click();"
+            " return true; })()"
+        )
+        assert not browser.evaluate(f"document.querySelector({opener}).disabled")
+        browser.screenshot(tmp_path / "url-consent.png")
+        browser.evaluate(f"document.querySelector({opener}).click()")
+        opened = browser.evaluate("window.__opened")
+        click(browser, card + ' [data-action="accept"]')
+        done = row(browser, 1)
+        answers = inspector.recording.calls[1].rounds[1].answers
+    assert (host, shown) == ("auth.example.com", apps.SIGN_IN_URL)
+    assert opened == [[apps.SIGN_IN_URL, "_blank", "noopener,noreferrer"]]
+    assert "connected" in done["result"] and "not connected" not in done["result"]
+    assert done["rounds"] == 2
+    assert answers == {"signin": {"action": "accept"}}
+
+
 def test_a_hostile_servers_strings_stay_inert(browser: Browser, tmp_path: Path) -> None:
     with serving(apps.hostile, "hostile") as inspector:
         browser.open(inspector.url)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -103,3 +104,65 @@ def test_a_paused_call_is_answered_in_the_page_and_resumed_once(tmp_path: Path) 
         assert len(calls[2].rounds) == 1  # the refused resume sent nothing
     finally:
         browser.close()
+
+
+def test_a_redis_paused_call_is_answered_and_resumed_once_when_asked_twice(
+    tmp_path: Path,
+) -> None:
+    import redis
+
+    from mrtr.paused import RedisPausedCallStore
+    from tests.helpers.redis_server import redis_server
+    from tests.inspect.test_legacy import api, next_state
+
+    app = apps.build_deployer()
+    with redis_server(needed_by="the inspector's Redis store") as port:
+        url = f"redis://127.0.0.1:{port}/0"
+
+        async def pause() -> str:
+            return await _pause_one(
+                app, tmp_path / "unused", RedisPausedCallStore(redis.Redis.from_url(url))
+            )
+
+        paused_id = anyio.run(pause)
+
+        @asynccontextmanager
+        async def inspected() -> AsyncIterator[Inspector]:
+            store = RedisPausedCallStore(redis.Redis.from_url(url))
+            inspector = Inspector(label="paused", store=store)
+            try:
+                client = Client(app, **inspector.client_options())
+                async with client, inspector.running(client):
+                    yield inspector
+            finally:
+                await store.aclose()
+
+        with (
+            start_blocking_portal() as portal,
+            portal.wrap_async_context_manager(inspected()) as inspector,
+        ):
+            state = next_state(inspector, -1, lambda s: s["paused"])
+            answer = {"id": paused_id, "key": "ask_region", "action": "accept",
+                      "content": {"region": "eu-west-1"}}  # fmt: skip
+            assert api(inspector, "/api/paused/answer", answer) == {"problems": []}
+            # two resumes before either has run: the store lets one through
+            for _ in range(2):
+                api(inspector, "/api/paused/resume", {"id": paused_id})
+            state = next_state(inspector, -1, lambda s: s["questions"])
+            (question,) = state["questions"]
+            assert question["key"] == "ask_go"
+            go = {"question": question["id"], "action": "accept", "content": {"value": True}}
+            api(inspector, "/api/answer", go)
+            state = next_state(
+                inspector, -1, lambda s: all(c["status"] != "running" for c in s["calls"])
+            )
+    ended = sorted(
+        (c["status"], c["error"]["type"] if c["error"] else None) for c in state["calls"]
+    )
+    # the other resume is refused by the store: busy while the first runs (closed after)
+    assert ended[0] == ("complete", None), ended
+    assert ended[1] in {("error", "PausedCallBusyError"), ("error", "PausedCallClosedError")}
+    done = next(c for c in state["calls"] if c["status"] == "complete")
+    assert "billing -> eu-west-1" in json.dumps(done["result"])
+    refused = next(c for c in state["calls"] if c["status"] == "error")
+    assert len(refused["rounds"]) == 1  # it sent nothing

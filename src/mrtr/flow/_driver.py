@@ -389,8 +389,10 @@ async def run_input_required_driver(
             sent = time.perf_counter()
             leg = retry(responses, request_state)
             del responses
-            current = await leg
-            timing.wire = time.perf_counter() - sent
+            try:
+                current = await leg
+            finally:  # a refused retry took the server's time too
+                timing.wire = time.perf_counter() - sent
         except RoundPaused:
             if asked is not None:
                 _report(on_round, call, number, asked, timing, "paused")

@@ -83,6 +83,33 @@ def _store(path: str | None) -> Any:
     return SqlitePausedCallStore(file)
 
 
+def _explainer(opts: argparse.Namespace) -> Any:
+    """``--keys FILE`` / ``--keys-env NAME``: a `StateExplainer`, or ``None``."""
+    keys_file, keys_env = getattr(opts, "keys", None), getattr(opts, "keys_env", None)
+    if keys_file is None and keys_env is None:
+        return None
+    try:
+        import cryptography  # noqa: F401  (the keys are opened with the server's codec)
+    except ImportError:
+        raise UsageError("--keys needs mrtr[server] (the server's codec)") from None
+    from mrtr.inspect._explain import StateExplainer, keys_from_env, keys_from_file
+
+    try:
+        if keys_env is not None:
+            security = keys_from_env(keys_env)
+        else:
+            from pathlib import Path
+
+            try:
+                text = Path(str(keys_file)).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"--keys {keys_file}: cannot read it ({exc})") from None
+            security = keys_from_file(text, source=f"--keys {keys_file}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return StateExplainer(security, audience=opts.audience)
+
+
 def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of ``mrtr inspect`` beyond the connection flags."""
     group = parser.add_argument_group("inspector")
@@ -104,6 +131,23 @@ def add_inspect_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--root", action="append", default=[], metavar="PATH", help="a root offered (repeatable)"
+    )
+    keys = group.add_mutually_exclusive_group()
+    keys.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="the server's requestState keys (hex, label:hex, comma- or line-separated, as"
+        " MRTR_KEYS holds them): a refused state is decoded here and its reason shown",
+    )
+    keys.add_argument(
+        "--keys-env",
+        metavar="NAME",
+        help="the same keys from the environment variable NAME (for example MRTR_KEYS)",
+    )
+    group.add_argument(
+        "--audience",
+        metavar="NAME",
+        help="the audience the server checks (default: its name, as an mrtr server's is)",
     )
 
 
@@ -173,17 +217,28 @@ def _connection(
     return build_transport(target, opts, sink), target.label, source
 
 
+def _prepare(opts: argparse.Namespace, server_command: list[str]) -> tuple[Any, str, Any]:
+    """The client's target, the page's label, and the inspector (its store, its keys)."""
+    from mrtr.inspect._inspector import Inspector
+
+    target, label, source = _connection(opts, server_command)
+    roots, explainer = _roots(opts.root), _explainer(opts)
+    store = _store(opts.store)  # opened last: nothing after it can refuse the flags
+    inspector = Inspector(label=label, roots=roots, source=source, store=store, explainer=explainer)
+    if source.get("kind") != "app":  # a server in process explains itself, from its log
+        target = inspector.watch(target)
+    return target, label, inspector
+
+
 def run_inspect(opts: argparse.Namespace, server_command: list[str]) -> int:
     """Connect, serve the page until interrupted; the exit code."""
     import anyio
 
     async def go() -> int:
         from mrtr.client import Client
-        from mrtr.inspect._inspector import Inspector
 
-        target, label, source = _connection(opts, server_command)
-        roots, store = _roots(opts.root), _store(opts.store)
-        inspector = Inspector(label=label, roots=roots, source=source, store=store)
+        target, label, inspector = _prepare(opts, server_command)
+        store = inspector.store
         client = Client(
             target,
             mode=opts.mode,

@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from anyio.abc import SocketStream, TaskGroup
 
     from mrtr.client import Client, ClientRequestContext
+    from mrtr.inspect._explain import StateExplainer
     from mrtr.paused import PausedCallStore
+    from mrtr.transports import Transport
 
 __all__ = ["LONG_POLL_SECONDS", "READ_TIMEOUT", "Inspector"]
 
@@ -90,6 +92,9 @@ class Inspector:
         recording: where calls are recorded (a fresh one by default).
         token: the page's secret (random by default).
         store: a store of paused calls to list, answer and resume from the page.
+        explainer: the server's keys (a `StateExplainer`), to explain a refused
+            ``requestState`` of a server out of process: give the client's transport
+            to `watch`.
     """
 
     def __init__(
@@ -101,6 +106,7 @@ class Inspector:
         recording: Recording | None = None,
         token: str | None = None,
         store: PausedCallStore | None = None,
+        explainer: StateExplainer | None = None,
     ) -> None:
         self.label = label
         self.roots = list(roots or [])
@@ -108,6 +114,7 @@ class Inspector:
         self.recording = recording or Recording()
         self.token = token or secrets.token_urlsafe(24)
         self.store = store
+        self.explainer = explainer
         self.port = 0
         self.client: Client | None = None
         self._group: TaskGroup | None = None
@@ -126,6 +133,17 @@ class Inspector:
     def url(self) -> str:
         """The page's address; the token is in the fragment, never sent to a server."""
         return f"http://127.0.0.1:{self.port}/#token={self.token}"
+
+    def watch(self, transport: Transport) -> Transport:
+        """The client's transport, read by the explainer on the way (as is without one)."""
+        if self.explainer is None:
+            return transport
+        from mrtr.inspect._tap import ExplainingTransport
+
+        def refused(method: str, reason: str) -> None:
+            self.recording.refused(method, reason, "keys")
+
+        return ExplainingTransport(transport, self.explainer, refused)
 
     # -- the client's callbacks ----------------------------------------------------------
 
@@ -627,6 +645,8 @@ class Inspector:
 
         self.client = client
         self.recording.server = _server_info(client, self.label)
+        if self.explainer is not None and client.server_info is not None:
+            self.explainer.server_name = client.server_info.name
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
         explaining = _RefusalReasons(self.recording) if self.source.get("kind") == "app" else None
         failed: BaseException | None = None

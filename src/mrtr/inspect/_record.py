@@ -281,7 +281,7 @@ class Recording:
         self.lists: dict[str, Any] = {}
         self.lists_version = 0
         self.on_change: Callable[[], None] = lambda: None
-        self.refusals: deque[tuple[str, str]] = deque(maxlen=100)
+        self.refusals: deque[tuple[str, str, str]] = deque(maxlen=100)
         self._call_ids = itertools.count(1)
         self._question_ids = itertools.count(1)
 
@@ -359,7 +359,8 @@ class Recording:
             call.error = redact(error)
             reason = self._refusal_of(call, error)
             if reason is not None:
-                call.error = {**(call.error or {}), "explanation": reason}
+                explained = {"explanation": reason[0], "explainedBy": reason[1]}
+                call.error = {**(call.error or {}), **explained}
             if last.outcome in ("running", "input_required") and not last.asked:
                 last.outcome = "error"
         else:
@@ -376,25 +377,26 @@ class Recording:
             call.task.append({"at": round(self._now() * 1000, 1), **redact(dict(view))})
         self._changed()
 
-    def refused(self, method: str, reason: str) -> None:
-        """The server in process refused a ``requestState`` on `method`, and why.
+    def refused(self, method: str, reason: str, by: str = "server") -> None:
+        """A ``requestState`` on `method` was refused, and why.
 
-        Only an mrtr server in this process can say why: the wire answer is the frozen
-        ``-32602 Invalid or expired requestState`` whatever the cause.
+        The wire answer is the frozen ``-32602 Invalid or expired requestState`` whatever
+        the cause: only an mrtr server in this process (`by` ``server``) or its keys
+        given to the inspector (`by` ``keys``) can say why.
         """
-        self.refusals.append((method, reason))
+        self.refusals.append((method, reason, by))
 
-    def _refusal_of(self, call: CallRecord, error: Mapping[str, Any]) -> str | None:
-        """The server's reason for the frozen refusal that ended `call`, when it gave one."""
+    def _refusal_of(self, call: CallRecord, error: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Why the frozen refusal that ended `call` happened, and who said so, when known."""
         from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE
 
         if error.get("code") != -32602 or error.get("message") != INVALID_REQUEST_STATE_MESSAGE:
             return None
         for index in range(len(self.refusals) - 1, -1, -1):
-            method, reason = self.refusals[index]
+            method, reason, by = self.refusals[index]
             if method == call.method:
                 del self.refusals[index]
-                return reason
+                return reason, by
         return None
 
     def progress(

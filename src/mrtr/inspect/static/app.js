@@ -237,7 +237,9 @@ function questionCard(q, post) {
   ];
   const head = el("div", { cls: "qhead" },
     el("strong", { text: q.key }),
-    el("span", { cls: "muted", text: q.paused ? ` ${q.method} · paused call · ${where}` : ` ${q.method} · call #${q.call ?? "?"} · ${where}` }));
+    el("span", { cls: "muted", text: q.paused ? ` ${q.method} · paused call · ${where}`
+      : q.call == null ? ` ${q.method} · ${where} · not tied to a call (several in flight: a 2025-11-25 server request does not say which)`
+      : ` ${q.method} · call #${q.call} · ${where}` }));
   const params = q.params || {};
   let body;
   if (q.method === "sampling/createMessage") {
@@ -383,7 +385,7 @@ function renderTimeline() {
     el("div", { cls: "rounds" }, call.rounds.map(roundBox),
       call.backchannel.map((b) => el("div", { cls: "round backchannel" },
         el("strong", { text: "back-channel " }), el("code", { text: b.method }),
-        el("div", { cls: "kv", text: `answered ${compact(b.answer)}` })))),
+        el("div", { cls: "kv", text: b.answer == null ? "waiting for an answer" : `answered ${compact(b.answer)}` })))),
     call.task && call.task.length ? el("div", { cls: "tasklane", "data-lane": "task" }, el("span", { cls: "muted", text: "task " }),
       call.task.map((t) => el("span", { cls: `chip ${t.status}`, title: t.message || "",
         text: `${t.status}${t.asking.length ? ` asks ${t.asking.join(", ")}` : ""} · ${t.polls} polls` }))) : null,
@@ -394,7 +396,9 @@ function renderTimeline() {
     call.error && call.error.explanation
       ? el("div", { cls: "explain" }, el("strong", { text: "why the server refused the state: " }),
           el("span", { cls: "reason", text: call.error.explanation }),
-          el("span", { cls: "muted", text: " (told by the server in this process; the wire answer stays -32602)" }))
+          el("span", { cls: "muted", text: call.error.explainedBy === "keys"
+            ? " (decoded here with the server's keys; the wire answer stays -32602)"
+            : " (told by the server in this process; the wire answer stays -32602)" }))
       : null));
   const legend = el("div", { cls: "legend muted" }, "time: ",
     el("span", { cls: "key server", text: "server" }), el("span", { cls: "key human", text: "human wait" }),
