@@ -99,7 +99,10 @@ def chaos_markdown(report: dict[str, Any], args: argparse.Namespace) -> str:
         f"({report['official_calls']}) |",
         f"| completed | {report['completed']} |",
         f"| of which after a typed, retryable error | {report['completed_after_retry']} |",
-        f"| failed with a typed error after {args.attempts} attempts | {report['failed_typed']} |",
+        f"| failed with a typed error (after {args.attempts} attempts, or left running) | "
+        f"{report['failed_typed']} |",
+        f"| left with a leg still running after its re-sends (not started over) | "
+        f"{report['unresolved']} |",
     ]
     lines += [f"| **{name.replace('_', ' ')}** | **{report[name]}** |" for name in zero]
     lines += [
@@ -112,6 +115,8 @@ def chaos_markdown(report: dict[str, Any], args: argparse.Namespace) -> str:
         f"| errors seen (then retried) | {_counts(report['errors'])} |",
         f"| of which the official client's ExceptionGroups (transport errors inside) | "
         f"{report['official_exception_groups']} |",
+        f"| legs the official client's manual loop sent again (answer lost) | "
+        f"{report['official_resends']} |",
         f"| last leg answered by | {_counts(report['spread'])} |",
         "",
         "Verdict: " + ("nothing lost, nothing twice, nothing in doubt." if ok else "FAILED."),

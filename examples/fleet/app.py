@@ -82,8 +82,10 @@ def build() -> tuple[MCPServer, Any]:
     )
 
     def effect(call_id: str) -> None:
-        client.incr(f"{prefix}:effects:{call_id}")
-        client.rpush(f"{prefix}:effected-by:{call_id}", instance)  # who, for a post-mortem
+        pipe = client.pipeline(transaction=False)  # one round trip
+        pipe.incr(f"{prefix}:effects:{call_id}")
+        pipe.rpush(f"{prefix}:effected-by:{call_id}", instance)  # who, for a post-mortem
+        pipe.execute()
 
     @app.tool()
     async def transfer(ctx: Context, call_id: str, amount: int, attempt: int = 0) -> str:

@@ -316,7 +316,9 @@ class Report:
     failed_typed: int = 0
     lost: int = 0
     untyped: int = 0
+    unresolved: int = 0  # calls left with a leg still running, not started over
     official_exception_groups: int = 0  # its transport errors, raised in a group (retried)
+    official_resends: int = 0  # legs the official client's loop sent again (answer lost)
     effects_twice: int = 0
     applied_twice: int = 0
     in_doubt: int = 0
@@ -339,6 +341,8 @@ class Report:
 
 
 ACCEPT = {"action": "accept", "content": {"ok": True}}
+META_REPLAYABLE = "io.mrtr/replayable"  # a result's _meta: its next leg may be re-sent
+LEG_RUNNING_REASON = "leg_running"  # an error's data: that leg's first run is not done
 
 
 def _text(result: Any) -> str:
@@ -346,6 +350,41 @@ def _text(result: Any) -> str:
     if getattr(result, "isError", None) or getattr(result, "is_error", None):
         raise RuntimeError(f"the tool failed: {result.content!r}")
     return str(getattr(result.content[0], "text", ""))
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The transport errors of httpx and httpcore (the official client uses their forks,
+    httpx2 and httpcore2, when installed)."""
+    import importlib
+
+    found: list[type[BaseException]] = []
+    for module, names in (
+        ("httpx", ("TransportError",)),
+        ("httpx2", ("TransportError",)),
+        ("httpcore", ("NetworkError", "ProtocolError", "TimeoutException")),
+        ("httpcore2", ("NetworkError", "ProtocolError", "TimeoutException")),
+    ):
+        try:
+            imported = importlib.import_module(module)
+        except ImportError:
+            continue
+        found += [getattr(imported, name) for name in names if hasattr(imported, name)]
+    return tuple(found)
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether the official client failed so because a leg's answer never arrived.
+
+    Its transport errors come as they are, alone or in an exception group.
+    """
+    lost = _transport_errors()
+    return isinstance(exc, lost) or _leaves_are(exc, lost)
+
+
+def _running(exc: BaseException) -> bool:
+    """Whether a client's error says its leg's first run is not done (nor known lost)."""
+    data = getattr(exc, "data", None)
+    return isinstance(data, dict) and data.get("reason") == LEG_RUNNING_REASON
 
 
 def _leaves_are(exc: BaseException, types: tuple[type[BaseException], ...]) -> bool:
@@ -412,6 +451,7 @@ class Chaos:
             elicitation_callback=confirm,
             capabilities={"elicitation": {"form": {}}},
             read_timeout_seconds=self.call_timeout,
+            max_leg_resends=20,  # a leg still running is asked for again, for a while
         )
 
     async def transfer(self, call_id: str, attempt: int) -> str:
@@ -422,22 +462,73 @@ class Chaos:
             )
         return _text(result)
 
-    async def official_transfer(self, call_id: str, attempt: int) -> str:
-        """The same multi-round call with the official client (its own input loop)."""
+    def official_client(self) -> Any:
         from mcp import Client as OfficialClient
         from mcp.types import ElicitResult
 
         async def confirm(ctx: Any, params: Any) -> Any:
             return ElicitResult(action="accept", content={"ok": True})
 
-        callback: Any = confirm  # its callback type is a Protocol; this one is plain
-        async with OfficialClient(
+        callback: Any = confirm  # declares elicitation; the loop below answers itself
+        return OfficialClient(
             self.fleet.url, elicitation_callback=callback, read_timeout_seconds=self.call_timeout
-        ) as c:
-            result = await c.call_tool(
-                "transfer", {"call_id": call_id, "amount": 5, "attempt": attempt}
+        )
+
+    async def official_transfer(self, call_id: str, attempt: int) -> str:
+        """The same multi-round call with the official client, driving the loop by hand.
+
+        Its ``call_tool`` drives the rounds itself but cannot re-send a leg whose answer
+        was lost; its manual loop (``session.call_tool(..., allow_input_required=True)``)
+        can: a leg the server marked replayable (``io.mrtr/replayable``) is sent again
+        as is, on a new connection, when its answer is lost or still being made.
+        """
+        from mcp.types import ElicitResult, InputRequiredResult
+
+        arguments = {"call_id": call_id, "amount": 5, "attempt": attempt}
+        async with self.official_client() as c:
+            result: Any = await c.session.call_tool(
+                "transfer", arguments, allow_input_required=True
             )
-        return _text(result)
+        for _ in range(10):  # rounds
+            if not isinstance(result, InputRequiredResult):
+                return _text(result)
+            answers = {
+                key: ElicitResult(action="accept", content={"ok": True})
+                for key in result.input_requests or {}
+            }
+            replayable = (result.meta or {}).get(META_REPLAYABLE) is True
+            result = await self.official_leg(arguments, answers, result.request_state, replayable)
+        raise RuntimeError("more rounds than transfer asks")
+
+    async def official_leg(
+        self, arguments: dict[str, Any], answers: Any, state: str | None, replayable: bool
+    ) -> Any:
+        """One leg with the official client; re-sent when lost, if the server allows it."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+
+        for resend in range(20):
+            try:
+                async with self.official_client() as c:
+                    return await c.session.call_tool(
+                        "transfer",
+                        arguments,
+                        input_responses=answers,
+                        request_state=state,
+                        allow_input_required=True,
+                    )
+            except MCPError as exc:
+                data = exc.data if isinstance(exc.data, dict) else {}
+                if not replayable or data.get("reason") != LEG_RUNNING_REASON or resend == 19:
+                    raise
+                wait = data.get("retryAfterMs")  # the first run is still making the answer
+                await anyio.sleep(min(2.0, wait / 1000 if isinstance(wait, int) else 0.1))
+            except Exception as exc:
+                if not replayable or resend == 19 or not _lost(exc):
+                    raise
+                await anyio.sleep(min(2.0, 0.05 * 2**resend))  # the answer was lost: ask again
+            self.report.official_resends += 1
+        raise AssertionError("unreachable")
 
     async def report_task(self, call_id: str, handle: list[Any]) -> str:
         """A task, created once, then followed (after a failure too) by its handle."""
@@ -467,14 +558,14 @@ class Chaos:
         """The errors a client raises by design, which a caller may retry.
 
         mrtr's: `MRTRError` (transport failures included). The official client's:
-        its `MCPError` and httpx's transport errors (it raises those as they come).
+        its `MCPError` and its HTTP stack's transport errors (it raises those as they
+        come).
         """
-        import httpx
         from mcp.shared.exceptions import MCPError
 
         from mrtr.errors import MRTRError
 
-        return (MRTRError, MCPError, httpx.TransportError)
+        return (MRTRError, MCPError, *_transport_errors())
 
     async def one(self, n: int) -> None:
         import anyio
@@ -497,12 +588,16 @@ class Chaos:
                 self.finish(call_id, "lost")
                 return
             except typed as exc:  # typed: retry (a task by its handle)
+                if _running(exc):  # re-sent until told again it runs: it may have paid
+                    self.note(exc, call_id, "unresolved: ")
+                    self.finish(call_id, "unresolved")  # starting over could pay twice
+                    return
                 self.note(exc, call_id, "creating the task: " if n % 2 == 0 and not handle else "")
                 await anyio.sleep(0.1 * (attempt + 1))
                 continue
             except Exception as exc:  # an error no client should raise
                 self.note(exc, call_id)
-                if self.official(n) and _leaves_are(exc, typed):
+                if self.official(n) and _lost(exc):
                     # the official client lets its task group's ExceptionGroup out, around
                     # httpx's transport errors: typed once unwrapped; counted apart
                     self.report.official_exception_groups += 1
@@ -660,7 +755,8 @@ class Chaos:
                 report.official_calls += self.official(n)
                 report.completed += done
                 report.completed_after_retry += kind == "retried"
-                report.failed_typed += kind == "failed"
+                report.failed_typed += kind == "failed" or (kind == "unresolved" and not effects)
+                report.unresolved += kind == "unresolved"
                 report.lost += kind == "lost"
                 report.untyped += kind == "untyped"
                 report.effects_twice += effects > 1
