@@ -343,6 +343,7 @@ class Report:
 ACCEPT = {"action": "accept", "content": {"ok": True}}
 META_REPLAYABLE = "io.mrtr/replayable"  # a result's _meta: its next leg may be re-sent
 LEG_RUNNING_REASON = "leg_running"  # an error's data: that leg's first run is not done
+TIMED_OUT = -32001  # the official client's code for a request it stopped waiting for
 
 
 def _text(result: Any) -> str:
@@ -379,6 +380,14 @@ def _lost(exc: BaseException) -> bool:
     """
     lost = _transport_errors()
     return isinstance(exc, lost) or _leaves_are(exc, lost)
+
+
+def unwrap(exc: BaseException) -> BaseException:
+    """The one error inside (nested) exception groups of one error each, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, (list, tuple)) and len(inner) == 1:
+        return unwrap(inner[0])
+    return exc
 
 
 def _running(exc: BaseException) -> bool:
@@ -517,16 +526,17 @@ class Chaos:
                         request_state=state,
                         allow_input_required=True,
                     )
-            except MCPError as exc:
-                data = exc.data if isinstance(exc.data, dict) else {}
-                if not replayable or data.get("reason") != LEG_RUNNING_REASON or resend == 19:
-                    raise
-                wait = data.get("retryAfterMs")  # the first run is still making the answer
-                await anyio.sleep(min(2.0, wait / 1000 if isinstance(wait, int) else 0.1))
             except Exception as exc:
-                if not replayable or resend == 19 or not _lost(exc):
+                error = unwrap(exc)  # it raises its errors in (nested) exception groups
+                if not replayable or resend == 19:
                     raise
-                await anyio.sleep(min(2.0, 0.05 * 2**resend))  # the answer was lost: ask again
+                if _running(error):  # the first run is still making the answer
+                    wait = getattr(error, "data", {}).get("retryAfterMs")
+                    await anyio.sleep(min(2.0, wait / 1000 if isinstance(wait, int) else 0.1))
+                elif _lost(error) or (isinstance(error, MCPError) and error.code == TIMED_OUT):
+                    await anyio.sleep(min(2.0, 0.05 * 2**resend))  # the answer was lost
+                else:
+                    raise
             self.report.official_resends += 1
         raise AssertionError("unreachable")
 
@@ -597,10 +607,14 @@ class Chaos:
                 continue
             except Exception as exc:  # an error no client should raise
                 self.note(exc, call_id)
-                if self.official(n) and _lost(exc):
-                    # the official client lets its task group's ExceptionGroup out, around
-                    # httpx's transport errors: typed once unwrapped; counted apart
+                error = unwrap(exc)
+                if self.official(n) and error is not exc and isinstance(error, typed):
+                    # the official client lets its task groups' ExceptionGroups out around
+                    # its errors: typed once unwrapped; counted apart
                     self.report.official_exception_groups += 1
+                    if _running(error):
+                        self.finish(call_id, "unresolved")
+                        return
                     await anyio.sleep(0.1 * (attempt + 1))
                     continue
                 self.report.untyped_errors.append(f"{call_id}: {exc!r}"[:500])

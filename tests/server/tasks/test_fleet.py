@@ -142,3 +142,75 @@ def test_an_instance_sent_sigterm_mid_leg_drains_and_answers_the_leg() -> None:
             assert int(store.get(f"{prefix}:effects:held") or 0) == 1
         finally:
             store.close()
+
+
+def test_the_official_client_asks_again_for_a_lost_answer_and_the_effect_runs_once() -> None:
+    """Interop: the official client's manual loop re-sends the paying leg, on any instance."""
+    needs("haproxy", "redis-server")
+    import redis
+    from mcp import Client as OfficialClient
+    from mcp.types import ElicitResult, InputRequiredResult
+
+    fleet_module = load()
+
+    async def confirm(ctx: Any, params: Any) -> Any:
+        return ElicitResult(action="accept", content={"ok": True})
+
+    callback: Any = confirm
+    arguments: dict[str, Any] = {"call_id": "lost", "amount": 5}
+
+    with fleet_module.Fleet(workers=0, gated=True) as fleet:
+        store = redis.Redis.from_url(fleet.redis_url, socket_timeout=10, decode_responses=True)
+        prefix = fleet.prefix
+
+        async def leg(answers: Any, state: str | None, patience: float = BOUND) -> Any:
+            async with OfficialClient(
+                fleet.url, elicitation_callback=callback, read_timeout_seconds=patience
+            ) as client:
+                return await client.session.call_tool(
+                    "transfer",
+                    arguments,
+                    input_responses=answers,
+                    request_state=state,
+                    allow_input_required=True,
+                )
+
+        async def resend(answers: Any, state: str | None) -> Any:
+            try:
+                return await leg(answers, state)
+            except Exception as exc:
+                error = fleet_module.unwrap(exc)  # its errors come in exception groups
+                assert getattr(error, "data", {}).get("reason") == "leg_running", exc
+                return error
+
+        async def main() -> str:
+            first = await leg(None, None)
+            assert isinstance(first, InputRequiredResult)
+            assert (first.meta or {}).get("io.mrtr/replayable") is True  # may be re-sent
+            answers = {
+                key: ElicitResult(action="accept", content={"ok": True})
+                for key in first.input_requests or {}
+            }
+            # the paying leg waits at the gate; the client stops waiting: its answer is lost
+            with pytest.raises(Exception) as lost:
+                await leg(answers, first.request_state, patience=5.0)
+            assert "timed out" in repr(lost.value), lost.value
+            await until(lambda: store.get(f"{prefix}:working:lost"))
+            running = await resend(answers, first.request_state)
+            assert getattr(running, "data", {}).get("retryAfterMs", 0) > 0  # still running
+            store.set(f"{prefix}:gate:lost", 1)
+
+            async def answered() -> Any:
+                result = await resend(answers, first.request_state)
+                return None if isinstance(result, BaseException) else result
+
+            result = await until(answered)  # the kept answer, from whichever instance
+            return str(result.content[0].text)
+
+        try:
+            text = anyio.run(main)
+            assert text.endswith(": transferred 5"), text
+            assert store.get(f"{prefix}:effects:lost") == "1"  # paid once
+            assert store.get(f"{prefix}:applied:lost:0") == "1"  # the answer applied once
+        finally:
+            store.close()
