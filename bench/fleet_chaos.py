@@ -105,6 +105,9 @@ def chaos_markdown(report: dict[str, Any], args: argparse.Namespace) -> str:
         f"{report['unresolved']} |",
     ]
     lines += [f"| **{name.replace('_', ' ')}** | **{report[name]}** |" for name in zero]
+    lines.append(
+        f"| of which in doubt untold (the client not told) | {report['in_doubt_untold']} |"
+    )
     lines += [
         f"| instances killed / workers killed | {report['instance_kills']} / "
         f"{report['worker_kills']} |",

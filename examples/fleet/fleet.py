@@ -322,6 +322,7 @@ class Report:
     effects_twice: int = 0
     applied_twice: int = 0
     in_doubt: int = 0
+    in_doubt_untold: int = 0  # of those, calls whose client was not told (must be 0)
     instance_kills: int = 0
     worker_kills: int = 0
     rotation_phases: int = 0
@@ -776,6 +777,7 @@ class Chaos:
                 report.effects_twice += effects > 1
                 report.applied_twice += any(int(a or 0) > 1 for a in applied)
                 report.in_doubt += not done and effects > 0
+                report.in_doubt_untold += not done and effects > 0 and kind != "unresolved"
                 if kind not in ("completed", "retried", "failed") or effects > 1:
                     what = "task" if n % 2 == 0 else "official" if self.official(n) else "mrtr"
                     by = [

@@ -3,11 +3,12 @@
 The short form of the chaos run (60 calls, a quarter of them with the official client, a
 random instance and a random worker killed with SIGKILL every two seconds, each
 restarted, and a new key rolled through its three phases mid-run): nothing is lost, no
-effect runs twice, no answer is applied twice, no call is left in doubt. And an instance
-sent SIGTERM mid-leg drains: ``/readyz`` turns 503 while it still listens, the leg is
-answered, then it exits. Needs Debian's ``haproxy`` and ``redis-server``; without them
-the tests are skipped, saying so, unless ``CI`` is set: then they fail. The long form:
-``python -m bench.fleet_chaos chaos``.
+effect runs twice, no answer is applied twice, no call is left in doubt without its
+client being told. An instance sent SIGTERM mid-leg drains: ``/readyz`` turns 503 while
+it still listens, the leg is answered, then it exits. The official client, by its manual
+loop, asks again for a lost answer and gets it. Needs Debian's ``haproxy`` and
+``redis-server``; without them the tests are skipped, saying so, unless ``CI`` is set:
+then they fail. The long form: ``python -m bench.fleet_chaos chaos``.
 """
 
 from __future__ import annotations
@@ -67,7 +68,10 @@ def test_a_chaos_run_on_the_fleet_loses_nothing_and_runs_no_effect_twice() -> No
     assert report.untyped == 0, summary
     assert report.effects_twice == 0, summary
     assert report.applied_twice == 0, summary
-    assert report.in_doubt == 0, summary
+    # a kill -9 between an effect and its stored answer leaves that call in doubt: its
+    # client is told so (the leg "still running"), it is never started over; the long
+    # form (bench.fleet_chaos) reports how often
+    assert report.in_doubt_untold == 0, summary
     assert report.completed + report.failed_typed == 60, summary
     assert report.official_calls == 15, summary
     assert report.instance_kills >= 1 and report.worker_kills >= 1, summary
