@@ -10,7 +10,13 @@ app:app``, from this folder) builds the same app from the environment:
 - ``MRTR_PREFIX``: the key prefix of this deployment (default ``fleet``);
 - ``MRTR_INSTANCE``: this process's name, returned by the tools (to see the spread);
 - ``MRTR_WORK``: seconds of "work" before each effect (default 0.05; a task works 4x),
-  so that a process killed at random often dies in the middle of a leg or a body.
+  so that a process killed at random often dies in the middle of a leg or a body;
+- ``MRTR_TTL``: seconds a sealed ``requestState`` stays valid (default 600; the chaos
+  bench shortens it to retire a rotated key within its run);
+- ``MRTR_DRAIN``: seconds an instance drains on SIGTERM (default 10: ``/readyz`` turns
+  503, the legs in flight are answered, then it stops);
+- ``MRTR_GATE``: when set, ``transfer``'s paying leg waits for the Redis key
+  ``<prefix>:gate:<call_id>`` (at most a minute): how a test holds a leg in flight.
 
 The instances run no task body (``run_bodies=False``): the workers do.
 """
@@ -42,6 +48,13 @@ class Confirm(BaseModel):
     ok: bool
 
 
+async def gate(client: Any, key: str) -> None:
+    """Until ``key`` exists in Redis (a test opens the gate), at most a minute."""
+    with anyio.move_on_after(60):
+        while not client.exists(key):  # noqa: ASYNC110 (a condition in another process)
+            await anyio.sleep(0.02)
+
+
 def build() -> tuple[MCPServer, Any]:
     """The app and its Redis client, from the environment."""
     import redis
@@ -50,9 +63,11 @@ def build() -> tuple[MCPServer, Any]:
     prefix = os.environ.get("MRTR_PREFIX", "fleet")
     instance = os.environ.get("MRTR_INSTANCE", f"pid{os.getpid()}")
     work = float(os.environ.get("MRTR_WORK", "0.05"))
+    gated = bool(os.environ.get("MRTR_GATE"))
     client = redis.Redis.from_url(url, socket_timeout=10)
     security = RequestStateSecurity.from_env(  # the shared keys; a short one stops the start
         "MRTR_KEYS",
+        ttl=float(os.environ.get("MRTR_TTL", "600")),
         single_use=True,  # and each leg's answer kept: a lost one can be asked for again
         replay_store=RedisReplayStore(client, prefix=f"{prefix}:replay"),
     )
@@ -67,14 +82,25 @@ def build() -> tuple[MCPServer, Any]:
     )
 
     def effect(call_id: str) -> None:
-        client.incr(f"{prefix}:effects:{call_id}")
+        pipe = client.pipeline(transaction=False)  # one round trip
+        pipe.incr(f"{prefix}:effects:{call_id}")
+        pipe.rpush(f"{prefix}:effected-by:{call_id}", instance)  # who, for a post-mortem
+        pipe.execute()
 
     @app.tool()
-    async def transfer(ctx: Context, call_id: str, amount: int) -> str:
-        """A multi-round call: confirm, then pay (once)."""
+    async def transfer(ctx: Context, call_id: str, amount: int, attempt: int = 0) -> str:
+        """A multi-round call: confirm, then pay (once).
+
+        The leg carrying the answer counts itself under (call, attempt): a leg the
+        server ran twice (an answer applied twice) would count 2.
+        """
         answer = await ctx.ask(Elicit(f"Transfer {amount}?", Confirm, key="confirm"))
         if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
             return f"{instance}: not transferred"
+        client.incr(f"{prefix}:applied:{call_id}:{attempt}")
+        client.set(f"{prefix}:working:{call_id}", instance)
+        if gated:
+            await gate(client, f"{prefix}:gate:{call_id}")
         await anyio.sleep(work)
         if ctx.once("pay"):
             effect(call_id)
@@ -95,15 +121,13 @@ def build() -> tuple[MCPServer, Any]:
 
 
 def serve(port: int) -> None:
-    """One instance on 127.0.0.1:``port`` (uvicorn)."""
-    import uvicorn
-
+    """One instance on 127.0.0.1:``port`` (uvicorn); SIGTERM drains it first."""
     prefix = os.environ.get("MRTR_PREFIX", "fleet")
-    asgi = app.streamable_http_app(
-        allowed_hosts=["127.0.0.1"],
+    app.run_http(
+        port=port,
         event_store=RedisEventStore(redis_client, prefix=f"{prefix}:sse"),
+        drain=float(os.environ.get("MRTR_DRAIN", "10")),
     )
-    uvicorn.run(asgi, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
 
 
 app, redis_client = build() if "MRTR_KEYS" in os.environ else (None, None)

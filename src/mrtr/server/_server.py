@@ -833,6 +833,7 @@ class Server:
         timeout_graceful_shutdown: int | None = 10,
         protected_resource: ProtectedResource | None = None,
         drain: float = DEFAULT_HTTP_DRAIN,
+        event_store: EventStore | None = None,
     ) -> None:
         """Serve `streamable_http_app` with uvicorn until interrupted (blocking).
 
@@ -852,6 +853,9 @@ class Server:
         the lifespan ends (task bodies stop, their leases are released). A second
         SIGTERM, or SIGINT, stops at once.
 
+        ``event_store`` is `streamable_http_app`'s (a `RedisEventStore` on a fleet): a
+        fleet instance keeps the drain without serving the app itself.
+
         Raises:
             ImportError: uvicorn is not installed (``pip install 'mrtr[server]'``).
         """
@@ -869,6 +873,7 @@ class Server:
             allowed_hosts=hosts,
             allowed_origins=allowed_origins,
             protected_resource=protected_resource,
+            event_store=event_store,
         )
         if drain < 0:
             raise ValueError("drain must be 0 or more seconds")
