@@ -145,13 +145,26 @@ async def test_assigning_dependency_overrides_replaces_what_requests_read() -> N
     assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_region"]
 
 
-def test_the_limits_are_fixed_when_the_server_is_made() -> None:
+FIXED_LIMITS: dict[str, tuple[Any, Any]] = {  # knob: (made with, assigned later)
+    "max_state_bytes": (1234, 10),
+    "allow_unsealed_answers": (True, False),
+    "legacy_shim": (False, True),
+    "legacy_shim_max_rounds": (3, 30),
+    "max_uri_length": (99, 9999),
+    "allow_path_traversal": (True, False),
+}
+
+
+@pytest.mark.parametrize("knob", sorted(FIXED_LIMITS))
+def test_the_limits_are_fixed_when_the_server_is_made(knob: str) -> None:
     # request time reads them from the frozen spec: a later assignment would be ignored,
-    # so it is refused
-    app = MCPServer("limits", max_state_bytes=1234, legacy_shim=False)
-    assert (app.max_state_bytes, app.legacy_shim) == (1234, False)
+    # so it is refused, and the spec keeps the value the server was made with
+    made_with, assigned = FIXED_LIMITS[knob]
+    app = MCPServer("limits", **{knob: made_with})
+    assert getattr(app, knob) == getattr(app.spec, knob) == made_with
     with pytest.raises(AttributeError):
-        app.max_state_bytes = 10  # type: ignore[misc]
+        setattr(app, knob, assigned)
+    assert getattr(app, knob) == getattr(app.spec, knob) == made_with
 
 
 async def test_an_override_is_called_with_its_own_parameters() -> None:
