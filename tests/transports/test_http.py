@@ -461,6 +461,39 @@ async def test_aclose_cancels_in_flight_posts() -> None:
             await gone.wait()
 
 
+async def test_max_connections_bounds_the_requests_in_flight() -> None:
+    # one slot: a second request is written only once the first has its answer
+    arrived: list[int] = []
+    first_in = anyio.Event()
+    release = anyio.Event()
+
+    async def handler(request: ReceivedRequest, respond: Responder) -> None:
+        request_id = request.json()["id"]
+        arrived.append(request_id)
+        if request_id == 1:
+            first_in.set()
+            await release.wait()
+        await respond.json({"jsonrpc": "2.0", "id": request_id, "result": {}})
+
+    with pytest.raises(ValueError, match="max_connections"):
+        StreamableHTTPTransport("http://127.0.0.1:1/mcp", max_connections=0)
+    async with (
+        serve_http(handler) as server,
+        StreamableHTTPTransport(server.url, max_connections=1) as t,
+    ):
+        await t.send(modern("ping", id=1))
+        with anyio.fail_after(BOUND):
+            await first_in.wait()
+        await t.send(modern("ping", id=2))
+        await anyio.wait_all_tasks_blocked()
+        assert arrived == [1]  # the second waits for the slot, not for the server
+        release.set()
+        with anyio.fail_after(BOUND):
+            answered = {(await receive_message(t))["id"] for _ in range(2)}
+    assert answered == {1, 2}
+    assert arrived == [1, 2]
+
+
 async def test_user_client_instance_is_used_and_left_open(echo_server: Any) -> None:
     class Token(httpx.Auth):
         def auth_flow(self, request: httpx.Request) -> Any:

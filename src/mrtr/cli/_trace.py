@@ -15,11 +15,9 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
-from types import TracebackType
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import IO, Any
-
-from typing_extensions import Self
 
 from mrtr.cli._safe import json_text
 from mrtr.transports import JSONObject, RequestFailed, Transport
@@ -52,8 +50,8 @@ def redact_frame(value: Any) -> Any:
 class TracingTransport(Transport):
     """A transport that prints what the transport inside it carries.
 
-    It enters and leaves the inner transport as a whole (``__aenter__``/``__aexit__``),
-    so the inner one keeps its own lifespan, whatever it runs in the background.
+    Its lifespan is the inner transport's whole ``async with``, so the inner one keeps
+    its own lifespan, whatever it runs in the background.
     """
 
     def __init__(
@@ -84,22 +82,8 @@ class TracingTransport(Transport):
         out.write(f"{arrow} {elapsed:8.1f} ms {json_text(shown)}\n")
         out.flush()
 
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            await self.inner.__aexit__(exc_type, exc, tb)
-        finally:
-            self._close_file()
-
-    async def open(self) -> None:
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
         """Open the trace file, then enter the inner transport (its whole lifespan)."""
         if self._jsonl_path is not None:
             try:
@@ -112,10 +96,10 @@ class TracingTransport(Transport):
             self._jsonl = os.fdopen(descriptor, "w", encoding="utf-8")
         self._started = time.monotonic()
         try:
-            await self.inner.__aenter__()
-        except BaseException:
+            async with self.inner:
+                yield
+        finally:
             self._close_file()
-            raise
 
     def _close_file(self) -> None:
         if self._jsonl is not None:

@@ -13,7 +13,8 @@ from what this connection saw: the principal it authenticates as (the ``p`` clai
 states the server minted for it) and the single-use tokens it already redeemed.
 
 This is the one module of the command line that imports the server package: a state is
-opened with the server's own codec and envelope rules, never a copy of them.
+opened with the server's own codec, its envelope version and request binding are the
+server's (`RequestBinding`); the claims are read here in the server's order.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ __all__ = ["MAX_TRACKED", "StateExplainer", "keys_from_env", "keys_from_file"]
 
 MAX_TRACKED = 1000
 """Requests in flight, redeemed nonces and principals remembered (the oldest go first)."""
-_ENVELOPE_VERSION = 1
 _UNBOUND = ""  # a state minted without a principal
 
 
@@ -100,7 +100,7 @@ class StateExplainer:
         self.audience = audience
         self.server_name: str | None = None
         self.clock = clock
-        self._pending = _Bounded(max_tracked)  # request id -> (method, params, claims, token)
+        self._pending = _Bounded(max_tracked)  # request id -> (method, params, claims)
         self._redeemed = _Bounded(max_tracked)  # nonce -> "request N"
         self._principals = _Bounded(max_tracked)  # principal digests minted for us
 
@@ -143,8 +143,10 @@ class StateExplainer:
                 self._redeemed.put(nonce, f"request {message['id']}")
             return None
         from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE
+        from mrtr.types import INVALID_PARAMS
 
-        if error.get("code") != -32602 or error.get("message") != INVALID_REQUEST_STATE_MESSAGE:
+        refusal = (INVALID_PARAMS, INVALID_REQUEST_STATE_MESSAGE)
+        if (error.get("code"), error.get("message")) != refusal:
             return None
         return method, self.explain(claims, method, params)
 
@@ -160,7 +162,9 @@ class StateExplainer:
         return found or self._holder(claims)
 
     def _envelope(self, claims: Mapping[str, Any]) -> str | None:
-        if claims.get("v") != _ENVELOPE_VERSION:
+        from mrtr.server._sealing._security import ENVELOPE_VERSION
+
+        if claims.get("v") != ENVELOPE_VERSION:
             return f"an envelope of another version ({claims.get('v')!r})"
         expiry = claims.get("exp")
         if not isinstance(expiry, (int, float)) or isinstance(expiry, bool):

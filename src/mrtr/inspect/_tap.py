@@ -7,10 +7,8 @@ recorded by the time the call that was refused ends.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import TracebackType
-
-from typing_extensions import Self
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from mrtr.inspect._explain import StateExplainer
 from mrtr.transports import JSONObject, RequestFailed, Transport
@@ -21,8 +19,8 @@ __all__ = ["ExplainingTransport"]
 class ExplainingTransport(Transport):
     """A transport that lets a `StateExplainer` read what the one inside it carries.
 
-    It enters and leaves the inner transport as a whole, as the CLI's tracing wrapper
-    does, so the inner one keeps its own lifespan.
+    Its lifespan is the inner transport's whole ``async with``, as for the CLI's tracing
+    wrapper, so the inner one keeps its own lifespan.
     """
 
     def __init__(
@@ -35,17 +33,11 @@ class ExplainingTransport(Transport):
         self.explainer = explainer
         self.on_refusal = on_refusal
 
-    async def __aenter__(self) -> Self:
-        await self.inner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.inner.__aexit__(exc_type, exc, tb)
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Enter the inner transport as a whole (it keeps its own lifespan)."""
+        async with self.inner:
+            yield
 
     async def send(self, message: JSONObject) -> None:
         """Show the explainer, then send."""

@@ -39,6 +39,7 @@ from mrtr.transports._http_wire import HTTPResponse, origin, same_origin_target
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
     "HTTPClientSource",
     "HTTPExchange",
 ]
@@ -48,8 +49,9 @@ logger = logging.getLogger("mrtr.transports.http")
 DEFAULT_HTTP_TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """Connect, write and pool timeouts of 10 s; 300 s between two reads of a response."""
 
-MAX_CONNECTIONS = 100
-"""Requests the own client has in flight at once; the others wait their turn, first come first."""
+DEFAULT_MAX_CONNECTIONS = 100
+"""Requests the own client has in flight at once (a knob: ``max_connections``); the others
+wait their turn, first come first."""
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -71,6 +73,8 @@ class HTTPExchange:
             caller's client its own timeout.
         target: the endpoint; without proxies, and without auth or with a `SupportsTransportAuth`,
             the own client is `OwnClient`.
+        max_connections: the own client's requests in flight at once (httpx clients
+            keep their own pool limits).
     """
 
     client: httpx.AsyncClient | OwnClient
@@ -82,6 +86,7 @@ class HTTPExchange:
         auth: httpx.Auth | None,
         timeout: httpx.Timeout | float | None,
         target: httpx.URL | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         self._auth = auth
         self._fast_auth: SupportsTransportAuth | None = None
@@ -99,7 +104,7 @@ class HTTPExchange:
         elif source is not None:
             self.client, self._owned = source(), True
         elif (auth is None or fast is not None) and target is not None and not _proxies():
-            self._slots = anyio.Semaphore(MAX_CONNECTIONS)
+            self._slots = anyio.Semaphore(max_connections)
             tls = httpx.create_ssl_context() if target.scheme == "https" else None
             self.client = OwnClient(target, timeout=httpx.Timeout(own_timeout), tls=tls)
             self._owned = True

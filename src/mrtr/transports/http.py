@@ -64,7 +64,12 @@ from mrtr.transports._base import (
 from mrtr.transports._http_auth import SupportsTransportAuth, transport_auth
 from mrtr.transports._http_decoding import ACCEPT_ENCODING
 from mrtr.transports._http_legacy import LegacySession, SessionExpired
-from mrtr.transports._http_pool import DEFAULT_HTTP_TIMEOUT, HTTPClientSource, HTTPExchange
+from mrtr.transports._http_pool import (
+    DEFAULT_HTTP_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS,
+    HTTPClientSource,
+    HTTPExchange,
+)
 from mrtr.transports._http_sse import BoundedSSEDecoder
 from mrtr.transports._http_wire import (
     ACCEPT_POST,
@@ -88,6 +93,7 @@ from mrtr.transports._http_wire import (
 
 __all__ = [
     "DEFAULT_HTTP_TIMEOUT",
+    "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_RECEIVE_QUEUE_SIZE",
     "StreamableHTTPTransport",
     "SupportsTransportAuth",
@@ -149,10 +155,14 @@ class StreamableHTTPTransport(Transport):
             every Python.
         receive_queue_size: how many received messages may wait for `receive`; past
             that, reading from the server pauses until `receive` takes one.
+        max_connections: how many HTTP requests the transport's own client has in
+            flight at once (each on its own connection); the others wait their turn,
+            first come first. An ``httpx.Auth`` other than ``mrtr.auth.OAuth``, a proxy
+            or ``http_client=`` runs on httpx, whose pool limits apply instead.
 
     Raises:
         ValueError: ``url`` is not an absolute http(s) URL (the message names it), or
-            ``receive_queue_size`` is not positive.
+            ``receive_queue_size`` or ``max_connections`` is not positive.
     """
 
     def __init__(
@@ -167,9 +177,12 @@ class StreamableHTTPTransport(Transport):
         max_sse_event_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         receive_queue_size: int = DEFAULT_RECEIVE_QUEUE_SIZE,
         max_json_depth: int = PEER_MAX_JSON_DEPTH,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         if receive_queue_size < 1:
             raise ValueError("receive_queue_size must be positive")
+        if max_connections < 1:
+            raise ValueError("max_connections must be positive")
         self.url = url
         self._target = parsed_url(url)
         # We decode bodies ourselves, under the caps: offer only what we can bound.
@@ -189,6 +202,7 @@ class StreamableHTTPTransport(Transport):
         self._max_sse_event_size = max_sse_event_size
         self._max_json_depth = max_json_depth
         self._receive_queue_size = receive_queue_size
+        self._max_connections = max_connections
         self._state = _State.NEW
         self._exchange: HTTPExchange | None = None
         self._legacy: LegacySession | None = None
@@ -227,7 +241,11 @@ class StreamableHTTPTransport(Transport):
         if self._state is not _State.NEW:
             raise TransportError(f"the HTTP transport to {self.url} is {self._state.value}")
         exchange = HTTPExchange(
-            self._client_source, auth=self._auth, timeout=self._timeout, target=self._target
+            self._client_source,
+            auth=self._auth,
+            timeout=self._timeout,
+            target=self._target,
+            max_connections=self._max_connections,
         )
         self._exchange = exchange
         auth = transport_auth(self._auth)

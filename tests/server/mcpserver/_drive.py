@@ -78,3 +78,11 @@ def accept(**content: Any) -> dict[str, Any]:
 
 def text_of(result: dict[str, Any]) -> str:
     return "".join(block.get("text", "") for block in result["content"])
+
+
+def resolver_fn(app: MCPServer, tool: str, key: str) -> Any:
+    """The function of the resolver `key` in `tool`'s plan (what an override replaces)."""
+    plan = app.spec.registry.tools[tool].spec.plan
+    assert plan is not None, f"{tool} has no resolvers"
+    (node,) = [n for n in plan.nodes if n.key == key]
+    return node.fn

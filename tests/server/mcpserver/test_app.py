@@ -278,12 +278,12 @@ async def test_handwritten_state_is_sealed_and_verified_like_any_other() -> None
     a = MCPServer("a", request_state_security=RequestStateSecurity(keys=[key]))
     b = MCPServer("b", request_state_security=RequestStateSecurity(keys=[key]))
     for app_ in (a, b):
-        app_.tool()(build()._tools["guarded"].spec.fn)
+        app_.tool()(build().spec.registry.tools["guarded"].spec.fn)
     minted = (await Wire(a).result("guarded"))["requestState"]
     response = await Wire(b).call("guarded", responses={"who": accept(who="x")}, state=minted)
     assert response["error"]["message"] == "Invalid or expired requestState"  # another audience
     twin = MCPServer("a", request_state_security=RequestStateSecurity(keys=[key]))
-    twin.tool()(build()._tools["guarded"].spec.fn)
+    twin.tool()(build().spec.registry.tools["guarded"].spec.fn)
     done = await Wire(twin).result("guarded", responses={"who": accept(who="x")}, state=minted)
     assert text_of(done) == "for x"  # shared keys and name: the fleet case
 

@@ -71,7 +71,7 @@ def test_resolver_parameters_may_be_context_nested_or_arguments_by_name() -> Non
     async def t(name: str, x: Annotated[str, Resolve(top)]) -> str:
         return x
 
-    plan = app._tools["t"].spec.plan
+    plan = app.spec.registry.tools["t"].spec.plan
     assert plan is not None
     assert [[n.key for n in layer] for layer in plan.layers] == [["base"], ["top"]]
 
@@ -191,7 +191,7 @@ def test_keys_are_names_and_unique_per_handler() -> None:
     ) -> str:
         return "x"
 
-    plan = app._tools["fine"].spec.plan
+    plan = app.spec.registry.tools["fine"].spec.plan
     assert plan is not None and sorted(n.key for n in plan.nodes) == ["ask", "ask_again"]
 
 
@@ -209,8 +209,8 @@ def test_resolvers_on_prompts_and_templates_are_wired_not_advertised() -> None:
     async def r(year: str, topic: Annotated[Flat, Resolve(ask_topic)]) -> str:
         return topic.city
 
-    assert [a.name for a in app._prompts["p"].definition().arguments or []] == ["year"]
-    assert app._templates["r://{year}"].spec.plan is not None
+    assert [a.name for a in app.spec.registry.prompts["p"].definition().arguments or []] == ["year"]
+    assert app.spec.registry.templates["r://{year}"].spec.plan is not None
 
 
 def test_a_resolver_taking_an_argument_the_handler_lacks() -> None:

@@ -34,7 +34,7 @@ from mrtr.types import (
     TextContent,
 )
 
-from ._drive import Wire, accept, text_of
+from ._drive import Wire, accept, resolver_fn, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -730,12 +730,12 @@ async def test_unstable_question_on_a_prompt_is_a_32603_with_a_reason() -> None:
 async def test_dependency_overrides_swap_a_resolver() -> None:
     runs = Runs()
     app = provisioner(runs)
-    (node,) = [n for n in app._tools["provision"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
+    ask_region_fn = resolver_fn(app, "provision", "ask_region")
 
     async def fake_region(name: str) -> Region:
         return Region(region="test-1")
 
-    app.dependency_overrides[node.fn] = fake_region
+    app.dependency_overrides[ask_region_fn] = fake_region
     first = await Wire(app).result("provision", {"name": "db"})
     assert list(first["inputRequests"]) == ["ask_confirm"]
     assert "region" not in runs.counts
@@ -754,7 +754,7 @@ async def test_unsealed_asks_at_runtime_need_consent() -> None:
     result = await Wire(app).result("t")
     assert result["isError"] is True and "UNSEALED" in text_of(result)
     allowed = MCPServer("u", request_state_security=UNSEALED, allow_unsealed_answers=True)
-    allowed.tool()(app._tools["t"].spec.fn)
+    allowed.tool()(app.spec.registry.tools["t"].spec.fn)
     asked = await Wire(allowed).result("t")
     assert asked["resultType"] == "input_required"
 

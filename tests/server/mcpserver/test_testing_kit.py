@@ -22,6 +22,8 @@ from mrtr.server import (
 )
 from mrtr.types import CreateMessageResult, ElicitResult, InputRequiredResult
 
+from ._drive import resolver_fn
+
 pytestmark = pytest.mark.anyio
 
 
@@ -117,12 +119,12 @@ async def test_scripted_client_reports_errors_and_capabilities() -> None:
 
 async def test_dependency_overrides_in_a_test() -> None:
     app = build()
-    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
+    ask_region_fn = resolver_fn(app, "deploy", "ask_region")
 
     async def fake(name: str) -> Region:
         return Region(region="test")
 
-    app.dependency_overrides[node.fn] = fake
+    app.dependency_overrides[ask_region_fn] = fake
     shown = await app.preview("deploy", {"name": "db"})
     assert shown.messages() == {"ask_go": "Deploy to test?"}
     app.dependency_overrides.clear()
@@ -133,8 +135,8 @@ async def test_assigning_dependency_overrides_replaces_what_requests_read() -> N
     # the requests read the app's overrides through its spec: a new mapping assigned
     # after registration must reach them as a fake set by key does
     app = build()
-    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
-    app.dependency_overrides = {node.fn: lambda: Region(region="assigned")}
+    ask_region_fn = resolver_fn(app, "deploy", "ask_region")
+    app.dependency_overrides = {ask_region_fn: lambda: Region(region="assigned")}
     shown = await app.preview("deploy", {"name": "db"})
     assert shown.messages() == {"ask_go": "Deploy to assigned?"}
     app.dependency_overrides = app.dependency_overrides  # the same mapping: kept
@@ -143,19 +145,32 @@ async def test_assigning_dependency_overrides_replaces_what_requests_read() -> N
     assert (await app.preview("deploy", {"name": "db"})).keys == ["ask_region"]
 
 
-def test_the_limits_are_fixed_when_the_server_is_made() -> None:
+FIXED_LIMITS: dict[str, tuple[Any, Any]] = {  # knob: (made with, assigned later)
+    "max_state_bytes": (1234, 10),
+    "allow_unsealed_answers": (True, False),
+    "legacy_shim": (False, True),
+    "legacy_shim_max_rounds": (3, 30),
+    "max_uri_length": (99, 9999),
+    "allow_path_traversal": (True, False),
+}
+
+
+@pytest.mark.parametrize("knob", sorted(FIXED_LIMITS))
+def test_the_limits_are_fixed_when_the_server_is_made(knob: str) -> None:
     # request time reads them from the frozen spec: a later assignment would be ignored,
-    # so it is refused
-    app = MCPServer("limits", max_state_bytes=1234, legacy_shim=False)
-    assert (app.max_state_bytes, app.legacy_shim) == (1234, False)
+    # so it is refused, and the spec keeps the value the server was made with
+    made_with, assigned = FIXED_LIMITS[knob]
+    app = MCPServer("limits", **{knob: made_with})
+    assert getattr(app, knob) == getattr(app.spec, knob) == made_with
     with pytest.raises(AttributeError):
-        app.max_state_bytes = 10  # type: ignore[misc]
+        setattr(app, knob, assigned)
+    assert getattr(app, knob) == getattr(app.spec, knob) == made_with
 
 
 async def test_an_override_is_called_with_its_own_parameters() -> None:
     app = build()
-    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
-    app.dependency_overrides[node.fn] = lambda: Region(region="fake")  # takes nothing
+    ask_region_fn = resolver_fn(app, "deploy", "ask_region")
+    app.dependency_overrides[ask_region_fn] = lambda: Region(region="fake")  # takes nothing
     answers = Answers({"ask_go": True})
     async with app.test_client(answers=answers) as client:
         transcript = await client.call_tool("deploy", {"name": "db"})
@@ -165,7 +180,7 @@ async def test_an_override_is_called_with_its_own_parameters() -> None:
     def by_keyword(**given: Any) -> Region:  # **kwargs: everything the resolver gets
         return Region(region=f"r-{given['name']}")
 
-    app.dependency_overrides[node.fn] = by_keyword
+    app.dependency_overrides[ask_region_fn] = by_keyword
     async with app.test_client(answers=answers) as client:
         transcript = await client.call_tool("deploy", {"name": "db"})
     assert transcript.result["content"][0]["text"] == "db -> r-db"
@@ -173,8 +188,8 @@ async def test_an_override_is_called_with_its_own_parameters() -> None:
 
 async def test_the_transcript_says_why_a_call_failed() -> None:
     app = build()
-    (node,) = [n for n in app._tools["deploy"].spec.plan.nodes if n.key == "ask_region"]  # type: ignore[union-attr]
-    app.dependency_overrides[node.fn] = lambda zone: Region(region=zone)
+    ask_region_fn = resolver_fn(app, "deploy", "ask_region")
+    app.dependency_overrides[ask_region_fn] = lambda zone: Region(region=zone)
     async with app.test_client(answers=Answers({"ask_go": True})) as client:
         transcript = await client.call_tool("deploy", {"name": "db"})
     assert transcript.result["isError"] is True

@@ -134,7 +134,7 @@ def is_modern(params: dict[str, Any]) -> bool:
 def accepts_tasks(caps: ClientCapabilities | None) -> bool:
     """Whether a request's client capabilities declare the Tasks extension."""
     extensions = None if caps is None else caps.extensions
-    return bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
+    return extensions is not None and TASKS_EXTENSION in extensions
 
 
 EnvelopeKey = tuple[Any, str, str, str]

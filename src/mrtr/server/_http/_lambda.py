@@ -58,6 +58,9 @@ _LISTEN = "subscriptions/listen"
 _logger = logging.getLogger("mrtr.server.http")
 _DISCOVER = "server/discover"
 _STREAMED = frozenset({"listChanged", "subscribe"})  # capabilities that need a listen stream
+# what the transport specification has a server assume of a request with neither an
+# initialize version nor an MCP-Protocol-Version header
+_HEADERLESS_VERSION = "2025-03-26"
 
 
 def check_serverless(server: Any) -> None:
@@ -144,7 +147,7 @@ class _ModernOnly:
         if not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):
             requested = params.get("protocolVersion") if isinstance(params, dict) else None
             if not isinstance(requested, str):
-                requested = _header(scope, b"mcp-protocol-version") or "2025-03-26"
+                requested = _header(scope, b"mcp-protocol-version") or _HEADERLESS_VERSION
             error = HandlerError(
                 UNSUPPORTED_PROTOCOL_VERSION,
                 "Unsupported protocol version: this server runs on AWS Lambda and serves "

@@ -129,11 +129,6 @@ class MCPServer:
         if max_uri_length < 1:
             raise ValueError("max_uri_length must be at least 1")
         self.name = name or "mcp-server"
-        registry = Registry()
-        self._tools: dict[str, ToolEntry] = registry.tools
-        self._prompts: dict[str, PromptEntry] = registry.prompts
-        self._resources: dict[str, ResourceEntry] = registry.resources
-        self._templates: dict[str, ResourceEntry] = registry.templates
         self.server = Server(
             name or "",
             version=version,
@@ -150,7 +145,7 @@ class MCPServer:
         self.server.name = self.name
         self.spec = AppSpec(
             server=self.server,
-            registry=registry,
+            registry=Registry(),
             owner=self,
             max_state_bytes=max_state_bytes,
             allow_unsealed_answers=allow_unsealed_answers,
@@ -347,7 +342,7 @@ class MCPServer:
             )
         if isinstance(annotations, dict):
             annotations = ToolAnnotations.model_validate(annotations)
-        self._tools[tool_name] = ToolEntry(
+        self.spec.registry.tools[tool_name] = ToolEntry(
             spec=spec,
             title=title,
             description=description or inspect.getdoc(fn),
@@ -362,7 +357,7 @@ class MCPServer:
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool (KeyError when there is none)."""
-        del self._tools[name]
+        del self.spec.registry.tools[name]
         self.server._tools_changed()
 
     def prompt(
@@ -388,7 +383,7 @@ class MCPServer:
             prompt_name = name or fn.__name__
             spec = HandlerSpec.build(fn, prompt_name, "prompt", localns=localns)
             self._check_rails(spec)
-            self._prompts[prompt_name] = PromptEntry(
+            self.spec.registry.prompts[prompt_name] = PromptEntry(
                 spec=spec,
                 title=title,
                 description=description or inspect.getdoc(fn),
@@ -438,7 +433,8 @@ class MCPServer:
                 allow_path_traversal=allow_path_traversal,
             )
             self._check_rails(entry.spec)
-            (self._templates if entry.matcher is not None else self._resources)[uri] = entry
+            registry = self.spec.registry
+            (registry.templates if entry.matcher is not None else registry.resources)[uri] = entry
             return fn
 
         return decorate

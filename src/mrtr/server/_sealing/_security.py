@@ -59,7 +59,8 @@ __all__ = [
 
 _logger = logging.getLogger("mrtr.server.request_state")
 
-_ENVELOPE_VERSION = 1
+ENVELOPE_VERSION = 1
+"""The ``v`` claim of every sealed state (``mrtr inspect --keys`` checks it too)."""
 _CLOCK_SKEW = 60.0  # seconds an instance's clock may run behind the one that sealed
 _PRINCIPAL_LABEL = b"mrtr/request-state/principal\x00"
 _NONCE_SIZE = 16
@@ -422,7 +423,7 @@ class RequestStateSecurity:
             Exception: whatever the codec raises (the server answers -32603 and logs it).
         """
         claims: dict[str, Any] = {
-            "v": _ENVELOPE_VERSION,
+            "v": ENVELOPE_VERSION,
             "exp": self.clock() + self.ttl,
             "m": binding.method,
             "t": binding.target,
@@ -508,7 +509,7 @@ class RequestStateSecurity:
         Raises:
             Exception: whatever the codec or the store raised.
         """
-        kept = {"v": _ENVELOPE_VERSION, "n": opening.nonce, "l": opening.leg, "r": answer}
+        kept = {"v": ENVELOPE_VERSION, "n": opening.nonce, "l": opening.leg, "r": answer}
         text = canonical_json(kept)
         sealed: str | None = None
         if len(text) <= self.max_answer_bytes:
@@ -537,7 +538,7 @@ class RequestStateSecurity:
             raise InvalidRequestState(f"kept answer unreadable ({type(exc).__name__})") from None
         if (
             not isinstance(kept, dict)
-            or (kept.get("v"), kept.get("n"), kept.get("l")) != (_ENVELOPE_VERSION, nonce, leg)
+            or (kept.get("v"), kept.get("n"), kept.get("l")) != (ENVELOPE_VERSION, nonce, leg)
             or not isinstance(kept.get("r"), dict)
         ):
             raise InvalidRequestState("kept answer belongs to another leg")
@@ -581,7 +582,7 @@ class RequestStateSecurity:
             claims = json.loads(payload)
         except (ValueError, TypeError):
             raise InvalidRequestState("malformed envelope (not JSON)") from None
-        if not isinstance(claims, dict) or claims.get("v") != _ENVELOPE_VERSION:
+        if not isinstance(claims, dict) or claims.get("v") != ENVELOPE_VERSION:
             raise InvalidRequestState("malformed envelope (unknown version)")
         return claims
 
