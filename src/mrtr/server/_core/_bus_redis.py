@@ -182,12 +182,7 @@ class RedisNotificationBus:
                 continue
             text = self._outbox.popleft()  # taken: another connect's sender cannot resend it
             try:
-                await self._xadd(text)
-            except anyio.get_cancelled_exc_class():
-                # stopping mid-send (a Lambda invocation ends right after its change):
-                # the flush sends it, at worst twice, rather than never
-                self._outbox.appendleft(text)
-                raise
+                await self._send_through(text)
             except Exception as exc:
                 if len(self._outbox) < self.max_buffer:
                     self._outbox.appendleft(text)
@@ -201,6 +196,23 @@ class RedisNotificationBus:
         self._lost(exc)
         await anyio.sleep(wait)
         return min(wait * 2, self.retry_cap)
+
+    async def _send_through(self, text: str) -> None:
+        """Send one change; a send under way finishes even if the bus stops meanwhile.
+
+        A Lambda invocation stops its bus right after its change: a send cut mid-way may
+        already be in Redis, and sent again by the flush it would arrive twice. Bounded
+        by ``block_ms``; past it the change is kept for another try (then, at worst, twice).
+
+        Raises:
+            TimeoutError: Redis took longer than ``block_ms``.
+            Exception: whatever the client raised.
+        """
+        deadline = anyio.current_time() + self.block_ms / 1000
+        with anyio.CancelScope(shield=True, deadline=deadline) as scope:
+            await self._xadd(text)
+        if scope.cancelled_caught:
+            raise TimeoutError(f"Redis took over {self.block_ms} ms to take a change")
 
     async def _xadd(self, text: str) -> None:
         """Put one change on the stream, trimmed to about ``max_stream_length`` entries."""
