@@ -125,6 +125,16 @@ def _header(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_ASYNCIO_ONLY = [
+    "@pytest.fixture",
+    "def anyio_backend() -> str:",
+    '    return "asyncio"',
+    "",
+    "",
+]
+"""The fixture every exported test module carries: it replays on asyncio only."""
+
+
 def _call_form(call: Mapping[str, Any]) -> tuple[str, str]:
     """The client method a recorded call replays with, and its arguments as source."""
     method = {"tools/call": "call_tool", "prompts/get": "get_prompt",
@@ -161,11 +171,7 @@ def _scripted_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         "    return lambda request: queue.pop(0)",
         "",
         "",
-        "@pytest.fixture",
-        "def anyio_backend() -> str:",
-        '    return "asyncio"',
-        "",
-        "",
+        *_ASYNCIO_ONLY,
         f"async def test_replay_{_name(call['name'])}() -> None:",
         "    answers = Answers(",
         "        {key: in_order(list(seq)) for key, seq in RECORDED.items()},",
@@ -211,11 +217,7 @@ def _client_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         f"ENDING = {_literal(_ending(data))}",
         "",
         "",
-        "@pytest.fixture",
-        "def anyio_backend() -> str:",
-        '    return "asyncio"',
-        "",
-        "",
+        *_ASYNCIO_ONLY,
         "async def answer(ctx: Any, params: Any = None) -> Any:",
         '    """The recorded answer to this round\'s key (lineage and order, not the request)."""',
         "    return RECORDED[ctx.round][ctx.key]",
