@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -90,28 +91,18 @@ async def follow_task(
         session.task_wakers.forget(task.id)
 
 
+@dataclass(slots=True)
 class _Follower:
     """One task being followed: the latest handle, and the counts its limits bound."""
 
-    def __init__(
-        self,
-        task: Task,
-        session: ClientSession,
-        rounds: _Rounds,
-        polling: TaskPolling,
-        max_rounds: int,
-        on_round: Callable[[RoundEvent], object] | None,
-        on_task: Callable[[Task], object] | None,
-        trace: Any,
-    ) -> None:
-        self.task = task
-        self.session = session
-        self.rounds = rounds
-        self.polling = polling
-        self.max_rounds = max_rounds
-        self.on_round = on_round
-        self.on_task = on_task
-        self.trace = trace
+    task: Task
+    session: ClientSession
+    rounds: _Rounds
+    polling: TaskPolling
+    max_rounds: int
+    on_round: Callable[[RoundEvent], object] | None
+    on_task: Callable[[Task], object] | None
+    trace: Any
 
     def _check_time(self, task: Task, started: float) -> None:
         """Give up a task followed longer than `max_wait`, or past its ttl."""

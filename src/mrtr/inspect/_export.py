@@ -125,17 +125,30 @@ def _header(data: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_ASYNCIO_ONLY = [
+    "@pytest.fixture",
+    "def anyio_backend() -> str:",
+    '    return "asyncio"',
+    "",
+    "",
+]
+"""The fixture every exported test module carries: it replays on asyncio only."""
+
+
+def _call_form(call: Mapping[str, Any]) -> tuple[str, str]:
+    """The client method a recorded call replays with, and its arguments as source."""
+    method = {"tools/call": "call_tool", "prompts/get": "get_prompt",
+              "resources/read": "read_resource"}[call["method"]]  # fmt: skip
+    if method == "read_resource":
+        return method, repr(call["name"])
+    return method, f"{call['name']!r}, {_literal(call['arguments'])}"
+
+
 def _scripted_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
     call = data["call"]
     asked = [list(r["keys"]) for r in data["rounds"]]
     by_key = _answers_by_key(data["rounds"])
-    method = {"tools/call": "call_tool", "prompts/get": "get_prompt",
-              "resources/read": "read_resource"}[call["method"]]  # fmt: skip
-    args = (
-        f"{call['name']!r}"
-        if method == "read_resource"
-        else f"{call['name']!r}, {_literal(call['arguments'])}"
-    )
+    method, args = _call_form(call)
     ending = _ending(data)
     lines = _header(data)
     lines += [
@@ -158,11 +171,7 @@ def _scripted_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         "    return lambda request: queue.pop(0)",
         "",
         "",
-        "@pytest.fixture",
-        "def anyio_backend() -> str:",
-        '    return "asyncio"',
-        "",
-        "",
+        *_ASYNCIO_ONLY,
         f"async def test_replay_{_name(call['name'])}() -> None:",
         "    answers = Answers(",
         "        {key: in_order(list(seq)) for key, seq in RECORDED.items()},",
@@ -193,13 +202,7 @@ def _client_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
     else:
         target = repr(source.get("url", "http://127.0.0.1:8000/mcp"))
         imports = "# a URL target: secrets in it were redacted; put them back in TARGET"
-    method = {"tools/call": "call_tool", "prompts/get": "get_prompt",
-              "resources/read": "read_resource"}[call["method"]]  # fmt: skip
-    args = (
-        f"{call['name']!r}"
-        if method == "read_resource"
-        else f"{call['name']!r}, {_literal(call['arguments'])}"
-    )
+    method, args = _call_form(call)
     lines = _header(data)
     lines += [
         "from mrtr import Client, MCPError",
@@ -214,11 +217,7 @@ def _client_module(data: Mapping[str, Any], source: Mapping[str, Any]) -> str:
         f"ENDING = {_literal(_ending(data))}",
         "",
         "",
-        "@pytest.fixture",
-        "def anyio_backend() -> str:",
-        '    return "asyncio"',
-        "",
-        "",
+        *_ASYNCIO_ONLY,
         "async def answer(ctx: Any, params: Any = None) -> Any:",
         '    """The recorded answer to this round\'s key (lineage and order, not the request)."""',
         "    return RECORDED[ctx.round][ctx.key]",
