@@ -542,7 +542,10 @@ class ServerConnection:
         A balancer that cuts the connection, or a client that gave up waiting, would
         otherwise cancel the handler halfway: its effects unknown, its answer never
         kept. Shielded, it finishes and its answer waits for the re-send; bounded by
-        its state's lifetime, past which nobody can ask for it.
+        its state's lifetime, past which nobody can ask for it. Under ``take_over``, a run
+        that reached a new ``ctx.once`` mark ends; the mark is stored (a compare-and-swap
+        that fails if another instance took the leg over) and the leg runs again, this
+        time passing it: the effect runs only once its mark is in the store.
         """
         left = max(0.0, opening.expires_at - policy.clock())
         with anyio.CancelScope(shield=True, deadline=anyio.current_time() + left) as scope:
