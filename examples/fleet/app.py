@@ -20,7 +20,10 @@ app:app``, from this folder) builds the same app from the environment:
   ``take_over=True`` and a leg whose instance was killed after paying is finished by
   another instance, without paying again;
 - ``MRTR_GATE``: when set, ``transfer``'s paying leg waits for the Redis key
-  ``<prefix>:gate:<call_id>`` (at most a minute): how a test holds a leg in flight.
+  ``<prefix>:gate:<call_id>`` (at most a minute): how a test holds a leg in flight; and,
+  when ``<prefix>:hold:<call_id>`` is set, it waits after paying too (for
+  ``<prefix>:released:<call_id>``): how a test kills an instance between the effect and
+  the answer.
 
 The instances run no task body (``run_bodies=False``): the workers do.
 """
@@ -57,6 +60,12 @@ async def gate(client: Any, key: str) -> None:
     with anyio.move_on_after(60):
         while not client.exists(key):  # noqa: ASYNC110 (a condition in another process)
             await anyio.sleep(0.02)
+
+
+async def held(client: Any, prefix: str, call_id: str, gated: bool) -> None:
+    """After paying, when a test set ``<prefix>:hold:<call_id>``: until it is released."""
+    if gated and client.exists(f"{prefix}:hold:{call_id}"):
+        await gate(client, f"{prefix}:released:{call_id}")
 
 
 def build() -> tuple[MCPServer, Any]:
@@ -114,6 +123,7 @@ def build() -> tuple[MCPServer, Any]:
         await anyio.sleep(work)
         if ctx.once("pay"):
             effect(call_id)
+            await held(client, prefix, call_id, gated)  # where a test may kill the instance
         return f"{instance}: transferred {amount}"
 
     @app.tool(task="required")
