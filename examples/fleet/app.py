@@ -15,8 +15,15 @@ app:app``, from this folder) builds the same app from the environment:
   bench shortens it to retire a rotated key within its run);
 - ``MRTR_DRAIN``: seconds an instance drains on SIGTERM (default 10: ``/readyz`` turns
   503, the legs in flight are answered, then it stops);
+- ``MRTR_LEG_LEASE``: seconds a leg may run before a re-send of it takes it over
+  (default 120): every effect of a leg is under ``ctx.once``, so the policy has
+  ``take_over=True`` and a leg whose instance was killed after paying is finished by
+  another instance, without paying again;
 - ``MRTR_GATE``: when set, ``transfer``'s paying leg waits for the Redis key
-  ``<prefix>:gate:<call_id>`` (at most a minute): how a test holds a leg in flight.
+  ``<prefix>:gate:<call_id>`` (at most a minute): how a test holds a leg in flight; and,
+  when ``<prefix>:hold:<call_id>`` is set, it waits after paying too (for
+  ``<prefix>:released:<call_id>``): how a test kills an instance between the effect and
+  the answer.
 
 The instances run no task body (``run_bodies=False``): the workers do.
 """
@@ -55,6 +62,12 @@ async def gate(client: Any, key: str) -> None:
             await anyio.sleep(0.02)
 
 
+async def held(client: Any, prefix: str, call_id: str, gated: bool) -> None:
+    """After paying, when a test set ``<prefix>:hold:<call_id>``: until it is released."""
+    if gated and client.exists(f"{prefix}:hold:{call_id}"):
+        await gate(client, f"{prefix}:released:{call_id}")
+
+
 def build() -> tuple[MCPServer, Any]:
     """The app and its Redis client, from the environment."""
     import redis
@@ -70,6 +83,8 @@ def build() -> tuple[MCPServer, Any]:
         ttl=float(os.environ.get("MRTR_TTL", "600")),
         single_use=True,  # and each leg's answer kept: a lost one can be asked for again
         replay_store=RedisReplayStore(client, prefix=f"{prefix}:replay"),
+        take_over=True,  # a leg whose instance died is run again, its ctx.once marks kept
+        running_lease=float(os.environ.get("MRTR_LEG_LEASE", "120")),
     )
     runner = TaskRunner(RedisTaskStore(client, prefix=f"{prefix}:tasks"), run_bodies=False)
     bus = RedisNotificationBus(client, stream=f"{prefix}:changes")  # task status, list changes
@@ -92,18 +107,23 @@ def build() -> tuple[MCPServer, Any]:
         """A multi-round call: confirm, then pay (once).
 
         The leg carrying the answer counts itself under (call, attempt): a leg the
-        server ran twice (an answer applied twice) would count 2.
+        server ran twice (an answer applied twice) would count 2. Under ``ctx.once``,
+        as every effect of a leg must be when legs are taken over (``take_over``): a
+        leg run again after its instance died does not count it again, a replayed
+        state does.
         """
         answer = await ctx.ask(Elicit(f"Transfer {amount}?", Confirm, key="confirm"))
         if not (isinstance(answer, AcceptedElicitation) and answer.data.ok):
             return f"{instance}: not transferred"
-        client.incr(f"{prefix}:applied:{call_id}:{attempt}")
+        if ctx.once("applied"):
+            client.incr(f"{prefix}:applied:{call_id}:{attempt}")
         client.set(f"{prefix}:working:{call_id}", instance)
         if gated:
             await gate(client, f"{prefix}:gate:{call_id}")
         await anyio.sleep(work)
         if ctx.once("pay"):
             effect(call_id)
+            await held(client, prefix, call_id, gated)  # where a test may kill the instance
         return f"{instance}: transferred {amount}"
 
     @app.tool(task="required")

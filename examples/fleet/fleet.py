@@ -134,6 +134,7 @@ class Fleet:
     ttl: float | None = None
     drain: float | None = None
     gated: bool = False
+    leg_lease: float | None = None
     port: int = 0
     redis_url: str = ""
     _dir: Path | None = None
@@ -172,6 +173,7 @@ class Fleet:
             **({} if self.work is None else {"MRTR_WORK": str(self.work)}),
             **({} if self.ttl is None else {"MRTR_TTL": str(self.ttl)}),
             **({} if self.drain is None else {"MRTR_DRAIN": str(self.drain)}),
+            **({} if self.leg_lease is None else {"MRTR_LEG_LEASE": str(self.leg_lease)}),
             **({"MRTR_GATE": "1"} if self.gated else {}),
         }
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         AnswerStore as AnswerStore,
         LegOpening as LegOpening,
         LegRecord as LegRecord,
+        LegTakeoverStore as LegTakeoverStore,
     )
     from mrtr.server._mcpserver._app import MCPServer as MCPServer
     from mrtr.server._mcpserver._asks import (
@@ -108,7 +109,12 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "mrtr.errors": ("InvalidRequestState",),
-    "mrtr.server._sealing._answers": ("AnswerStore", "LegOpening", "LegRecord"),
+    "mrtr.server._sealing._answers": (
+        "AnswerStore",
+        "LegOpening",
+        "LegRecord",
+        "LegTakeoverStore",
+    ),
     "mrtr.server._core._bus": ("NotificationBus",),
     "mrtr.server._core._bus_redis": ("RedisNotificationBus",),
     "mrtr.server._sealing._codec": ("AESGCMCodec", "AESGCMRequestStateCodec", "RequestStateCodec"),

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_STREAMS",
     "DEFAULT_MAX_SUBSCRIPTION_BYTES",
     "DEFAULT_MAX_URI_LENGTH",
+    "DEFAULT_LEG_MAX_MARKS",
     "DEFAULT_REPLAY_ANSWER_MAX_BYTES",
     "DEFAULT_REPLAY_RUNNING_LEASE",
     "DEFAULT_REPLAY_STORE_MAX_BYTES",
@@ -97,6 +98,8 @@ DEFAULT_REPLAY_RUNNING_LEASE = 120.0
 """Seconds a leg may run before a re-send of it is refused instead of told to wait."""
 DEFAULT_REPLAY_STORE_MAX_BYTES = 64 * 1024 * 1024
 """Characters of kept answers a `MemoryReplayStore` holds in all (past it, none is kept)."""
+DEFAULT_LEG_MAX_MARKS = 64
+"""``ctx.once`` marks one leg stores for a takeover (`RequestStateSecurity(take_over=True)`)."""
 
 # the notification bus between instances (`RedisNotificationBus`)
 DEFAULT_BUS_MAX_BUFFER = 1024

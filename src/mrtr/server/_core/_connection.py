@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from mrtr.errors import INVALID_REQUEST_STATE_MESSAGE, InvalidRequestState, MCPError
 from mrtr.server._core._backchannel import BackChannel
-from mrtr.server._core._context import Principal, ServerRequestContext
+from mrtr.server._core._context import LEG_ONCE, LegMarks, Principal, ServerRequestContext
 from mrtr.server._core._envelope import (
     Envelope,
     Era,
@@ -215,6 +215,19 @@ async def _drop(message: JSONObject) -> None:
 
 
 _FROZEN_DATA = {"reason": "invalid_request_state"}
+
+
+class _TakenOver(Exception):
+    """Another instance took this leg over while it ran: stop, keep nothing (private)."""
+
+
+def _leg_running() -> HandlerError:
+    """The retryable answer to a re-send of a leg running elsewhere."""
+    return HandlerError(
+        SERVER_BUSY,
+        "Server busy: this leg is still running; ask again later",
+        {"reason": LEG_RUNNING_REASON, "retryAfterMs": _RUNNING_RETRY_MS},
+    )
 
 
 def _frozen_rejection(method: str, reason: str) -> HandlerError:
@@ -489,32 +502,34 @@ class ServerConnection:
             _state_logger.info("%s: a re-sent leg gets its kept answer", method)
             return _kept_answer(opening.answer)
         if opening.running:
-            raise HandlerError(
-                SERVER_BUSY,
-                "Server busy: this leg is still running; ask again later",
-                {"reason": LEG_RUNNING_REASON, "retryAfterMs": _RUNNING_RETRY_MS},
-            )
+            raise _leg_running()
+        marks = LegMarks(stored=opening.marks)
         reset = _OPENED.set((sealed, opening.state))
+        leg = LEG_ONCE.set(marks if policy.takes_over else None)
         try:
             wire = await self._run_kept(
-                policy, opening, request_id, method, params, emit, principal, close_stream
+                policy, opening, marks, request_id, method, params, emit, principal, close_stream
             )
+        except _TakenOver:  # another instance runs this leg now: its answer is the one kept
+            raise _leg_running() from None
         except HandlerError as exc:
-            await self._keep(policy, opening, {"error": exc.to_error()})
+            await self._keep(policy, opening, marks, {"error": exc.to_error()})
             raise
         except Exception:  # a bug in a hook: answered -32603 by `handle`, and kept so
             internal = HandlerError(INTERNAL_ERROR, "Internal error")
-            await self._keep(policy, opening, {"error": internal.to_error()})
+            await self._keep(policy, opening, marks, {"error": internal.to_error()})
             raise
         finally:
+            LEG_ONCE.reset(leg)
             _OPENED.reset(reset)
-        await self._keep(policy, opening, {"result": wire})
+        await self._keep(policy, opening, marks, {"result": wire})
         return wire
 
     async def _run_kept(
         self,
         policy: RequestStateSecurity,
         opening: LegOpening,
+        marks: LegMarks,
         request_id: str | int,
         method: str,
         params: dict[str, Any],
@@ -527,23 +542,42 @@ class ServerConnection:
         A balancer that cuts the connection, or a client that gave up waiting, would
         otherwise cancel the handler halfway: its effects unknown, its answer never
         kept. Shielded, it finishes and its answer waits for the re-send; bounded by
-        its state's lifetime, past which nobody can ask for it.
+        its state's lifetime, past which nobody can ask for it. Under ``take_over``, a run
+        that reached a new ``ctx.once`` mark ends; the mark is stored (a compare-and-swap
+        that fails if another instance took the leg over) and the leg runs again, this
+        time passing it: the effect runs only once its mark is in the store.
         """
         left = max(0.0, opening.expires_at - policy.clock())
         with anyio.CancelScope(shield=True, deadline=anyio.current_time() + left) as scope:
             wire = await self._serve(request_id, method, params, emit, principal, close_stream)
+            while marks.pending is not None:  # a ctx.once mark to store before its effect
+                key, marks.pending = marks.pending, None
+                if len(marks.stored) >= policy.max_leg_marks:
+                    raise HandlerError(
+                        INTERNAL_ERROR, "Too many ctx.once marks", {"reason": "too_many_marks"}
+                    )
+                if not await policy.mark_leg(opening, marks.stored, key):
+                    raise _TakenOver
+                marks.stored = (*marks.stored, key)
+                marks.armed.add(key)
+                wire = await self._serve(request_id, method, params, emit, principal, close_stream)
         if scope.cancelled_caught:
             _logger.error("a kept %s leg ran past its state's lifetime: cancelled", method)
             raise HandlerError(INTERNAL_ERROR, "Internal error")
         return wire
 
     async def _keep(
-        self, policy: RequestStateSecurity, opening: LegOpening, answer: JSONObject
+        self,
+        policy: RequestStateSecurity,
+        opening: LegOpening,
+        marks: LegMarks,
+        answer: JSONObject,
     ) -> None:
         """Keep a leg's answer; a store that fails leaves the leg refused, never re-run."""
         try:
             with anyio.CancelScope(shield=True):  # the handler ran: its answer must be kept
-                await policy.keep_answer(opening, answer)
+                stored = marks.stored if policy.takes_over else None
+                await policy.keep_answer(opening, answer, marks=stored)
         except Exception:
             _state_logger.exception(
                 "could not keep the answer of a leg: a re-send of it will be refused"

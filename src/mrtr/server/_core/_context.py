@@ -26,7 +26,14 @@ if TYPE_CHECKING:
         ToolChoice,
     )
 
-__all__ = ["DURABLE_ONCE", "LOG_LEVELS", "Principal", "ServerRequestContext"]
+__all__ = [
+    "DURABLE_ONCE",
+    "LEG_ONCE",
+    "LOG_LEVELS",
+    "LegMarks",
+    "Principal",
+    "ServerRequestContext",
+]
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -48,6 +55,30 @@ DURABLE_ONCE: ContextVar[set[str] | None] = ContextVar("mrtr_durable_once", defa
 Then ``ctx.once`` ends the round (state only) the first time a key is reached, so the mark
 is in the store before the effect runs; the body runs again and passes it (private).
 Here, below both, because the Tasks runner sets it and `MCPServer`'s ``ctx.once`` reads it.
+"""
+
+
+@dataclass(slots=True)
+class LegMarks:
+    """The ``ctx.once`` marks of a leg that may be taken over (private).
+
+    Attributes:
+        stored: every mark in the store, in order (what the next compare-and-swap
+            expects): those of a dead earlier run, then this run's. A stored mark not
+            armed is passed: its effect is skipped.
+        armed: marks this run stored and has not passed yet: their effects run now.
+        pending: a mark reached and not stored yet: the run ends, the connection stores
+            it and runs the leg again.
+    """
+
+    stored: tuple[str, ...] = ()
+    armed: set[str] = field(default_factory=set)
+    pending: str | None = None
+
+
+LEG_ONCE: ContextVar[LegMarks | None] = ContextVar("mrtr_leg_once", default=None)
+"""Set while a leg of a policy with ``take_over=True`` runs: its ``ctx.once`` marks are
+stored in the replay store before their effects run (the leg runs again after each one).
 """
 
 

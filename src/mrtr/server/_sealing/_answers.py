@@ -8,6 +8,12 @@ and it cannot know whether the leg's effects happened. A store that is also an
 ``inputResponses``), that it is running, and then its answer, sealed with the policy's
 codec. Re-sending the same leg then gets the same answer and never runs the handler
 twice; a different leg on the same state is still refused.
+
+A store that is also a `LegTakeoverStore` lets a policy with ``take_over=True`` run a leg
+again whose first run died (past ``running_lease``): the record also holds the leg's
+``ctx.once`` marks, each stored before its effect runs, and every change of a running
+record is a compare-and-swap, so two instances never both take a leg over and a run that
+was taken over can store nothing more.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from mrtr._lazy import publish
 
-__all__ = ["AnswerStore", "LegOpening", "LegRecord"]
+__all__ = ["AnswerStore", "LegOpening", "LegRecord", "LegTakeoverStore"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +36,14 @@ class LegRecord:
         started: when that leg started, by the clock of the instance that ran it.
         done: the leg finished (its answer kept or not).
         answer: the sealed answer, when one was kept.
+        marks: the ``ctx.once`` keys the running leg stored before their effects ran.
     """
 
     leg: str
     started: float
     done: bool = False
     answer: str | None = None
+    marks: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -63,6 +71,22 @@ class AnswerStore(Protocol):
         ...
 
 
+@runtime_checkable
+class LegTakeoverStore(Protocol):
+    """An `AnswerStore` whose records can be swapped atomically: what leg takeover needs.
+
+    Both built-in stores are (`RedisReplayStore` with a Lua compare-and-set).
+    """
+
+    async def swap(self, nonce: str, old: LegRecord, new: LegRecord) -> bool:
+        """Replace the record of ``nonce`` with ``new`` only if it is still ``old``.
+
+        Atomic across the instances sharing the store; the record keeps its expiry.
+        False when the record changed (another instance took the leg over) or is gone.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class LegOpening:
     """A single-use token opened by a policy that keeps answers.
@@ -76,6 +100,9 @@ class LegOpening:
         answer: the kept answer of an earlier run of this same leg (``{"result": ...}``
             or ``{"error": ...}``): send it, run nothing.
         running: the same leg is running now, here or on another instance.
+        marks: the ``ctx.once`` keys an earlier run of a leg taken over stored (their
+            effects are skipped).
+        taken_over: this run takes over a leg whose first run died.
     """
 
     state: str
@@ -85,6 +112,8 @@ class LegOpening:
     expires_at: float
     answer: dict[str, Any] | None = None
     running: bool = False
+    marks: tuple[str, ...] = ()
+    taken_over: bool = False
 
 
-publish("mrtr.server", AnswerStore, LegOpening, LegRecord)
+publish("mrtr.server", AnswerStore, LegOpening, LegRecord, LegTakeoverStore)

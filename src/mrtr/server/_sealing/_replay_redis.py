@@ -13,6 +13,12 @@ It is also an `AnswerStore`: ``begin`` writes ``{"l": leg, "t": started}`` with 
 kept answer, or "still running") from another one; ``finish`` overwrites it with the
 sealed answer (``SET XX KEEPTTL``: Redis 6 or later). The answer's size is bounded by the
 policy (``max_answer_bytes``).
+
+And a `LegTakeoverStore`: ``swap`` is one Lua script that compares the stored value with
+the old record's encoding and sets the new one (``KEEPTTL``) only if they are equal, so
+of two instances taking over the same dead leg one wins, and a run taken over can store
+no more marks nor its answer. Records are encoded one way only (`_encode`), so a record
+read back encodes to the bytes stored.
 """
 
 from __future__ import annotations
@@ -69,7 +75,7 @@ class RedisReplayStore:
         Raises:
             Exception: whatever the Redis client raised; the request is then refused.
         """
-        value = json.dumps({"l": leg, "t": now}).encode("ascii")
+        value = _encode(LegRecord(leg=leg, started=now))
         if await self._set_new(nonce, value, now=now, expires_at=expires_at):
             return None
         return _record(await self._call("get", f"{self._prefix}:{nonce}"))
@@ -82,8 +88,17 @@ class RedisReplayStore:
         Raises:
             Exception: whatever the Redis client raised (the answer is then not kept).
         """
-        value = json.dumps({"l": leg, "t": started, "d": 1, "a": answer}).encode("ascii")
+        value = _encode(LegRecord(leg=leg, started=started, done=True, answer=answer))
         await self._call("set", f"{self._prefix}:{nonce}", value, xx=True, keepttl=True)
+
+    async def swap(self, nonce: str, old: LegRecord, new: LegRecord) -> bool:
+        """Set ``new`` under ``nonce`` if ``old`` is what it holds (one Lua script).
+
+        Raises:
+            Exception: whatever the Redis client raised (nothing is swapped then).
+        """
+        key = f"{self._prefix}:{nonce}"
+        return bool(await self._call("eval", _SWAP, 1, key, _encode(old), _encode(new)))
 
     async def _set_new(self, nonce: str, value: bytes, *, now: float, expires_at: float) -> bool:
         ttl_ms = max(1, math.ceil((expires_at - now + self._skew) * 1000))
@@ -94,6 +109,25 @@ class RedisReplayStore:
         if self._async:
             return await method(*args, **kwargs)
         return await anyio.to_thread.run_sync(partial(method, *args, **kwargs))
+
+
+_SWAP = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
+return 0
+"""
+
+
+def _encode(record: LegRecord) -> bytes:
+    """The one encoding of a record (``begin`` and ``finish`` write the same bytes)."""
+    value: dict[str, Any] = {"l": record.leg, "t": record.started}
+    if record.done:
+        value["d"], value["a"] = 1, record.answer
+    if record.marks:
+        value["m"] = list(record.marks)
+    return json.dumps(value).encode("ascii")
 
 
 _UNKNOWN = LegRecord(leg="", started=0.0, done=True)
@@ -108,13 +142,20 @@ def _record(raw: Any) -> LegRecord:
     if not isinstance(value, dict):
         return _UNKNOWN
     leg, started, answer = value.get("l"), value.get("t"), value.get("a")
-    if not isinstance(leg, str) or not isinstance(started, (int, float)):
+    marks = value.get("m", [])
+    if (
+        not isinstance(leg, str)
+        or not isinstance(started, (int, float))
+        or not isinstance(marks, list)
+        or not all(isinstance(mark, str) for mark in marks)
+    ):
         return _UNKNOWN
     return LegRecord(
         leg=leg,
-        started=float(started),
+        started=started,  # as stored: the record must encode back to the same bytes
         done=bool(value.get("d")),
         answer=answer if isinstance(answer, str) else None,
+        marks=tuple(marks),
     )
 
 

@@ -38,11 +38,12 @@ from mrtr._lazy import publish
 from mrtr._wire._speedups import canonical_encoder
 from mrtr.errors import InvalidRequestState
 from mrtr.server._defaults import (
+    DEFAULT_LEG_MAX_MARKS,
     DEFAULT_REPLAY_ANSWER_MAX_BYTES,
     DEFAULT_REPLAY_RUNNING_LEASE,
     DEFAULT_REPLAY_STORE_MAX_BYTES,
 )
-from mrtr.server._sealing._answers import AnswerStore, LegOpening, LegRecord
+from mrtr.server._sealing._answers import AnswerStore, LegOpening, LegRecord, LegTakeoverStore
 from mrtr.server._sealing._codec import AESGCMCodec, RequestStateCodec, b64url
 
 if TYPE_CHECKING:
@@ -215,6 +216,19 @@ class MemoryReplayStore:
         """Keep ``answer`` for ``nonce`` (not kept when ``max_bytes`` would be passed)."""
         if nonce not in self._expiry:
             return  # expired meanwhile: nobody can re-send it
+        self._finish(nonce, leg=leg, started=started, answer=answer)
+
+    async def swap(self, nonce: str, old: LegRecord, new: LegRecord) -> bool:
+        """Set ``new`` for ``nonce`` if ``old`` is what it holds (no await between)."""
+        if nonce not in self._expiry or self._records.get(nonce) != old:
+            return False
+        if new.done:
+            self._finish(nonce, leg=new.leg, started=new.started, answer=new.answer)
+        else:
+            self._records[nonce] = new
+        return True
+
+    def _finish(self, nonce: str, *, leg: str, started: float, answer: str | None) -> None:
         self._forget(nonce)
         if answer is not None and self._bytes + len(answer) > self._max_bytes:
             _logger.warning(
@@ -259,6 +273,14 @@ class RequestStateSecurity:
             (a retryable -32000); past it the first run is presumed lost and the
             re-send refused: its outcome is unknown, and it never runs twice.
         clock: returns the current time in seconds (tests inject a fake).
+        take_over: with kept answers and a `LegTakeoverStore` (both built-in stores
+            are), a re-send of a leg whose first run is past ``running_lease`` runs it
+            again here instead of refusing it. Each ``ctx.once`` mark of a leg is stored
+            before its effect runs, and the new run skips the marked effects (at most
+            once, as in a task on a worker). Opt in only when every effect of a leg is
+            under ``ctx.once``: an unguarded effect would run again.
+        max_leg_marks: the most ``ctx.once`` marks one leg stores (past it the leg
+            fails, -32603 ``too_many_marks``).
 
     Raises:
         ValueError: not exactly one of keys and codec, a bad key, ttl not positive and
@@ -280,9 +302,13 @@ class RequestStateSecurity:
         max_answer_bytes: int = DEFAULT_REPLAY_ANSWER_MAX_BYTES,
         running_lease: float = DEFAULT_REPLAY_RUNNING_LEASE,
         clock: Callable[[], float] = time.time,
+        take_over: bool = False,
+        max_leg_marks: int = DEFAULT_LEG_MAX_MARKS,
     ) -> None:
         if not max_answer_bytes > 0 or not running_lease > 0:
             raise ValueError("max_answer_bytes and running_lease must be positive")
+        if not (isinstance(max_leg_marks, int) and max_leg_marks > 0):
+            raise ValueError("max_leg_marks must be a positive int")
         if (keys is None) == (codec is None):
             raise ValueError("RequestStateSecurity takes exactly one of keys= or codec=")
         if not (isinstance(ttl, (int, float)) and math.isfinite(ttl) and ttl > 0):
@@ -305,6 +331,14 @@ class RequestStateSecurity:
         self.max_answer_bytes = max_answer_bytes
         self.running_lease = float(running_lease)
         self.clock = clock
+        self.take_over = take_over
+        self.max_leg_marks = max_leg_marks
+
+    @property
+    def takes_over(self) -> bool:
+        """Whether a leg whose first run died is run again (see ``take_over``)."""
+        store = self.replay_store
+        return self.take_over and self.keeps_answers and isinstance(store, LegTakeoverStore)
 
     @property
     def keeps_answers(self) -> bool:
@@ -492,6 +526,8 @@ class RequestStateSecurity:
         if record.leg != leg:
             raise InvalidRequestState("replayed single-use token (by another leg)")
         if not record.done:
+            if not now - record.started <= self.running_lease and self.takes_over:
+                return await self._take_over(opening, record)
             if not now - record.started <= self.running_lease:
                 raise InvalidRequestState(
                     f"replayed single-use token whose first run started {now - record.started:.0f}"
@@ -503,8 +539,58 @@ class RequestStateSecurity:
         answer = self._open_answer(record.answer, nonce, leg)
         return LegOpening(state, nonce, leg, record.started, expires_at, answer=answer)
 
-    async def keep_answer(self, opening: LegOpening, answer: dict[str, Any]) -> None:
+    async def _take_over(self, opening: LegOpening, dead: LegRecord) -> LegOpening:
+        """Run again a leg whose first run died, with its marks; one instance only."""
+        store = self.replay_store
+        assert isinstance(store, LegTakeoverStore)  # takes_over says so
+        mine = LegRecord(leg=dead.leg, started=opening.started, marks=dead.marks)
+        if not await store.swap(opening.nonce, dead, mine):  # another instance was faster
+            return LegOpening(
+                opening.state,
+                opening.nonce,
+                opening.leg,
+                dead.started,
+                opening.expires_at,
+                running=True,
+            )
+        _logger.warning(
+            "taking over a leg whose first run started %.0f s ago and never finished "
+            "(%d ctx.once mark(s) it stored are skipped)",
+            opening.started - dead.started,
+            len(dead.marks),
+        )
+        return LegOpening(
+            opening.state,
+            opening.nonce,
+            opening.leg,
+            opening.started,
+            opening.expires_at,
+            marks=dead.marks,
+            taken_over=True,
+        )
+
+    async def mark_leg(self, opening: LegOpening, stored: tuple[str, ...], key: str) -> bool:
+        """Store the ``ctx.once`` mark ``key`` of a running leg before its effect runs.
+
+        ``stored`` is what this run holds in the store now. False: the leg was taken
+        over by another instance (this run must stop: its effects are the other's now).
+
+        Raises:
+            Exception: whatever the store raised.
+        """
+        store = self.replay_store
+        assert isinstance(store, LegTakeoverStore)
+        old = LegRecord(leg=opening.leg, started=opening.started, marks=stored)
+        new = LegRecord(leg=opening.leg, started=opening.started, marks=(*stored, key))
+        return await store.swap(opening.nonce, old, new)
+
+    async def keep_answer(
+        self, opening: LegOpening, answer: dict[str, Any], *, marks: tuple[str, ...] | None = None
+    ) -> None:
         """Seal and keep the answer (``{"result": ...}`` or ``{"error": ...}``) of a leg.
+
+        ``marks``: for a policy that `takes_over`, the marks this run stored; the answer is
+        then kept only if no other instance took the leg over meanwhile.
 
         Raises:
             Exception: whatever the codec or the store raised.
@@ -522,6 +608,12 @@ class RequestStateSecurity:
                 self.max_answer_bytes,
             )
         store = self.replay_store
+        if marks is not None and isinstance(store, LegTakeoverStore):
+            running = LegRecord(leg=opening.leg, started=opening.started, marks=marks)
+            done = LegRecord(leg=opening.leg, started=opening.started, done=True, answer=sealed)
+            if not await store.swap(opening.nonce, running, done):
+                _logger.warning("a leg was taken over by another instance: its answer is theirs")
+            return
         assert isinstance(store, AnswerStore)
         await store.finish(
             opening.nonce,

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, TypeAdapter
 
 from mrtr.errors import MCPError
-from mrtr.server._core._context import DURABLE_ONCE, Principal, ServerRequestContext
+from mrtr.server._core._context import (
+    DURABLE_ONCE,
+    LEG_ONCE,
+    Principal,
+    ServerRequestContext,
+)
 from mrtr.server._core._envelope import accepts_tasks
 from mrtr.server._tasks._runner import SERVER_BUSY, _nowhere, missing_extension
 from mrtr.types import INTERNAL_ERROR, InputRequiredResult
@@ -85,9 +90,11 @@ def _replay(
                 task.request, input_responses=answers, request_state=carried
             )
             token = DURABLE_ONCE.set(armed if durable else None)
+            leg = LEG_ONCE.set(None)  # a task is not the leg that started it
             try:
                 result = await entry.call(app, request, arguments)
             finally:
+                LEG_ONCE.reset(leg)
                 DURABLE_ONCE.reset(token)
             if not isinstance(result, InputRequiredResult):
                 assert result is not None

@@ -6,7 +6,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mrtr._lazy import publish
-from mrtr.server._core._context import DURABLE_ONCE  # a worker's stored ctx.once marks
+from mrtr.server._core._context import (
+    DURABLE_ONCE,  # a worker's stored ctx.once marks
+    LEG_ONCE,  # a leg's marks, stored for a takeover
+)
 from mrtr.server._mcpserver._asks import Ask, Elicit, ElicitUrl
 from mrtr.server._mcpserver._rounds._state import PREFIX
 
@@ -247,7 +250,9 @@ class Context:
         multi-round call it is sealed into ``requestState``, so only a server with
         ``single_use`` also stops a client that replays an older state. In a task run by
         a `TaskWorker` the mark is in the task store before the effect runs: a worker
-        killed mid-effect is replaced by one that skips it (at most once).
+        killed mid-effect is replaced by one that skips it (at most once). Likewise a leg
+        under ``RequestStateSecurity(take_over=True)``: the mark is in the replay store
+        before the effect runs, and a leg taken over after its instance died skips it.
         """
         done = self._current_round().state.done
         armed = DURABLE_ONCE.get()
@@ -259,6 +264,15 @@ class Context:
         done.append(key)
         if armed is not None:  # a task on a worker: store the mark before the effect runs
             armed.add(key)
+            raise AskPending
+        leg = LEG_ONCE.get()
+        if leg is not None:  # a leg that may be taken over: the same, in the replay store
+            if key in leg.armed:
+                leg.armed.discard(key)
+                return True
+            if key in leg.stored:  # passed by this run, or stored by a dead earlier one
+                return False
+            leg.pending = key
             raise AskPending
         return True
 
