@@ -439,6 +439,8 @@ class Chaos:
         self.latencies: list[float] = []
         self.history: dict[str, list[str]] = {}  # the errors of each call's attempts
         self.waiters: list[tuple[int, Any]] = []  # (calls ended, anyio.Event)
+        self.tasks_begun: set[str] = set()  # task calls begun (their records are sealed)
+        self.awaited: list[tuple[set[str], Any]] = []  # (calls still running, anyio.Event)
         self.verbose = bool(os.environ.get("FLEET_VERBOSE"))  # print the timeline as it goes
         self.instance_lock = anyio.Lock()  # one kill, restart or roll of an instance at a time
         self.worker_lock = anyio.Lock()
@@ -661,6 +663,21 @@ class Chaos:
         for waiter in [w for w in self.waiters if len(self.outcome) >= w[0]]:
             self.waiters.remove(waiter)
             waiter[1].set()
+        for running, event in list(self.awaited):
+            running.discard(call_id)
+            if not running:
+                self.awaited.remove((running, event))
+                event.set()
+
+    async def until_ended(self, calls: set[str]) -> None:
+        """Until every call of ``calls`` has ended."""
+        import anyio
+
+        running = calls - self.outcome.keys()
+        if running:
+            event = anyio.Event()
+            self.awaited.append((running, event))
+            await event.wait()
 
     async def until_done(self, share: float) -> None:
         """Until ``share`` of the calls have ended."""
@@ -706,7 +723,9 @@ class Chaos:
 
         1. ``[old, new]``: every process learns to open the new key;
         2. ``[new, old]``: the new key seals, states sealed under the old one still open;
-        3. ``[new]``, one ttl after phase 2: every state the old key sealed has expired.
+        3. ``[new]``, one ttl after phase 2, once every task begun before it has ended:
+           every state the old key sealed has expired, and no task record sealed under it
+           is still needed (a task's record outlives a state's ttl: the fleet guide's rule).
         """
         import anyio
 
@@ -716,7 +735,9 @@ class Chaos:
         await self.phase(f"{old},{new}", "rotation phase 1 rolled out: [old, new]")
         await self.until_done(self.rotate_at[1])
         await self.phase(f"{new},{old}", "rotation phase 2 rolled out: [new, old]")
+        sealed_under_old = set(self.tasks_begun)
         await anyio.sleep(ttl + 1)
+        await self.until_ended(sealed_under_old)
         await self.phase(new, "rotation phase 3 rolled out: [new], the old key retired")
 
     async def run(self) -> Report:
@@ -733,6 +754,8 @@ class Chaos:
                 if n >= gate:  # this call starts once that phase is rolled out
                     await self.rolled_out[phase].wait()
             async with limiter:
+                if n % 2 == 0:  # a task: its record is sealed from its first leg on
+                    self.tasks_begun.add(f"{self.fleet.prefix}-c{n}")
                 await self.one(n)
             ended[0] = time.monotonic()
 

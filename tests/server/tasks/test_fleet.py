@@ -14,6 +14,7 @@ then they fail. The long form: ``python -m bench.fleet_chaos chaos``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -64,7 +65,8 @@ def test_a_chaos_run_on_the_fleet_loses_nothing_and_runs_no_effect_twice() -> No
                 official_every=2,
             )
         )
-    summary = {**report.as_dict(), "timeline": "\n".join(report.timeline)}
+    # a string, so that a failure shows all of it (errors and timeline), not a clipped repr
+    summary = json.dumps({**report.as_dict(), "timeline": report.timeline}, indent=1, default=str)
     assert report.lost == 0, summary
     assert report.untyped == 0, summary
     assert report.effects_twice == 0, summary
