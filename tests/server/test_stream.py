@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,42 @@ async def test_stdio_bad_input() -> None:
     assert '"code":-32600' in lines[1]
     assert lines[2] == '{"jsonrpc":"2.0","id":1,"result":{}}'
     assert process.returncode == 0
+
+
+LISTEN_META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])  # the loop's own pipes; threads
+async def test_a_stdio_server_with_a_listen_open_exits_when_stdin_closes(loop: str) -> None:
+    # a listen never ends by itself: at the end of input the server must end it, or a
+    # client that went away (killed, say) leaves its server running forever
+    script = (
+        "import sys, anyio; sys.path.insert(0, '.');"
+        "from tests.server._servers import make_server;"
+        f"anyio.run(make_server().run_stdio_async, backend={loop!r})"
+    )
+    listen = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {"_meta": LISTEN_META, "notifications": {"toolsListChanged": True}},
+    }
+    queued = {**listen, "id": 2}  # a listen still queued when the input ends never starts
+    with anyio.fail_after(60):
+        process = await anyio.open_process([sys.executable, "-c", script], cwd=str(ROOT))
+        async with process:
+            assert process.stdin is not None and process.stdout is not None
+            await process.stdin.send(json.dumps(listen).encode() + b"\n")
+            acknowledged = b""
+            async for chunk in process.stdout:
+                acknowledged += chunk
+                if b"\n" in acknowledged:
+                    break
+            assert b"notifications/subscriptions/acknowledged" in acknowledged
+            await process.stdin.send(json.dumps(queued).encode() + b"\n")
+            await process.stdin.aclose()
+            assert await process.wait() == 0

@@ -57,6 +57,8 @@ _DECODER = json.JSONDecoder()
 
 Receive = Callable[[], Awaitable["JSONObject | RequestFailed | Refusal"]]
 Send = Callable[[JSONObject], Awaitable[None]]
+_LISTEN = "subscriptions/listen"  # a request that lasts as long as its client
+
 Post = Callable[[JSONObject], bool]
 """Delivers a message now if that needs no waiting (``False`` otherwise): a fast path."""
 
@@ -146,6 +148,9 @@ class _StreamServer:
         self._pending = 0  # requests queued or running
         self._blocked: deque[_Blocked] = deque()  # requests waiting for room, oldest first
         self._inflight: dict[Any, anyio.CancelScope] = {}
+        # the workers serving a `subscriptions/listen`: a listen never ends by itself, so
+        # the end of input ends them (else a client gone left its server running forever)
+        self._listening: set[anyio.CancelScope] = set()
         self._queue: deque[JSONObject] = deque()
         self._idle: list[anyio.Event] = []
         self._input_ended = False
@@ -198,6 +203,8 @@ class _StreamServer:
         self._connection.close("the client closed the connection")
         if self._pump is not None:
             self._pump.cancel()
+        for scope in self._listening:
+            scope.cancel()
         idle, self._idle = self._idle, []
         for event in idle:
             event.set()
@@ -261,12 +268,21 @@ class _StreamServer:
         key = response_id(message.get("id"))  # an unusable id cannot be cancelled
         if key is not None:
             self._inflight[key] = scope
+        listening = message.get("method") == _LISTEN
+        if listening:
+            if self._input_ended:  # queued when the client went: nobody left to listen
+                self._inflight.pop(key, None)
+                self._release()
+                return
+            self._listening.add(scope)
         try:
             response = await self._connection.handle(message, emit=self.send)
             # a cancelled request gets no response: the send's checkpoint stops it
             if response is not None and (scope.cancel_called or not self._post_now(response)):
                 await self._send_quietly(response)
         finally:
+            if listening:
+                self._listening.discard(scope)
             if self._inflight.get(key) is scope:
                 del self._inflight[key]
             self._release()
