@@ -355,7 +355,8 @@ TIMED_OUT = -32001  # the official client's code for a request it stopped waitin
 
 def _text(result: Any) -> str:
     """The text of a tool result; a tool error is not an answer (raised, untyped)."""
-    if getattr(result, "isError", None) or getattr(result, "is_error", None):
+    # `is_error` on both clients' results (the official SDK's old `isError` spelling warns)
+    if getattr(result, "is_error", None):
         raise RuntimeError(f"the tool failed: {result.content!r}")
     return str(getattr(result.content[0], "text", ""))
 

@@ -122,6 +122,9 @@ class Inspector:
         self._waiting: dict[int, tuple[anyio.Event, list[Any]]] = {}
         self._scopes: dict[int, anyio.CancelScope] = {}
         self._limiter: anyio.CapacityLimiter | None = None
+        # the page's connections not yet closed: a handler cancelled before it ran (the
+        # page stopped with requests waiting for a slot) never closes its own
+        self._streams: set[SocketStream] = set()
         self._refreshing = self._refresh_again = False
         self.recording.on_change = self._wake
 
@@ -611,23 +614,35 @@ class Inspector:
         with anyio.CancelScope(shield=True):
             await self.refresh_paused()
 
+    async def _accept(self, listener: Any, group: TaskGroup) -> None:
+        """Serve each connection the page opens in a task of its own."""
+        while True:
+            stream = await listener.accept()
+            self._streams.add(stream)
+            group.start_soon(self._serve_one, stream)
+
     async def _serve_one(self, stream: SocketStream) -> None:
         limiter = self._limiter
         assert limiter is not None  # set by `running`
-        async with limiter, stream:
-            try:
-                with anyio.fail_after(READ_TIMEOUT):
-                    request = await _read_request(stream)
-                guard(request, self.port, self.token)
-                response = await self._route(request)
-            except HTTPError as refused:
-                response = Response.of_json({"error": refused.reason}, refused.status)
-            except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, OSError):
-                return
-            try:
-                await stream.send(response.to_bytes())
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                return
+        async with stream:
+            self._streams.discard(stream)  # closed by this block from here on
+            async with limiter:
+                await self._answer(stream)
+
+    async def _answer(self, stream: SocketStream) -> None:
+        try:
+            with anyio.fail_after(READ_TIMEOUT):
+                request = await _read_request(stream)
+            guard(request, self.port, self.token)
+            response = await self._route(request)
+        except HTTPError as refused:
+            response = Response.of_json({"error": refused.reason}, refused.status)
+        except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+            return
+        try:
+            await stream.send(response.to_bytes())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return
 
     @asynccontextmanager
     async def running(
@@ -650,12 +665,13 @@ class Inspector:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)
         explaining = _RefusalReasons(self.recording) if self.source.get("kind") == "app" else None
         failed: BaseException | None = None
+        (one,) = listener.listeners  # 127.0.0.1: one socket
         async with listener, anyio.create_task_group() as group:
             self._group = group
             self.port = listener.extra(SocketAttribute.local_port)
             await self.refresh_lists()
             await self.refresh_paused()
-            group.start_soon(listener.serve, self._serve_one)
+            group.start_soon(self._accept, one, group)
             group.start_soon(self._listen_changes)
             try:
                 yield self.url
@@ -666,6 +682,10 @@ class Inspector:
                 self._group = None
                 if explaining is not None:
                     explaining.close()
+        with anyio.CancelScope(shield=True):
+            for stream in list(self._streams):
+                await stream.aclose()
+        self._streams.clear()
         if failed is not None:
             raise failed
 
