@@ -34,11 +34,12 @@ from mrtr.types import (
 from tests.helpers.builders import ask, elicit
 from tests.helpers.redis_server import redis_server
 from tests.server._hostile import uvicorn_server
+from tests.server._servers import MODERN, request
 
 pytestmark = pytest.mark.anyio
 
 KEY = b"k" * 32
-MODERN = "2026-07-28"
+
 BOUND = 60
 
 
@@ -241,18 +242,11 @@ async def test_without_the_servers_word_a_lost_answer_is_not_resent(redis_url: s
 
 
 def _leg(state: str | None, answer: str = "yes") -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "name": "transfer",
-        "arguments": {"amount": 10},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-        },
-    }
+    params: dict[str, Any] = {"name": "transfer", "arguments": {"amount": 10}}
     if state is not None:
         params["requestState"] = state
         params["inputResponses"] = {"ok": {"action": "accept", "content": {"ok": answer}}}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return request("tools/call", params, caps={"elicitation": {}})
 
 
 async def _send(conn: ServerConnection, message: dict[str, Any]) -> dict[str, Any]:

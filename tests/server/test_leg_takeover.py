@@ -34,11 +34,11 @@ from mrtr.server import (
 )
 from mrtr.types import LEG_RUNNING_REASON
 from tests.helpers.redis_server import redis_server
+from tests.server._servers import request
 
 pytestmark = pytest.mark.anyio
 
 KEY = b"t" * 32
-MODERN = "2026-07-28"
 BOUND = 60
 LEASE = 30.0
 
@@ -111,18 +111,11 @@ def redis_store(redis_url: str, prefix: str) -> RedisReplayStore:
 
 
 def _leg(state: str | None) -> dict[str, Any]:
-    params: dict[str, Any] = {
-        "name": "transfer",
-        "arguments": {"amount": 10},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-        },
-    }
+    params: dict[str, Any] = {"name": "transfer", "arguments": {"amount": 10}}
     if state is not None:
         params["requestState"] = state
         params["inputResponses"] = {"ok": {"action": "accept", "content": {"ok": True}}}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return request("tools/call", params, caps={"elicitation": {}})
 
 
 async def _send(app: MCPServer, message: dict[str, Any]) -> dict[str, Any]:
